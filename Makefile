@@ -1,0 +1,144 @@
+# ljprof: LuaJIT with built-in profilers, and the tool that reads them.
+#
+#   make                  build build/bin/luajit, its library and headers
+#   make demo             build, then run the bundled example
+#   make test             build, then run every test (TAP, prove)
+#   make bench            benchmarks (see bench/README.md)
+#   make install PREFIX=/usr/local
+#
+# Options (make VAR=value):
+#   LUAJIT_SRC=/path      build against this LuaJIT tree instead of Debian's
+#   BUILD=dir             build directory (default: build)
+#   ASSERT=1              VM with assertions and API checks
+#   CC=clang              compiler for the VM
+#   XCFLAGS=...           extra VM defines, e.g. -DLUAJIT_DISABLE_JIT
+
+BUILD      ?= build
+override BUILD := $(abspath $(BUILD))
+UPSTREAM   := $(BUILD)/upstream
+TREE       := $(BUILD)/luajit
+PREFIX     ?= /usr/local
+CC         ?= cc
+VERSION    := 2.1.0-beta3
+
+LJ_XCFLAGS := $(XCFLAGS)
+ifeq ($(ASSERT),1)
+LJ_XCFLAGS += -DLUA_USE_ASSERT -DLUA_USE_APICHECK
+endif
+LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src CC="$(CC)" \
+	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@:
+
+HEADERS    := lua.h lualib.h lauxlib.h luaconf.h luajit.h lua.hpp lmisclib.h
+STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
+	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
+	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
+
+.PHONY: all demo test bench install clean distclean deps FORCE
+
+all: $(STAGED)
+
+# -- System packages ---------------------------------------------------------
+
+$(BUILD)/.deps: scripts/apt-packages scripts/deps
+	@scripts/deps
+	@mkdir -p $(@D) && touch $@
+
+deps:
+	@scripts/deps
+
+# -- The LuaJIT tree: upstream + patches/ + src/ -------------------------------
+
+# The stamp names where the tree came from: fetch again when that changes.
+UPSTREAM_ID := $(if $(LUAJIT_SRC),$(abspath $(LUAJIT_SRC)),debian)
+ifneq ($(UPSTREAM_ID),$(shell cat $(UPSTREAM)/.fetched 2>/dev/null))
+$(UPSTREAM)/.fetched: FORCE
+endif
+$(UPSTREAM)/.fetched: scripts/fetch-luajit | $(BUILD)/.deps
+	@echo "==== Fetching LuaJIT $(if $(LUAJIT_SRC),from $(LUAJIT_SRC),(Debian source package luajit))"
+	@scripts/fetch-luajit $(UPSTREAM)
+	@echo "$(UPSTREAM_ID)" >$@
+FORCE:
+
+$(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree patches/series \
+		   $(wildcard patches/*.patch src/*.c src/*.h src/*.mk)
+	@scripts/prepare-tree $(UPSTREAM) $(TREE)
+	@touch $@
+
+# LuaJIT's own make decides what to rebuild; PREFIX is where the jit.*
+# modules are looked up, so the staged luajit finds them under $(BUILD).
+$(TREE)/src/luajit: $(TREE)/.prepared
+	@echo "==== Building LuaJIT with ljprof in $(TREE)"
+	@$(LJ_MAKE) PREFIX=$(BUILD)
+	@touch $@
+
+# -- Staging: bin/, lib/, include/, share/ under $(BUILD) ----------------------
+
+$(BUILD)/bin/luajit: $(TREE)/src/luajit
+	@install -D -m 0755 $< $@
+
+$(BUILD)/lib/libluajit-5.1.a: $(TREE)/src/luajit
+	@mkdir -p $(@D) && cp $(TREE)/src/libluajit.a $@
+
+$(BUILD)/lib/libluajit-5.1.so: $(TREE)/src/luajit
+	@mkdir -p $(@D) && cp $(TREE)/src/libluajit.so $@.2 && ln -sf libluajit-5.1.so.2 $@
+
+$(BUILD)/include/%.h: $(TREE)/src/luajit
+	@mkdir -p $(@D) && cp $(TREE)/src/$*.h $@
+
+$(BUILD)/include/lua.hpp: $(TREE)/src/luajit
+	@mkdir -p $(@D) && cp $(TREE)/src/lua.hpp $@
+
+$(BUILD)/share/luajit-$(VERSION)/jit/.staged: $(TREE)/src/luajit
+	@mkdir -p $(@D) && cp $(TREE)/src/jit/*.lua $(@D)/ && touch $@
+
+# -- Demo, tests, benchmarks --------------------------------------------------
+
+demo: all
+	@echo "==== examples/metrics.lua"
+	@$(BUILD)/bin/luajit examples/metrics.lua
+
+TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
+TEST_C      := $(wildcard test/c/*.c)
+TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
+
+# C tests are compiled into $(BUILD)/test/*.t; prove runs them like scripts.
+$(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
+	@mkdir -p $(@D)
+	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a -lm -ldl
+
+test: all $(TEST_BIN)
+	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
+	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
+
+# The same upstream tree built the same way, without our patches: the
+# baseline that shows what the patches themselves cost.
+PRISTINE := $(BUILD)/pristine
+$(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
+	@echo "==== Building unpatched LuaJIT in $(PRISTINE) (bench baseline)"
+	@rm -rf $(PRISTINE) && cp -a $(UPSTREAM) $(PRISTINE)
+	@$(MAKE) --no-print-directory -C $(PRISTINE)/src CC="$(CC)" BUILDMODE=mixed \
+	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
+
+bench: all $(PRISTINE)/src/luajit
+	@scripts/deps bench/apt-packages
+	@LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit bench/vm.lua \
+	  $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
+
+# -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
+
+install: all
+	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
+	@rm -f $(BUILD)/install-tree/src/lib_package*.o
+	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src CC="$(CC)" \
+	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@: PREFIX=$(PREFIX)
+	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
+	@ln -sf luajit-$(VERSION) $(DESTDIR)$(PREFIX)/bin/luajit
+	@rm -rf $(BUILD)/install-tree
+	@echo "==== Installed luajit, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+
+clean:
+	rm -rf $(TREE) $(PRISTINE) $(BUILD)/bin $(BUILD)/lib $(BUILD)/include \
+	  $(BUILD)/share $(BUILD)/test
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,28 @@
+-- Our luajit against Debian's packaged luajit and against the same upstream
+-- tree built like ours but unpatched: with no profiler running, our
+-- patches must cost nothing measurable.
+-- Usage: luajit bench/vm.lua OUR_LUAJIT UNPATCHED_LUAJIT [ROUNDS]
+local harness = require("harness")
+
+local ours, upstream = arg[1], arg[2]
+assert(ours and upstream, "usage: vm.lua OUR_LUAJIT UNPATCHED_LUAJIT [ROUNDS]")
+local rounds = tonumber(arg[3]) or 5
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+
+local programs = { "cpu_fib", "cpu_mandel", "alloc_tree", "alloc_strings", "alloc_churn" }
+local order = { "debian", "upstream", "ljprof" }
+local ratios = { { "ljprof", "debian" }, { "ljprof", "upstream" } }
+
+for _, mode in ipairs({ { "JIT on", "" }, { "JIT off", "-joff " } }) do
+  local rows = {}
+  for _, p in ipairs(programs) do
+    local script = dir .. "/programs/" .. p .. ".lua"
+    rows[#rows + 1] = { name = p, med = harness.compare({
+      debian = "/usr/bin/luajit " .. mode[2] .. script,
+      upstream = upstream .. " " .. mode[2] .. script,
+      ljprof = ours .. " " .. mode[2] .. script,
+    }, order, rounds) }
+  end
+  harness.table(mode[1] .. ": median wall time of " .. rounds ..
+                " interleaved runs", order, ratios, rows)
+end

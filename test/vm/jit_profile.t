@@ -1,0 +1,53 @@
+#!/usr/bin/env luajit
+-- LuaJIT's own sampling profiler keeps working in our build: -jp, jit.profile.
+local t = require("tap")
+local profile = require("jit.profile")
+
+local function busy(seconds)
+  local stop, x = os.clock() + seconds, 0
+  while os.clock() < stop do
+    for i = 1, 1000 do x = x + i % 7 end
+  end
+  return x
+end
+
+do -- jit.profile delivers samples with a valid VM state and stack
+  local samples, states, tops = 0, {}, {}
+  profile.start("fi1", function(thread, n, vmstate)
+    samples = samples + n
+    states[vmstate] = true
+    local top = profile.dumpstack(thread, "f", 1)
+    tops[top] = (tops[top] or 0) + n
+  end)
+  busy(0.3)
+  profile.stop()
+  t.cmp(samples, ">=", 20, "jit.profile delivered samples at 1 ms")
+  local bad = {}
+  for s in pairs(states) do if not s:match("^[NIJCG]$") then bad[#bad + 1] = s end end
+  t.is(table.concat(bad), "", "every vmstate is one of N I J C G")
+  local best, bestn = nil, 0
+  for k, n in pairs(tops) do if n > bestn then best, bestn = k, n end end
+  t.like(best, "busy", "the busiest function is busy()")
+end
+
+do -- luajit -jp=f prints a profile naming the hot function
+  local exe = arg[-1]
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write([[
+local function spin()
+  local stop, x = os.clock() + 0.4, 0
+  while os.clock() < stop do for i = 1, 1000 do x = x + i % 3 end end
+  return x
+end
+spin()
+]])
+  f:close()
+  local p = assert(io.popen(exe .. " -jp=fi1 " .. script .. " 2>&1"))
+  local out = p:read("*a")
+  p:close()
+  os.remove(script)
+  t.like(out, "%d+%%%s+spin", "-jp=f lists spin with a percentage")
+end
+
+t.done()
