@@ -19,6 +19,7 @@ UPSTREAM   := $(BUILD)/upstream
 TREE       := $(BUILD)/luajit
 PREFIX     ?= /usr/local
 CC         ?= cc
+FUZZ_TIME  ?= 30
 VERSION    := 2.1.0-beta3
 
 LJ_XCFLAGS := $(XCFLAGS)
@@ -33,9 +34,16 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
 
-.PHONY: all demo test bench install clean distclean deps FORCE
+.PHONY: all ljprof demo test bench install clean distclean deps FORCE
 
-all: $(STAGED)
+all: $(STAGED) ljprof
+
+# -- ljprof: the reader library and the command-line tool ----------------------
+
+LJPROF_MAKE = $(MAKE) --no-print-directory -C tools/ljprof BUILD_DIR=$(BUILD)
+
+ljprof: $(BUILD)/.deps
+	@$(LJPROF_MAKE) all
 
 # -- System packages ---------------------------------------------------------
 
@@ -106,7 +114,13 @@ $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a -lm -ldl
 
+# Before the TAP tests: a bounded fuzz run of the stream decoder, and its
+# seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
 test: all $(TEST_BIN)
+	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
+	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
+	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
+	@grep -E '^(Done|ASan replay)' $(BUILD)/fuzz.log | tail -n 2
 	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
 
@@ -133,8 +147,9 @@ install: all
 	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@: PREFIX=$(PREFIX)
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
 	@ln -sf luajit-$(VERSION) $(DESTDIR)$(PREFIX)/bin/luajit
+	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
-	@echo "==== Installed luajit, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
 
 clean:
 	rm -rf $(TREE) $(PRISTINE) $(BUILD)/bin $(BUILD)/lib $(BUILD)/include \

@@ -1,0 +1,114 @@
+#!/usr/bin/env perl
+# Every event type from every source, counted and charged to the right
+# locations, with the right owners ("Overrides") and what stays live.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use LJProf::Stream;
+use LJProf::Run;
+
+my $file = scratch_dir() . '/events.bin';
+my @ev;
+# 20 blocks of 32 bytes at @test.lua:5, 5 of 16 at @a.lua:7.
+push @ev, ev_alloc(lua(0x100, 5), 0x10000 + $_ * 0x40, 32) for 0 .. 19;
+push @ev, ev_alloc(lua(0x200, 7), 0x20000 + $_ * 0x20, 16) for 0 .. 4;
+# The GC frees 2 blocks of @a.lua:7 and 4 of @test.lua:5.
+push @ev, ev_free(internal(), 0x20000 + $_ * 0x20, 16) for 0 .. 1;
+push @ev, ev_free(internal(), 0x10000 + $_ * 0x40, 32) for 0 .. 3;
+# @test.lua:9 grows a block of @test.lua:5; a C function frees it later:
+# the owner stays @test.lua:5.
+push @ev, ev_realloc(lua(0x100, 9), 0x10400, 32, 0x30000, 64);
+push @ev, ev_free(cfunc(0x7000), 0x30000, 64);
+# Memory from before the profile: freed by C, reallocated internally.
+push @ev, ev_free(cfunc(0x7000), 0xdead00, 100);
+push @ev, ev_realloc(internal(), 0xbeef00, 16, 0xbeef80, 48);
+# C functions (resolved or not), traces (resolved or not), the VM.
+push @ev, ev_alloc(cfunc(0x7000), 0x40000 + $_ * 0x20, 24) for 0 .. 2;
+push @ev, ev_alloc(cfunc(0x7777), 0x41000, 8);
+push @ev, ev_alloc(trace(1), 0x50000 + $_ * 0x40, 48) for 0 .. 1;
+push @ev, ev_realloc(trace(1), 0x50040, 48, 0x50100, 96);
+push @ev, ev_free(trace(1), 0x50000, 48);
+push @ev, ev_alloc(trace(9), 0x51000, 8);
+push @ev, ev_alloc(internal(), 0x60000, 100);
+push @ev, ev_realloc(cfunc(0x7000), 0x60000, 100, 0x60200, 200);
+
+my $bin = symtab(sym_lfunc(0x100, '@test.lua', 1), sym_lfunc(0x200, '@a.lua', 3),
+                 sym_cfunc(0x7000, 'cmod_alloc'), sym_trace(1, 0x100, 10))
+        . memprof(@ev);
+write_file($file, $bin);
+
+my $r = ljprof_json($file);
+is($r->{rc}, 0, 'a clean stream exits 0');
+is($r->{err}, '', 'nothing on stderr');
+my %loc = %{ $r->{loc} };
+
+sub loc_is {
+  my ($name, $want) = @_;
+  my $got = $loc{$name};
+  ok($got, "location '$name' is reported") or return;
+  for my $k (sort keys %$want) {
+    is($got->{$k}, $want->{$k}, "$name: $k = $want->{$k}");
+  }
+}
+
+loc_is('@test.lua:5', { alloc_events => 20, alloc_bytes => 640, live_blocks => 15,
+                        live_bytes => 15 * 32, allocs_freed => 5 });
+loc_is('@a.lua:7', { alloc_events => 5, alloc_bytes => 80, live_blocks => 3,
+                     live_bytes => 48, allocs_freed => 2 });
+loc_is('@test.lua:9', { realloc_events => 1, realloc_new_bytes => 64,
+                        realloc_old_bytes => 32, live_blocks => 0 });
+loc_is('INTERNAL', { free_events => 6, freed_bytes => 2 * 16 + 4 * 32,
+                     realloc_events => 1, realloc_new_bytes => 48,
+                     realloc_old_bytes => 16, alloc_events => 1, alloc_bytes => 100,
+                     live_blocks => 2, live_bytes => 48 + 200 });
+loc_is('cmod_alloc', { alloc_events => 3, alloc_bytes => 72, free_events => 2,
+                       freed_bytes => 164, realloc_events => 1,
+                       realloc_new_bytes => 200, realloc_old_bytes => 100 });
+loc_is('CFUNC 0x7777', { alloc_events => 1, alloc_bytes => 8 });
+loc_is('TRACE [1] started at @test.lua:10', { alloc_events => 2, alloc_bytes => 96,
+    realloc_events => 1, free_events => 1, freed_bytes => 48, live_blocks => 1,
+    live_bytes => 96 });
+loc_is('TRACE [9]', { alloc_events => 1, alloc_bytes => 8 });
+
+my %t = %{ $r->{json}{totals} };
+is($t{alloc_events}, 20 + 5 + 3 + 1 + 2 + 1 + 1, 'total alloc events');
+is($t{free_events}, 6 + 2 + 1, 'total free events');
+is($t{realloc_events}, 4, 'total realloc events');
+is($r->{json}{kind}, 'memprof', 'kind is memprof');
+ok(!exists $r->{json}{error}, 'no error member for a clean stream');
+
+sub overrides {
+  my ($name, $kind) = @_;
+  return { map { $_->{location} => [$_->{events}, $_->{bytes}] } @{ $loc{$name}{$kind} } };
+}
+is_deeply(overrides('INTERNAL', 'free_overrides'),
+          { '@test.lua:5' => [4, 128], '@a.lua:7' => [2, 32] },
+          'GC frees override @test.lua:5 (4 blocks) and @a.lua:7 (2 blocks)');
+my $before = 'UNKNOWN (allocated before profiling started)';
+is_deeply(overrides('cmod_alloc', 'free_overrides'),
+          { '@test.lua:5' => [1, 64], $before => [1, 100] },
+          'a free of a reallocated block overrides its original site; unknown memory is marked');
+is_deeply(overrides('INTERNAL', 'realloc_overrides'), { $before => [1, 16] },
+          'a realloc of memory from before the profile has no known owner');
+is_deeply(overrides('@test.lua:9', 'realloc_overrides'), { '@test.lua:5' => [1, 32] },
+          'realloc overrides the allocating site');
+is_deeply(overrides('cmod_alloc', 'realloc_overrides'), { 'INTERNAL' => [1, 100] },
+          'realloc by C of an internal block');
+
+# The text report says the same.
+my $text = ljprof('report', $file)->{out};
+like($text, qr/^ALLOCATIONS\n\@test\.lua:5: 20 events \(\d+\.\d%\)  Allocated: 640 bytes /m,
+     'text: @test.lua:5 leads ALLOCATIONS with 20 events, 640 bytes');
+like($text, qr/^DEALLOCATIONS\n(?:.*\n)*?cmod_alloc: 2 events .*Freed: 164 bytes.*\n\tOverrides:\n\t\t\Q$before\E: 1 event, 100 bytes\n\t\t\@test\.lua:5: 1 event, 64 bytes$/m,
+     'text: cmod_alloc frees override unknown memory and @test.lua:5, most bytes first');
+like($text, qr/^\@a\.lua:7 holds 48 bytes \(\d+\.\d%\) in 3 blocks: 5 allocs, 2 frees$/m,
+     'text: HEAP SUMMARY shows 3 blocks live at @a.lua:7');
+like($text, qr/^Totals: 33 allocations .* 4 reallocations .* 9 frees /m, 'text: totals line');
+for my $section (qw(ALLOCATIONS REALLOCATIONS DEALLOCATIONS), 'HEAP SUMMARY') {
+  like($text, qr/^\Q$section\E$/m, "text: section $section");
+}
+unlike($text, qr/ALIASES/, 'text: no ALIASES without multi-line chunks');
+
+done_testing();

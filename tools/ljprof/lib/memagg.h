@@ -1,0 +1,97 @@
+/*
+** Memprof aggregation: per-location counters, the live-block table, and
+** which allocation sites the reallocations and frees of each location
+** touched ("overrides").
+**
+** Ownership: a block belongs to the location that allocated it, and keeps
+** that owner when it is reallocated (the realloc event itself counts for
+** the realloc location). A block allocated before profiling began has no
+** known owner: touching it overrides the pseudo-location "allocated before
+** profiling started", and if it is reallocated the realloc location adopts
+** it. live_bytes / live_blocks of a location are what the blocks it owns
+** still hold at the end.
+*/
+#ifndef LJPROF_MEMAGG_H
+#define LJPROF_MEMAGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtab.h"
+#include "livetab.h"
+#include "memprof.h"
+#include "symbols.h"
+
+struct memstats {
+  uint64_t alloc_events, alloc_bytes;
+  uint64_t realloc_events, realloc_new_bytes, realloc_old_bytes;
+  uint64_t free_events, freed_bytes;
+  uint64_t owned_frees; /* blocks owned here that some free released */
+  uint64_t live_bytes, live_blocks; /* set by memagg_finish() */
+};
+
+struct override {
+  uint32_t site;  /* the realloc or free location */
+  uint32_t owner; /* the location owning the memory it touched */
+  uint64_t events, bytes;
+};
+
+/* The overrides of one event kind, keyed by (site, owner). */
+struct overrides {
+  struct keymap index;
+  struct override *items;
+  size_t count, cap;
+};
+
+struct memagg {
+  struct symbols *sym;
+  struct memstats *stats; /* by location id */
+  size_t nstats, stats_cap;
+  struct memstats totals; /* set by memagg_finish() */
+  struct livetab live;
+  struct overrides realloc_overrides, free_overrides;
+  uint32_t before_start; /* location id of unknown owners */
+};
+
+void memagg_init(struct memagg *agg, struct symbols *sym);
+void memagg_free(struct memagg *agg);
+
+/* A memprof sink: pass the memagg as ud. */
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n);
+
+/* After the last event: compute live figures and totals, order overrides. */
+void memagg_finish(struct memagg *agg);
+
+static inline const struct memstats *memagg_stats(const struct memagg *agg,
+                                                  uint32_t loc) {
+  static const struct memstats none;
+  return loc < agg->nstats ? &agg->stats[loc] : &none;
+}
+
+/* The overrides of a site, most bytes first (after memagg_finish()). */
+const struct override *memagg_overrides(const struct overrides *o,
+                                        uint32_t site, size_t *count);
+
+/* What a report section ranks locations by. */
+enum memagg_view {
+  VIEW_ALLOC,   /* alloc events, allocated bytes */
+  VIEW_REALLOC, /* realloc events, bytes of the new blocks */
+  VIEW_FREE,    /* free events, freed bytes */
+  VIEW_LIVE,    /* live blocks, live bytes */
+  VIEW_ALL      /* all events, bytes allocated and reallocated */
+};
+
+enum memagg_order { ORDER_BYTES, ORDER_EVENTS };
+
+void memagg_view(const struct memstats *st, enum memagg_view view,
+                 uint64_t *events, uint64_t *bytes);
+
+/*
+** The locations a view shows (those with events, or live blocks), best
+** first: by the ordering key, then the other one, then first seen.
+** Returns a malloc'd array of *count location ids.
+*/
+uint32_t *memagg_rank(const struct memagg *agg, enum memagg_view view,
+                      enum memagg_order order, size_t *count);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+** Memprof stream (`ljm`) decoder: turns the events after the prologue into
+** allocation events charged to resolved locations, and applies the
+** symtab updates the stream carries as it meets them.
+*/
+#ifndef LJPROF_MEMPROF_H
+#define LJPROF_MEMPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+#include "symbols.h"
+
+#define MEMPROF_VERSION 3
+
+enum memprof_event_kind {
+  MEMPROF_ALLOC = 1,  /* naddr, nsize */
+  MEMPROF_FREE = 2,   /* oaddr, osize */
+  MEMPROF_REALLOC = 3 /* oaddr, osize -> naddr, nsize */
+};
+
+struct memprof_event {
+  enum memprof_event_kind kind;
+  uint32_t loc; /* location id in the resolver */
+  uint64_t oaddr, osize;
+  uint64_t naddr, nsize;
+};
+
+/*
+** Events reach a sink in batches, in stream order: a consumer can then work
+** on several at once (prefetching what they touch hides memory latency).
+*/
+#define MEMPROF_BATCH 64
+
+struct memprof_sink {
+  void (*events)(void *ud, const struct memprof_event *evs, size_t n);
+  void *ud;
+};
+
+/*
+** Decode events up to and with the end byte, delivering every complete
+** event to the sink (also when the stream is damaged: all events before
+** the damage). Returns 1 at the end byte, 0 on error (in the reader).
+*/
+int memprof_read_events(struct reader *r, struct symbols *sym,
+                        const struct memprof_sink *sink);
+
+#endif

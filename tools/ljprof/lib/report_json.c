@@ -1,0 +1,120 @@
+/*
+** JSON report: totals, then one object per location with its counters and
+** the allocation sites its reallocations and frees touched. Names are given
+** in full (no aliases); JSON escaping keeps multi-line chunk names intact.
+*/
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Counters above what a JSON integer holds come out as (inexact) reals. */
+static json_t *json_u64(uint64_t v) {
+  return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+/* A JSON string from arbitrary bytes: bytes that are not UTF-8 become the
+** text \xNN, so any name (symbols are raw bytes) prints. */
+static json_t *json_bytes(const char *data, size_t len) {
+  json_t *s = json_stringn(data, len);
+  if (s) return s;
+  struct sbuf esc = {0};
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)data[i];
+    if (c < 0x80)
+      sbuf_add(&esc, &data[i], 1);
+    else
+      sbuf_printf(&esc, "\\x%02x", c);
+  }
+  s = json_stringn(esc.data ? esc.data : "", esc.len);
+  sbuf_free(&esc);
+  return s;
+}
+
+static json_t *json_location(const struct symbols *sym, uint32_t loc,
+                             struct sbuf *scratch) {
+  sbuf_reset(scratch);
+  symbols_format(sym, loc, NULL, scratch);
+  return json_bytes(scratch->data, scratch->len);
+}
+
+/* Add the counters of st to the object o; returns o. */
+static json_t *json_stats(json_t *o, const struct memstats *st) {
+  json_object_set_new(o, "alloc_events", json_u64(st->alloc_events));
+  json_object_set_new(o, "alloc_bytes", json_u64(st->alloc_bytes));
+  json_object_set_new(o, "realloc_events", json_u64(st->realloc_events));
+  json_object_set_new(o, "realloc_new_bytes", json_u64(st->realloc_new_bytes));
+  json_object_set_new(o, "realloc_old_bytes", json_u64(st->realloc_old_bytes));
+  json_object_set_new(o, "free_events", json_u64(st->free_events));
+  json_object_set_new(o, "freed_bytes", json_u64(st->freed_bytes));
+  json_object_set_new(o, "live_bytes", json_u64(st->live_bytes));
+  json_object_set_new(o, "live_blocks", json_u64(st->live_blocks));
+  return o;
+}
+
+static json_t *json_overrides(const struct report_input *in,
+                              const struct overrides *o, uint32_t site,
+                              struct sbuf *scratch) {
+  size_t n;
+  const struct override *ov = memagg_overrides(o, site, &n);
+  json_t *list = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *item = json_object();
+    json_object_set_new(item, "location",
+                        json_location(in->sym, ov[i].owner, scratch));
+    json_object_set_new(item, "events", json_u64(ov[i].events));
+    json_object_set_new(item, "bytes", json_u64(ov[i].bytes));
+    json_array_append_new(list, item);
+  }
+  return list;
+}
+
+static json_t *json_locations(const struct report_input *in,
+                              const struct report_options *opt) {
+  struct sbuf scratch = {0};
+  size_t count;
+  uint32_t *ids = memagg_rank(in->agg, opt->leak_only ? VIEW_LIVE : VIEW_ALL,
+                              opt->order, &count);
+  if (opt->top && opt->top < count) count = opt->top;
+  json_t *list = json_array();
+  for (size_t i = 0; i < count; i++) {
+    const struct memstats *st = memagg_stats(in->agg, ids[i]);
+    json_t *item = json_object();
+    json_object_set_new(item, "location",
+                        json_location(in->sym, ids[i], &scratch));
+    json_stats(item, st);
+    json_object_set_new(item, "allocs_freed", json_u64(st->owned_frees));
+    json_object_set_new(
+        item, "realloc_overrides",
+        json_overrides(in, &in->agg->realloc_overrides, ids[i], &scratch));
+    json_object_set_new(
+        item, "free_overrides",
+        json_overrides(in, &in->agg->free_overrides, ids[i], &scratch));
+    json_array_append_new(list, item);
+  }
+  free(ids);
+  sbuf_free(&scratch);
+  return list;
+}
+
+int report_memprof_json(FILE *out, const struct report_input *in,
+                        const struct report_options *opt) {
+  json_t *root = json_object();
+  json_object_set_new(root, "kind", json_string("memprof"));
+  json_object_set_new(root, "source",
+                      json_bytes(in->source, strlen(in->source)));
+  json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
+  json_object_set_new(root, "locations", json_locations(in, opt));
+  const struct reader *r = in->reader;
+  if (r->status != READER_OK) {
+    json_t *err = json_object();
+    json_object_set_new(err, "offset", json_u64(r->err_offset));
+    json_object_set_new(err, "message", json_bytes(r->err_msg, strlen(r->err_msg)));
+    json_object_set_new(root, "error", err);
+  }
+  int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (rc == 0) fputc('\n', out);
+  return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}

@@ -1,0 +1,79 @@
+#include "stream.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "symtab.h"
+
+#define MAGIC_SIZE 3
+
+struct section {
+  const char *magic;
+  const char *name;
+  unsigned version;
+};
+
+static const struct section SYMTAB = {"ljs", "symtab", SYMTAB_VERSION};
+static const struct section MEMPROF = {"ljm", "memprof", MEMPROF_VERSION};
+static const struct section SYSPROF = {"ljp", "sysprof", 2};
+
+/* The prologue after the magic: a version byte, three reserved bytes. */
+static int read_version(struct reader *r, const struct section *sec) {
+  uint64_t at = reader_offset(r);
+  uint8_t version, reserved[3];
+  if (!reader_u8(r, &version, "version byte") ||
+      !reader_bytes(r, reserved, sizeof reserved, "reserved prologue bytes"))
+    return 0;
+  if (version != sec->version) {
+    reader_fail(r, READER_UNSUPPORTED, at,
+                "unsupported %s version %u (expected %u) at offset %" PRIu64,
+                sec->name, version, sec->version, at);
+    return 0;
+  }
+  return 1;
+}
+
+static const struct section *read_magic(struct reader *r) {
+  static const struct section *const known[] = {&SYMTAB, &MEMPROF, &SYSPROF};
+  uint64_t at = reader_offset(r);
+  char magic[MAGIC_SIZE];
+  if (!reader_bytes(r, magic, sizeof magic, "magic 'ljs', 'ljm' or 'ljp'"))
+    return NULL;
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (memcmp(magic, known[i]->magic, MAGIC_SIZE) == 0) return known[i];
+  reader_fail(r, READER_CORRUPT, at,
+              "not a profile: no 'ljs', 'ljm' or 'ljp' magic at offset %" PRIu64,
+              at);
+  return NULL;
+}
+
+enum stream_kind stream_read(struct reader *r, struct symbols *sym,
+                             const struct stream_sinks *sinks) {
+  const struct section *sec = read_magic(r);
+  if (sec == &SYMTAB) {
+    if (!read_version(r, sec) || !symtab_read(r, sym)) return STREAM_UNKNOWN;
+    sec = read_magic(r);
+    if (sec == &SYMTAB) {
+      reader_fail(r, READER_CORRUPT, reader_offset(r) - MAGIC_SIZE,
+                  "corrupt at offset %" PRIu64
+                  ": a second symtab where a profiler stream should start",
+                  reader_offset(r) - MAGIC_SIZE);
+      return STREAM_UNKNOWN;
+    }
+  }
+  if (!sec) return STREAM_UNKNOWN;
+  if (sec == &SYSPROF) {
+    reader_fail(r, READER_UNSUPPORTED, reader_offset(r) - MAGIC_SIZE,
+                "sysprof streams are not supported yet (only memprof)");
+    return STREAM_SYSPROF;
+  }
+  if (!read_version(r, sec)) return STREAM_UNKNOWN;
+  if (memprof_read_events(r, sym, &sinks->memprof) && !reader_at_end(r)) {
+    uint64_t at = reader_offset(r);
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64
+                ": data after the end of the memprof stream",
+                at);
+  }
+  return STREAM_MEMPROF;
+}

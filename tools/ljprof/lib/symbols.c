@@ -1,0 +1,246 @@
+#include "symbols.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void symbols_init(struct symbols *s) { memset(s, 0, sizeof *s); }
+
+void symbols_free(struct symbols *s) {
+  for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i].data);
+  free(s->strings);
+  hashtab_free(&s->string_index);
+  keymap_free(&s->protos);
+  keymap_free(&s->cfuncs);
+  keymap_free(&s->traces);
+  free(s->trace_bindings);
+  free(s->locations);
+  free(s->location_slots);
+  memset(s, 0, sizeof *s);
+}
+
+/* FNV-1a, folded to 32 bits. */
+static uint32_t hash_bytes(const void *data, size_t len) {
+  const uint8_t *p = data;
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+  return hash_u64(h);
+}
+
+struct string_probe {
+  const struct symbols *s;
+  const char *str;
+  size_t len;
+};
+
+static int same_string(const void *ctx, uint32_t id) {
+  const struct string_probe *p = ctx;
+  const struct symstring *str = &p->s->strings[id];
+  return str->len == p->len && memcmp(str->data, p->str, p->len) == 0;
+}
+
+uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
+  struct string_probe probe = {s, str, len};
+  uint32_t hash = hash_bytes(str, len);
+  uint32_t id = hashtab_find(&s->string_index, hash, same_string, &probe);
+  if (id != HASHTAB_NONE) return id;
+  grow_array((void **)&s->strings, &s->strings_cap, s->nstrings + 1,
+             sizeof *s->strings);
+  id = (uint32_t)s->nstrings++;
+  s->strings[id].data = xmalloc(len);
+  memcpy(s->strings[id].data, str, len);
+  s->strings[id].len = len;
+  hashtab_add(&s->string_index, hash, id);
+  return id;
+}
+
+void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
+                        size_t len) {
+  keymap_put(&s->protos, addr, symbols_intern(s, chunk, len));
+}
+
+void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
+                        size_t len) {
+  keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
+}
+
+void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
+                        uint64_t line) {
+  uint32_t id = keymap_get(&s->traces, traceno);
+  if (id == HASHTAB_NONE) {
+    grow_array((void **)&s->trace_bindings, &s->traces_cap, s->ntraces + 1,
+               sizeof *s->trace_bindings);
+    id = (uint32_t)s->ntraces++;
+    keymap_put(&s->traces, traceno, id);
+  }
+  s->trace_bindings[id] =
+      (struct trace_binding){keymap_get(&s->protos, proto), proto, line};
+}
+
+static uint32_t location_hash(const struct location *loc) {
+  return hash_u64(((uint64_t)loc->kind << 32 | loc->name) ^
+                  hash_u64(loc->addr ^ (loc->traceno << 17)) ^
+                  (loc->line * UINT64_C(0xff51afd7ed558ccd)));
+}
+
+static int same_location(const struct location *a, const struct location *b) {
+  return a->kind == b->kind && a->name == b->name && a->addr == b->addr &&
+         a->line == b->line && a->traceno == b->traceno;
+}
+
+static void place_location(struct location_slot *slots, size_t mask,
+                           const struct location_slot *slot) {
+  size_t i = location_hash(&slot->key) & mask;
+  while (slots[i].ref) i = (i + 1) & mask;
+  slots[i] = *slot;
+}
+
+static void grow_location_index(struct symbols *s) {
+  size_t nold = s->location_slots ? s->location_mask + 1 : 0;
+  size_t nslots = nold ? nold * 2 : 256;
+  struct location_slot *slots = xcalloc(nslots, sizeof *slots);
+  for (size_t i = 0; i < nold; i++)
+    if (s->location_slots[i].ref)
+      place_location(slots, nslots - 1, &s->location_slots[i]);
+  free(s->location_slots);
+  s->location_slots = slots;
+  s->location_mask = nslots - 1;
+}
+
+static uint32_t location_id(struct symbols *s, struct location loc) {
+  if (!s->location_slots) grow_location_index(s);
+  size_t i = location_hash(&loc) & s->location_mask;
+  for (; s->location_slots[i].ref; i = (i + 1) & s->location_mask)
+    if (same_location(&s->location_slots[i].key, &loc))
+      return s->location_slots[i].ref - 1;
+  grow_array((void **)&s->locations, &s->locations_cap, s->nlocations + 1,
+             sizeof *s->locations);
+  uint32_t id = (uint32_t)s->nlocations++;
+  s->locations[id] = loc;
+  s->location_slots[i] = (struct location_slot){loc, id + 1};
+  if (s->nlocations * 2 > s->location_mask + 1) grow_location_index(s);
+  return id;
+}
+
+uint32_t symbols_loc_internal(struct symbols *s) {
+  return location_id(s, (struct location){.kind = LOC_INTERNAL,
+                                          .name = SYMBOLS_NONE});
+}
+
+uint32_t symbols_loc_before_start(struct symbols *s) {
+  return location_id(s, (struct location){.kind = LOC_BEFORE_START,
+                                          .name = SYMBOLS_NONE});
+}
+
+uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
+  uint32_t chunk = keymap_get(&s->protos, proto);
+  if (chunk == HASHTAB_NONE)
+    return location_id(s, (struct location){.kind = LOC_LUA_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .addr = proto,
+                                            .line = line});
+  return location_id(s, (struct location){.kind = LOC_LUA,
+                                          .name = chunk,
+                                          .line = line});
+}
+
+uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
+  uint32_t name = keymap_get(&s->cfuncs, addr);
+  if (name == HASHTAB_NONE)
+    return location_id(s, (struct location){.kind = LOC_CFUNC_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .addr = addr});
+  return location_id(s, (struct location){.kind = LOC_CFUNC,
+                                          .name = name});
+}
+
+uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
+  uint32_t tid = keymap_get(&s->traces, traceno);
+  if (tid == HASHTAB_NONE)
+    return location_id(s, (struct location){.kind = LOC_TRACE_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .traceno = traceno});
+  const struct trace_binding *t = &s->trace_bindings[tid];
+  return location_id(
+      s, (struct location){.kind = LOC_TRACE,
+                           .name = t->chunk,
+                           .addr = t->chunk == SYMBOLS_NONE ? t->proto : 0,
+                           .line = t->line,
+                           .traceno = traceno});
+}
+
+void aliases_free(struct aliases *a) {
+  free(a->number_of);
+  free(a->strings);
+  memset(a, 0, sizeof *a);
+}
+
+/* Append a chunk name, or its alias when it spans lines and a is given. */
+static void format_chunk(const struct symbols *s, uint32_t chunk,
+                         struct aliases *a, struct sbuf *sb) {
+  const struct symstring *str = &s->strings[chunk];
+  if (!a || !memchr(str->data, '\n', str->len)) {
+    sbuf_add(sb, str->data, str->len);
+    return;
+  }
+  if (chunk >= a->cap) {
+    size_t old = a->cap;
+    grow_array((void **)&a->number_of, &a->cap, (size_t)chunk + 1,
+               sizeof *a->number_of);
+    memset(a->number_of + old, 0, (a->cap - old) * sizeof *a->number_of);
+  }
+  if (!a->number_of[chunk]) {
+    grow_array((void **)&a->strings, &a->strings_cap, a->count + 1,
+               sizeof *a->strings);
+    a->strings[a->count++] = chunk;
+    a->number_of[chunk] = (uint32_t)a->count;
+  }
+  sbuf_printf(sb, "CHUNK %" PRIu32, a->number_of[chunk]);
+}
+
+/* Lines are signed in the VM: -1 (all ones) marks "no line". */
+static void format_line(uint64_t line, struct sbuf *sb) {
+  if (line > INT64_MAX)
+    sbuf_printf(sb, ":%" PRId64, (int64_t)(line - INT64_MAX - 1) + INT64_MIN);
+  else
+    sbuf_printf(sb, ":%" PRIu64, line);
+}
+
+static void format_lua(const struct symbols *s, uint32_t chunk, uint64_t proto,
+                       uint64_t line, struct aliases *a, struct sbuf *sb) {
+  if (chunk == SYMBOLS_NONE)
+    sbuf_printf(sb, "@<unknown proto 0x%" PRIx64 ">", proto);
+  else
+    format_chunk(s, chunk, a, sb);
+  format_line(line, sb);
+}
+
+void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
+                    struct sbuf *sb) {
+  const struct location *loc = &s->locations[id];
+  switch ((enum loc_kind)loc->kind) {
+  case LOC_INTERNAL:
+    sbuf_printf(sb, "INTERNAL");
+    break;
+  case LOC_LUA:
+  case LOC_LUA_UNKNOWN:
+    format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    break;
+  case LOC_CFUNC:
+    sbuf_add(sb, s->strings[loc->name].data, s->strings[loc->name].len);
+    break;
+  case LOC_CFUNC_UNKNOWN:
+    sbuf_printf(sb, "CFUNC 0x%" PRIx64, loc->addr);
+    break;
+  case LOC_TRACE:
+    sbuf_printf(sb, "TRACE [%" PRIu64 "] started at ", loc->traceno);
+    format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    break;
+  case LOC_TRACE_UNKNOWN:
+    sbuf_printf(sb, "TRACE [%" PRIu64 "]", loc->traceno);
+    break;
+  case LOC_BEFORE_START:
+    sbuf_printf(sb, "UNKNOWN (allocated before profiling started)");
+    break;
+  }
+}

@@ -1,0 +1,115 @@
+/*
+** Symbol resolver: the bindings in force (proto address -> chunk and first
+** line, C address -> symbol, trace number -> start proto and line) and the
+** locations events are charged to.
+**
+** Bindings change as a stream goes: a symtab update may rebind an address
+** or a trace number. Events therefore resolve when they are decoded, into a
+** location id that holds the names bound at that moment; later rebindings
+** do not rename it. Location ids are dense (0, 1, 2, ...), so consumers keep
+** per-location data in plain arrays.
+*/
+#ifndef LJPROF_SYMBOLS_H
+#define LJPROF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtab.h"
+#include "util.h"
+
+#define SYMBOLS_NONE UINT32_MAX
+
+enum loc_kind {
+  LOC_INTERNAL,      /* the VM itself: interpreter, GC, JIT compiler */
+  LOC_LUA,           /* name: chunk, line */
+  LOC_LUA_UNKNOWN,   /* addr: a proto the symbol table does not name, line */
+  LOC_CFUNC,         /* name: symbol */
+  LOC_CFUNC_UNKNOWN, /* addr */
+  LOC_TRACE,         /* traceno; start: name (chunk) or addr (proto), line */
+  LOC_TRACE_UNKNOWN, /* traceno */
+  LOC_BEFORE_START   /* owner of memory allocated before profiling began */
+};
+
+/* Every field takes part in identity; fields a kind does not use are 0. */
+struct location {
+  uint32_t kind;
+  uint32_t name; /* string id, or SYMBOLS_NONE */
+  uint64_t addr;
+  uint64_t line;
+  uint64_t traceno;
+};
+
+struct symstring {
+  char *data;
+  size_t len;
+};
+
+struct trace_binding {
+  uint32_t chunk; /* of the start proto as bound when the trace was */
+  uint64_t proto;
+  uint64_t line;
+};
+
+/* A slot of the location index: the whole key, so a lookup reads one. */
+struct location_slot {
+  struct location key;
+  uint32_t ref; /* location id + 1; 0 marks an empty slot */
+};
+
+struct symbols {
+  struct symstring *strings; /* interned names, by string id */
+  size_t nstrings, strings_cap;
+  struct hashtab string_index;
+
+  struct keymap protos; /* proto address -> chunk name (string id) */
+  struct keymap cfuncs; /* C address -> symbol name (string id) */
+  struct keymap traces; /* trace number -> index in trace_bindings */
+  struct trace_binding *trace_bindings;
+  size_t ntraces, traces_cap;
+
+  struct location *locations; /* by location id */
+  size_t nlocations, locations_cap;
+  struct location_slot *location_slots;
+  size_t location_mask;
+};
+
+void symbols_init(struct symbols *s);
+void symbols_free(struct symbols *s);
+
+uint32_t symbols_intern(struct symbols *s, const char *str, size_t len);
+
+/* A proto's first line is not part of any name: only the chunk is kept. */
+void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
+                        size_t len);
+void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
+                        size_t len);
+void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
+                        uint64_t line);
+
+/* Location ids, resolved with the bindings in force now. */
+uint32_t symbols_loc_internal(struct symbols *s);
+uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line);
+uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr);
+uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno);
+uint32_t symbols_loc_before_start(struct symbols *s);
+
+/*
+** Chunk names that span lines (the source text of load(string)) are
+** printed as aliases, `CHUNK 1`, numbered in order of first use and listed
+** apart. Formatting without an alias table prints names in full.
+*/
+struct aliases {
+  uint32_t *number_of; /* by string id; 0: no alias yet */
+  size_t cap;
+  uint32_t *strings; /* string id of alias k + 1 at index k */
+  size_t count, strings_cap;
+};
+
+void aliases_free(struct aliases *a);
+
+/* Append the name of a location to sb. */
+void symbols_format(const struct symbols *s, uint32_t loc, struct aliases *a,
+                    struct sbuf *sb);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+** Small helpers shared by the reader library: allocation that cannot fail
+** silently, and a growable byte buffer for building names.
+*/
+#ifndef LJPROF_UTIL_H
+#define LJPROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocate or die: the tool has no sensible way to go on without memory. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *ptr, size_t size);
+
+/* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
+void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
+
+/* A growable byte buffer; not NUL-terminated unless sbuf_cstr() is called. */
+struct sbuf {
+  char *data;
+  size_t len;
+  size_t cap;
+};
+
+void sbuf_reset(struct sbuf *sb);
+void sbuf_free(struct sbuf *sb);
+void sbuf_add(struct sbuf *sb, const void *bytes, size_t len);
+void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *sbuf_cstr(struct sbuf *sb);
+
+/* Saturating addition: counters from hostile streams must not wrap. */
+static inline uint64_t add_sat(uint64_t a, uint64_t b) {
+  uint64_t sum = a + b;
+  return sum < a ? UINT64_MAX : sum;
+}
+
+/* A 64-bit to 32-bit mixing hash (a Fibonacci multiply, high bits kept). */
+static inline uint32_t hash_u64(uint64_t key) {
+  key ^= key >> 29;
+  key *= UINT64_C(0x9E3779B97F4A7C15);
+  return (uint32_t)(key >> 32);
+}
+
+#endif

@@ -1,0 +1,60 @@
+/*
+** ljprof: profiling tools for LuaJIT. This file dispatches subcommands;
+** each lives in its own cmd_*.c file.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+    {"report", cmd_report, "turn a memprof stream into a report (text, JSON)"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+static void usage(FILE *out) {
+  fprintf(out, "Usage: ljprof COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out,
+          "\n'ljprof COMMAND --help' tells more about a command.\n\n"
+          "Examples:\n"
+          "  ljprof report memprof.bin\n"
+          "  ljprof report --leak-only --human-readable memprof.bin\n"
+          "  ljprof report --format=json -o report.json memprof.bin\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "ljprof %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'ljprof %s --help')\n", cmd);
+  return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (!strcmp(name, commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "ljprof: unknown command '%s' (see 'ljprof --help')\n", name);
+  return EXIT_USAGE;
+}
