@@ -34,9 +34,11 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
 
-.PHONY: all ljprof demo test bench install clean distclean deps FORCE
+.PHONY: all vm ljprof nomemprof demo test bench install clean distclean deps FORCE
 
-all: $(STAGED) ljprof
+all: vm ljprof
+
+vm: $(STAGED)
 
 # -- ljprof: the reader library and the command-line tool ----------------------
 
@@ -112,16 +114,29 @@ TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 # C tests are compiled into $(BUILD)/test/*.t; prove runs them like scripts.
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
-	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a -lm -ldl
+	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a \
+	  -ljansson -lelf -lpthread -lm -ldl
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
-test: all $(TEST_BIN)
+# A C module that Lua tests require (found through LUA_CPATH).
+TEST_CMOD := $(BUILD)/test/cmod.so
+$(TEST_CMOD): test/cmod/cmod.c $(STAGED)
+	@mkdir -p $(@D)
+	@$(CC) $(TEST_CFLAGS) -shared -fPIC -o $@ $<
+
+# The VM built with LUAJIT_DISABLE_MEMPROF, for the tests of that switch.
+nomemprof: $(STAGED)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/nomemprof LUAJIT_SRC=$(UPSTREAM) \
+	  XCFLAGS="$(XCFLAGS) -DLUAJIT_DISABLE_MEMPROF" vm
+
+test: all nomemprof $(TEST_BIN) $(TEST_CMOD)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
 	@grep -E '^(Done|ASan replay)' $(BUILD)/fuzz.log | tail -n 2
 	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
+	  LUA_CPATH="$(BUILD)/test/?.so;;" \
 	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
 
 # The same upstream tree built the same way, without our patches: the

@@ -5,9 +5,15 @@
 #define lib_misc_c
 #define LUA_LIB
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "lua.h"
 #include "lauxlib.h"
 #include "lmisclib.h"
+#include "lj_memprof.h"
+#include "lj_proffile.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
 
@@ -44,6 +50,105 @@ static int misc_getmetrics(lua_State *L)
   return 1;
 }
 
+/* -- Profiler results ---------------------------------------------------- */
+
+/* Lua's convention: true, or nil, message, errno. */
+static int prof_result(lua_State *L, int status, const char *what)
+{
+  int err = errno;
+  const char *msg;
+  switch (status) {
+  case PROFILE_SUCCESS:
+    lua_pushboolean(L, 1);
+    return 1;
+  case PROFILE_ERRUSE: msg = "profiler misuse"; err = EINVAL; break;
+  case PROFILE_ERRRUN: msg = what; err = EINVAL; break;
+  case PROFILE_ERRMEM: msg = "not enough memory"; err = ENOMEM; break;
+  default: msg = strerror(err); break;
+  }
+  lua_pushnil(L);
+  lua_pushstring(L, msg);
+  lua_pushinteger(L, err);
+  return 3;
+}
+
+static int prof_error(lua_State *L, const char *msg, int err)
+{
+  lua_pushnil(L);
+  lua_pushstring(L, msg);
+  lua_pushinteger(L, err);
+  return 3;
+}
+
+/* -- misc.memprof -------------------------------------------------------- */
+
+#define MEMPROF_DEFAULT_PATH	"memprof.bin"
+#define MEMPROF_BUFSIZE		(1024*1024)
+
+#if LJ_HASMEMPROF
+/* The writer context of the profile started from Lua. */
+static void *memprof_file;
+
+/* A script that calls os.exit() never closes its VM: complete its stream
+** anyway. */
+static void memprof_atexit(void)
+{
+  lj_memprof_exit(memprof_file);
+}
+
+static int memprof_start(lua_State *L)
+{
+  static int atexit_set;
+  const char *path = luaL_optstring(L, 1, MEMPROF_DEFAULT_PATH);
+  struct luam_Memprof_Options opt;
+  ProfFile *pf;
+  int status;
+  if (lj_memprof_busy())  /* Before the file is opened and truncated. */
+    return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
+  if ((pf = lj_proffile_open(path, MEMPROF_BUFSIZE)) == NULL) {
+    int err = errno;
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    return prof_error(L, lua_tostring(L, -1), err);
+  }
+  opt.ctx = pf;
+  opt.buf = lj_proffile_buf(pf);
+  opt.len = lj_proffile_bufsize(pf);
+  opt.writer = lj_proffile_write;
+  opt.on_stop = lj_proffile_close;
+  status = luaM_memprof_start(L, &opt);
+  if (status == PROFILE_SUCCESS) {
+    memprof_file = pf;
+    if (!atexit_set)
+      atexit_set = atexit(memprof_atexit) == 0;
+  }
+  return prof_result(L, status, "profiler is running already");
+}
+
+static int memprof_stop(lua_State *L)
+{
+  int status = luaM_memprof_stop(L);
+  if (status != PROFILE_ERRRUN)
+    memprof_file = NULL;
+  return prof_result(L, status, "profiler is not running");
+}
+#else
+static int memprof_start(lua_State *L)
+{
+  return prof_error(L, "profiler is disabled", ENOTSUP);
+}
+
+static int memprof_stop(lua_State *L)
+{
+  return prof_error(L, "profiler is disabled", ENOTSUP);
+}
+#endif
+
+static const luaL_Reg memprof_lib[] = {
+  { "start", memprof_start },
+  { "stop", memprof_stop },
+  { NULL, NULL }
+};
+
 /* -- Library registration ------------------------------------------------ */
 
 static const luaL_Reg misc_lib[] = {
@@ -54,5 +159,10 @@ static const luaL_Reg misc_lib[] = {
 LUALIB_API int luaopen_misc(lua_State *L)
 {
   luaL_register(L, LUAM_MISCLIBNAME, misc_lib);
+  lua_newtable(L);
+  luaL_register(L, NULL, memprof_lib);
+  lua_pushboolean(L, LJ_HASMEMPROF);
+  lua_setfield(L, -2, "available");
+  lua_setfield(L, -2, "memprof");
   return 1;
 }

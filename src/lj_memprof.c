@@ -1,0 +1,330 @@
+/*
+** Memory profiler.
+**
+** While a profile runs, the VM's allocator is replaced by one that calls
+** the original and then writes the event. Where an event comes from is
+** read from the VM state: internal, a Lua function and the line it runs,
+** a C function, or a trace.
+*/
+
+#define lj_memprof_c
+#define LUA_CORE
+
+#include <errno.h>
+#include <string.h>
+
+#include "lj_memprof.h"
+#include "lmisclib.h"
+
+#if LJ_HASMEMPROF
+
+#include "lj_debug.h"
+#include "lj_frame.h"
+#if LJ_HASJIT
+#include "lj_jit.h"
+#endif
+#include "lj_symtab.h"
+#include "lj_wbuf.h"
+
+/* -- Profiler state ------------------------------------------------------ */
+
+enum {
+  MPS_IDLE,	/* No profile. */
+  MPS_PROFILE,	/* Profiling. */
+  MPS_HALT	/* The writer failed: stopped, stop() reports the error. */
+};
+
+typedef struct MemProf {
+  global_State *g;		/* Profiled VM. */
+  int state;
+  int saved_errno;		/* Why the profile halted. */
+  lua_Alloc allocf;		/* The VM's own allocator, */
+  void *allocd;			/* and its state. */
+  struct luam_Memprof_Options opt;
+  struct lj_wbuf out;
+  struct lj_symtab_objs objs;	/* ELF objects the stream names. */
+} MemProf;
+
+/* One profile per process: the allocator callback has no other context. */
+static MemProf memprof;
+
+/* Largest event: header, two location and four payload numbers. */
+#define MEMPROF_EVENT_MAX	(1 + 6*LJ_WBUF_ULEB_MAX)
+
+/* -- Attribution --------------------------------------------------------- */
+
+typedef struct MemLoc {
+  uint8_t source;	/* ASOURCE_*. */
+  uint64_t addr;	/* Proto, C function or trace number. */
+  uint64_t line;	/* Line, for Lua functions. */
+} MemLoc;
+
+/* The function of a frame, if the frame is a valid one of L's stack. */
+static GCfunc *memprof_framefunc(lua_State *L, cTValue *frame)
+{
+  cTValue *fslot = frame - LJ_FR2;
+  if (fslot < tvref(L->stack) || frame >= tvref(L->stack) + L->stacksize ||
+      !tvisfunc(fslot))
+    return NULL;
+  return frame_func(frame);
+}
+
+static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
+			   cTValue *nextframe)
+{
+  /* Unknown lines (no PC saved yet, or trace recording) are line 0. */
+  BCLine line = lj_debug_frameline(L, fn, nextframe);
+  loc->source = ASOURCE_LFUNC;
+  loc->addr = (uintptr_t)funcproto(fn);
+  loc->line = line > 0 ? (uint64_t)line : 0;
+}
+
+/* A function runs: name it from the top frame of the allocating coroutine.
+** Anything that does not look like a frame is reported as internal. */
+static void memprof_locfunc(MemLoc *loc, global_State *g)
+{
+  lua_State *L = gco2th(gcref(g->mem_L));
+  cTValue *frame;
+  GCfunc *fn;
+  if (L == NULL)
+    return;
+  frame = L->base - 1;
+  if ((fn = memprof_framefunc(L, frame)) == NULL)
+    return;
+  if (isluafunc(fn)) {
+    memprof_loclua(loc, L, fn, NULL);
+  } else {
+    /* A fast function called from Lua is charged to the calling line. */
+    if (isffunc(fn) && frame_islua(frame)) {
+      cTValue *pframe = frame_prevl(frame);
+      GCfunc *pfn = memprof_framefunc(L, pframe);
+      if (pfn != NULL && isluafunc(pfn)) {
+	memprof_loclua(loc, L, pfn, frame);
+	return;
+      }
+    }
+    loc->source = ASOURCE_CFUNC;
+    loc->addr = (uintptr_t)fn->c.f;
+  }
+}
+
+static void memprof_locate(MemLoc *loc, global_State *g)
+{
+  int32_t st = g->vmstate;
+  loc->source = ASOURCE_INT;
+  if (st > 0) {  /* A trace runs: vmstate is its number. */
+    loc->source = ASOURCE_TRACE;
+    loc->addr = (uint64_t)st;
+  } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
+	     st == ~LJ_VMST_CFUNC) {
+    memprof_locfunc(loc, g);
+  }
+}
+
+/* -- Event stream -------------------------------------------------------- */
+
+static void memprof_halt(MemProf *mp);
+
+static void memprof_event(MemProf *mp, uint8_t aevent, const MemLoc *loc)
+{
+  struct lj_wbuf *out = &mp->out;
+  if (loc->source == ASOURCE_CFUNC)  /* New objects are named first. */
+    lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
+  lj_wbuf_reserve(out, MEMPROF_EVENT_MAX);
+  lj_wbuf_putbyte(out, aevent | loc->source);
+  switch (loc->source) {
+  case ASOURCE_LFUNC:
+    lj_wbuf_putuleb(out, loc->addr);
+    lj_wbuf_putuleb(out, loc->line);
+    break;
+  case ASOURCE_CFUNC: case ASOURCE_TRACE:
+    lj_wbuf_putuleb(out, loc->addr);
+    break;
+  default:
+    break;
+  }
+}
+
+static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = &memprof;
+  struct lj_wbuf *out = &mp->out;
+  void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  MemLoc loc;
+  if (nsize != 0 && nptr == NULL)
+    return NULL;  /* Out of memory: nothing happened. */
+  memprof_locate(&loc, mp->g);
+  if (nsize == 0) {
+    memprof_event(mp, AEVENT_FREE, &loc);
+    lj_wbuf_putuleb(out, (uintptr_t)ptr);
+    lj_wbuf_putuleb(out, osize);
+  } else if (ptr == NULL) {
+    memprof_event(mp, AEVENT_ALLOC, &loc);
+    lj_wbuf_putuleb(out, (uintptr_t)nptr);
+    lj_wbuf_putuleb(out, nsize);
+  } else {
+    memprof_event(mp, AEVENT_REALLOC, &loc);
+    lj_wbuf_putuleb(out, (uintptr_t)ptr);
+    lj_wbuf_putuleb(out, osize);
+    lj_wbuf_putuleb(out, (uintptr_t)nptr);
+    lj_wbuf_putuleb(out, nsize);
+  }
+  if (LJ_UNLIKELY(lj_wbuf_failed(out)))
+    memprof_halt(mp);
+  return nptr;
+}
+
+/* -- Start and stop ------------------------------------------------------ */
+
+static void memprof_release(MemProf *mp)
+{
+  mp->g->allocf = mp->allocf;
+  mp->g->allocd = mp->allocd;
+  lj_symtab_freeobjs(&mp->objs);
+}
+
+/* The writer failed or ended the stream: stop, keep the program running. */
+static void memprof_halt(MemProf *mp)
+{
+  memprof_release(mp);
+  mp->saved_errno = mp->out.saved_errno;
+  mp->opt.on_stop(mp->opt.ctx, mp->out.buf);
+  mp->state = MPS_HALT;
+}
+
+LUA_API int luaM_memprof_start(lua_State *L,
+			       const struct luam_Memprof_Options *opt)
+{
+  static const uint8_t prologue[] = { 'l', 'j', 'm', LJM_VERSION, 0, 0, 0 };
+  MemProf *mp = &memprof;
+  global_State *g = G(L);
+  if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
+      opt->buf == NULL || opt->len < 1024)
+    return PROFILE_ERRUSE;
+  if (mp->state != MPS_IDLE)
+    return PROFILE_ERRRUN;
+  mp->g = g;
+  mp->opt = *opt;
+  mp->saved_errno = 0;
+  lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
+  lj_symtab_dump(&mp->out, g, &mp->objs);
+  lj_wbuf_addn(&mp->out, prologue, sizeof(prologue));
+  if (lj_wbuf_failed(&mp->out)) {
+    int err = mp->out.saved_errno;
+    lj_symtab_freeobjs(&mp->objs);
+    opt->on_stop(opt->ctx, mp->out.buf);
+    errno = err;
+    return PROFILE_ERRIO;
+  }
+  mp->allocf = g->allocf;
+  mp->allocd = g->allocd;
+  g->allocf = memprof_allocf;
+  mp->state = MPS_PROFILE;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_memprof_stop(lua_State *L)
+{
+  MemProf *mp = &memprof;
+  struct lj_wbuf *out = &mp->out;
+  int err, cbfail;
+  if (mp->state == MPS_IDLE || mp->g != G(L))
+    return PROFILE_ERRRUN;
+  if (mp->state == MPS_HALT) {
+    mp->state = MPS_IDLE;
+    if (mp->saved_errno == 0)
+      return PROFILE_SUCCESS;  /* The writer ended the stream itself. */
+    errno = mp->saved_errno;
+    return PROFILE_ERRIO;
+  }
+  memprof_release(mp);
+  lj_wbuf_addbyte(out, LJM_EPILOGUE_HEADER);
+  lj_wbuf_flush(out);
+  err = out->saved_errno;
+  cbfail = mp->opt.on_stop(mp->opt.ctx, out->buf);
+  mp->state = MPS_IDLE;
+  if (err != 0 || cbfail) {
+    if (err != 0)
+      errno = err;
+    return PROFILE_ERRIO;
+  }
+  return PROFILE_SUCCESS;
+}
+
+/* -- Hooks for the VM ---------------------------------------------------- */
+
+static LJ_AINLINE int memprof_running(global_State *g)
+{
+  return memprof.state == MPS_PROFILE && memprof.g == g;
+}
+
+void lj_memprof_addproto(global_State *g, const GCproto *pt)
+{
+  if (memprof_running(g)) {
+    lj_symtab_writeproto(&memprof.out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
+    if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
+      memprof_halt(&memprof);
+  }
+}
+
+#if LJ_HASJIT
+void lj_memprof_addtrace(global_State *g, const GCtrace *T)
+{
+  if (memprof_running(g)) {
+    lj_symtab_writetrace(&memprof.out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
+    if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
+      memprof_halt(&memprof);
+  }
+}
+#endif
+
+void lj_memprof_close(global_State *g)
+{
+  if (memprof.state != MPS_IDLE && memprof.g == g)
+    luaM_memprof_stop(mainthread(g));
+}
+
+int lj_memprof_busy(void)
+{
+  return memprof.state != MPS_IDLE;
+}
+
+void lj_memprof_exit(void *ctx)
+{
+  if (memprof.state == MPS_PROFILE && ctx != NULL && memprof.opt.ctx == ctx)
+    luaM_memprof_stop(mainthread(memprof.g));
+}
+
+#else /* !LJ_HASMEMPROF */
+
+LUA_API int luaM_memprof_start(lua_State *L,
+			       const struct luam_Memprof_Options *opt)
+{
+  UNUSED(L); UNUSED(opt);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_memprof_stop(lua_State *L)
+{
+  UNUSED(L);
+  return PROFILE_ERRUSE;
+}
+
+void lj_memprof_addproto(global_State *g, const GCproto *pt)
+{
+  UNUSED(g); UNUSED(pt);
+}
+
+#if LJ_HASJIT
+void lj_memprof_addtrace(global_State *g, const struct GCtrace *T)
+{
+  UNUSED(g); UNUSED(T);
+}
+#endif
+
+void lj_memprof_close(global_State *g)
+{
+  UNUSED(g);
+}
+
+#endif

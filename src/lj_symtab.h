@@ -1,0 +1,49 @@
+/*
+** Symbol tables of profile streams: Lua functions, traces and the C
+** symbols of every loaded ELF object, as `ljs` entries.
+*/
+
+#ifndef _LJ_SYMTAB_H
+#define _LJ_SYMTAB_H
+
+#include "lj_obj.h"
+#include "lj_wbuf.h"
+
+/* Entry types: the low bits of an entry's header byte. */
+#define SYMTAB_LFUNC	((uint8_t)0)
+#define SYMTAB_CFUNC	((uint8_t)1)
+#define SYMTAB_TRACE	((uint8_t)2)
+#define SYMTAB_FINAL	((uint8_t)0x80)
+
+#define LJS_VERSION	3
+
+/* The loaded ELF objects whose symbols a stream has: new ones are found
+** by comparing the loader's counters, and only then by a walk. */
+struct lj_symtab_objs {
+  unsigned long long adds, subs;	/* Loader counters at the last walk. */
+  struct lj_symtab_obj *known;		/* Objects written so far. */
+  size_t n, size;
+};
+
+struct GCtrace;
+
+/* Each writes `header` and then the entry's fields. */
+void lj_symtab_writeproto(struct lj_wbuf *out, uint8_t header,
+			  const GCproto *pt);
+#if LJ_HASJIT
+void lj_symtab_writetrace(struct lj_wbuf *out, uint8_t header,
+			  const struct GCtrace *T);
+#endif
+
+/* The whole `ljs` section: prologue, protos, traces, C symbols, end. */
+void lj_symtab_dump(struct lj_wbuf *out, global_State *g,
+		    struct lj_symtab_objs *objs);
+
+/* Write C symbols of objects loaded since the last call, each entry
+** preceded by `header`. Cheap when nothing changed. */
+void lj_symtab_newobjs(struct lj_wbuf *out, struct lj_symtab_objs *objs,
+		       uint8_t header);
+
+void lj_symtab_freeobjs(struct lj_symtab_objs *objs);
+
+#endif

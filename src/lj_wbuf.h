@@ -1,0 +1,84 @@
+/*
+** Write buffer for profile streams: bytes and ULEB128 numbers go into a
+** caller-supplied buffer that a writer callback drains when it is full.
+*/
+
+#ifndef _LJ_WBUF_H
+#define _LJ_WBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lj_def.h"
+
+/*
+** Drains len bytes at *data. Returns the number of bytes consumed (less
+** than len is an error) and leaves in *data the buffer to fill next, or
+** NULL to end the stream. See lmisclib.h for the full contract.
+*/
+typedef size_t (*lj_wbuf_writer)(const void **data, size_t len, void *ctx);
+
+/* Stream flags. */
+#define LJ_WBUF_ERRIO	0x1	/* The writer failed: errno is saved. */
+#define LJ_WBUF_STOP	0x2	/* Nothing more is written. */
+
+/* Longest encoding of a 64 bit number. */
+#define LJ_WBUF_ULEB_MAX	10
+
+struct lj_wbuf {
+  lj_wbuf_writer writer;
+  void *ctx;
+  uint8_t *buf;		/* Start of the buffer being filled. */
+  uint8_t *pos;		/* Next byte to write. */
+  size_t size;		/* Size of the buffer. */
+  uint32_t flags;
+  int saved_errno;	/* errno when the writer failed. */
+};
+
+void lj_wbuf_init(struct lj_wbuf *b, lj_wbuf_writer writer, void *ctx,
+		  uint8_t *buf, size_t size);
+void lj_wbuf_flush(struct lj_wbuf *b);
+void lj_wbuf_addn(struct lj_wbuf *b, const void *src, size_t n);
+void lj_wbuf_addstring(struct lj_wbuf *b, const char *s, size_t len);
+
+static LJ_AINLINE int lj_wbuf_failed(const struct lj_wbuf *b)
+{
+  return (b->flags & LJ_WBUF_STOP) != 0;
+}
+
+/* Make room for n bytes (n <= size). Afterwards the raw writers below may
+** put up to n bytes without further checks. */
+static LJ_AINLINE void lj_wbuf_reserve(struct lj_wbuf *b, size_t n)
+{
+  if (LJ_UNLIKELY((size_t)(b->size - (size_t)(b->pos - b->buf)) < n))
+    lj_wbuf_flush(b);
+}
+
+static LJ_AINLINE void lj_wbuf_putbyte(struct lj_wbuf *b, uint8_t v)
+{
+  *b->pos++ = v;
+}
+
+static LJ_AINLINE void lj_wbuf_putuleb(struct lj_wbuf *b, uint64_t v)
+{
+  uint8_t *p = b->pos;
+  for (; v >= 0x80; v >>= 7)
+    *p++ = (uint8_t)(v | 0x80);
+  *p++ = (uint8_t)v;
+  b->pos = p;
+}
+
+/* Checked variants, for everything outside the hot paths. */
+static LJ_AINLINE void lj_wbuf_addbyte(struct lj_wbuf *b, uint8_t v)
+{
+  lj_wbuf_reserve(b, 1);
+  lj_wbuf_putbyte(b, v);
+}
+
+static LJ_AINLINE void lj_wbuf_adduleb(struct lj_wbuf *b, uint64_t v)
+{
+  lj_wbuf_reserve(b, LJ_WBUF_ULEB_MAX);
+  lj_wbuf_putuleb(b, v);
+}
+
+#endif

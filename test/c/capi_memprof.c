@@ -1,0 +1,205 @@
+/*
+** The memory profiler's C API: return codes, the writer/on_stop contract
+** (double buffering, a failing writer, ending the stream), lua_close with
+** a profile running, and what the stream says.
+*/
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lua.h"
+#include "lualib.h"
+#include "lauxlib.h"
+#include "lmisclib.h"
+#include "tap.h"
+
+#define BUFLEN 4096
+
+/* The host side: a growing copy of the stream, two buffers to swap. */
+typedef struct Sink {
+  uint8_t bufs[2][BUFLEN];
+  uint8_t *data;
+  size_t len;
+  int writes;
+  int fail_after;	/* Fail on this write (0: never). */
+  int end_after;	/* End the stream on this write (0: never). */
+  int stops;		/* on_stop calls. */
+  uint8_t *stopbuf;	/* The buffer on_stop got. */
+} Sink;
+
+static size_t sink_write(const void **data, size_t len, void *ctx)
+{
+  Sink *s = (Sink *)ctx;
+  s->writes++;
+  if (s->fail_after && s->writes >= s->fail_after) {
+    errno = EPIPE;
+    return 0;
+  }
+  s->data = realloc(s->data, s->len + len);
+  memcpy(s->data + s->len, *data, len);
+  s->len += len;
+  if (s->end_after && s->writes >= s->end_after)
+    *data = NULL;
+  else  /* Double buffering: fill the other one next. */
+    *data = *data == s->bufs[0] ? s->bufs[1] : s->bufs[0];
+  return len;
+}
+
+static int sink_stop(void *ctx, uint8_t *buf)
+{
+  Sink *s = (Sink *)ctx;
+  s->stops++;
+  s->stopbuf = buf;
+  return 0;
+}
+
+static struct luam_Memprof_Options sink_opts(Sink *s)
+{
+  struct luam_Memprof_Options o;
+  memset(s, 0, sizeof(*s));
+  o.ctx = s;
+  o.buf = s->bufs[0];
+  o.len = BUFLEN;
+  o.writer = sink_write;
+  o.on_stop = sink_stop;
+  return o;
+}
+
+static void run(lua_State *L, const char *code, const char *name)
+{
+  if (luaL_loadbuffer(L, code, strlen(code), name) || lua_pcall(L, 0, 0, 0)) {
+    printf("# %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+/* The JSON report of the stream, by ljprof; NULL if it could not read it. */
+static json_t *report(const Sink *s, int *rc)
+{
+  char path[] = "/tmp/capi_memprof_XXXXXX", cmd[256];
+  FILE *f, *p;
+  json_t *doc;
+  int fd = mkstemp(path);
+  if (fd < 0 || (f = fdopen(fd, "wb")) == NULL)
+    return NULL;
+  fwrite(s->data, 1, s->len, f);
+  fclose(f);
+  snprintf(cmd, sizeof(cmd), "ljprof report --format=json %s", path);
+  p = popen(cmd, "r");
+  doc = json_loadf(p, 0, NULL);
+  *rc = WEXITSTATUS(pclose(p));
+  remove(path);
+  return doc;
+}
+
+static json_int_t alloc_events(json_t *doc, const char *location)
+{
+  size_t i;
+  json_t *loc;
+  json_array_foreach(json_object_get(doc, "locations"), i, loc)
+    if (strcmp(json_string_value(json_object_get(loc, "location")), location) == 0)
+      return json_integer_value(json_object_get(loc, "alloc_events"));
+  return 0;
+}
+
+static const char *payload =
+  "jit.off()\n"
+  "local t = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }\n"
+  "for i = 1, 10 do t[i] = {} end\n";
+
+int main(void)
+{
+  lua_State *L = luaL_newstate(), *other = luaL_newstate();
+  struct luam_Memprof_Options o;
+  Sink s;
+  json_t *doc;
+  int rc;
+
+  luaL_openlibs(L);
+
+  /* Misuse. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(L, NULL), PROFILE_ERRUSE, "no options: PROFILE_ERRUSE");
+  o.writer = NULL;
+  tap_is(luaM_memprof_start(L, &o), PROFILE_ERRUSE, "no writer: PROFILE_ERRUSE");
+  o = sink_opts(&s);
+  o.len = 100;
+  tap_is(luaM_memprof_start(L, &o), PROFILE_ERRUSE, "a buffer under 1 KiB: PROFILE_ERRUSE");
+  tap_is(luaM_memprof_stop(L), PROFILE_ERRRUN, "stop with nothing running: PROFILE_ERRRUN");
+
+  /* A profile through double buffers, and what it says. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start: PROFILE_SUCCESS");
+  tap_is(luaM_memprof_start(L, &o), PROFILE_ERRRUN, "a second start: PROFILE_ERRRUN");
+  tap_is(luaM_memprof_stop(other), PROFILE_ERRRUN, "stop from another VM: PROFILE_ERRRUN");
+  run(L, payload, "=capi");
+  tap_is(luaM_memprof_stop(L), PROFILE_SUCCESS, "stop: PROFILE_SUCCESS");
+  tap_is(s.stops, 1, "on_stop was called once");
+  tap_ok(s.writes > 2, "the symbol table alone took several buffer swaps");
+  tap_ok(s.len > 7 && memcmp(s.data, "ljs\3\0\0\0", 7) == 0, "the stream starts with ljs v3");
+  tap_is(s.data[s.len-1], 0x80, "and ends with the epilogue");
+  doc = report(&s, &rc);
+  tap_is(rc, 0, "ljprof reads it back complete");
+  tap_is(alloc_events(doc, "=capi:3"), 10, "line 3 of the payload made its 10 tables");
+  json_decref(doc);
+  free(s.data);
+
+  /* A writer that fails on the symbol table: start fails. */
+  o = sink_opts(&s);
+  s.fail_after = 1;
+  errno = 0;
+  tap_is(luaM_memprof_start(L, &o), PROFILE_ERRIO, "a writer failing at once: start says PROFILE_ERRIO");
+  tap_is(errno, EPIPE, "with the writer's errno");
+  tap_is(s.stops, 1, "on_stop was called");
+  tap_is(luaM_memprof_stop(L), PROFILE_ERRRUN, "nothing runs");
+  free(s.data);
+
+  /* A writer that fails later: the profile halts, the program goes on. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start with a writer that will fail");
+  s.fail_after = s.writes + 2;
+  run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end", "=fail");
+  tap_is(s.stops, 1, "the failure stopped the profile (on_stop called)");
+  run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end", "=after");
+  tap_ok(1, "the VM runs on after the writer failed");
+  errno = 0;
+  tap_is(luaM_memprof_stop(L), PROFILE_ERRIO, "stop reports PROFILE_ERRIO");
+  tap_is(errno, EPIPE, "with the writer's errno");
+  tap_is(luaM_memprof_stop(L), PROFILE_ERRRUN, "and then nothing runs");
+  tap_is(s.stops, 1, "on_stop was not called twice");
+  free(s.data);
+
+  /* A writer that ends the stream: stopped, not an error. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start with a writer that will end the stream");
+  s.end_after = s.writes + 2;
+  run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end", "=end");
+  tap_is(s.stops, 1, "ending the stream stopped the profile");
+  tap_is(luaM_memprof_stop(L), PROFILE_SUCCESS, "stop then says PROFILE_SUCCESS");
+  free(s.data);
+
+  /* lua_close with a profile running completes the stream. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start, then lua_close");
+  run(L, payload, "=close");
+  lua_close(L);
+  tap_is(s.stops, 1, "lua_close called on_stop");
+  tap_is(s.data[s.len-1], 0x80, "the stream ends with the epilogue");
+  doc = report(&s, &rc);
+  tap_is(rc, 0, "ljprof reads it back complete");
+  tap_is(alloc_events(doc, "=close:3"), 10, "and it holds the payload's 10 tables");
+  json_decref(doc);
+  free(s.data);
+
+  /* The profiler is free again for another VM. */
+  o = sink_opts(&s);
+  tap_is(luaM_memprof_start(other, &o), PROFILE_SUCCESS, "another VM can profile after lua_close");
+  tap_is(luaM_memprof_stop(other), PROFILE_SUCCESS, "...");
+  free(s.data);
+  lua_close(other);
+  return tap_done();
+}

@@ -1,0 +1,39 @@
+/*
+** A C module for the profiler tests: its functions allocate, and one calls
+** back into Lua, so profiles must name C code and nest it between Lua.
+*/
+
+#include "lua.h"
+#include "lauxlib.h"
+
+/* cmod.alloc(n): n userdata of 100 bytes, in a table. */
+int cmod_alloc(lua_State *L)
+{
+  int i, n = (int)luaL_checkinteger(L, 1);
+  lua_createtable(L, n, 0);
+  for (i = 1; i <= n; i++) {
+    lua_newuserdata(L, 100);
+    lua_rawseti(L, -2, i);
+  }
+  return 1;
+}
+
+/* cmod.call(f, ...): calls f from C and returns what it returns. */
+int cmod_call(lua_State *L)
+{
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static const luaL_Reg cmod_funcs[] = {
+  { "alloc", cmod_alloc },
+  { "call", cmod_call },
+  { NULL, NULL }
+};
+
+int luaopen_cmod(lua_State *L)
+{
+  luaL_register(L, "cmod", cmod_funcs);
+  return 1;
+}

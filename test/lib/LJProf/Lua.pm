@@ -1,0 +1,69 @@
+package LJProf::Lua;
+# Running Lua payloads on the built luajit, and reading what they profiled.
+use strict;
+use warnings;
+use Exporter 'import';
+use File::Temp qw(tempdir);
+use JSON::PP;
+
+our @EXPORT = qw(scratch run_lua memprof_report location loc_matching);
+
+my $dir = tempdir(CLEANUP => 1);
+my $seq = 0;
+
+sub scratch { return $dir }
+
+sub slurp {
+  my ($path) = @_;
+  open my $fh, '<:raw', $path or return '';
+  local $/;
+  my $s = <$fh>;
+  return defined $s ? $s : '';
+}
+
+# run_lua($code, %opt) -> { out, err, rc, script }: $code is written to a
+# file of its own (so its chunk name is @<that file>) and run with luajit,
+# environment from $opt{env}, arguments from $opt{args}.
+sub run_lua {
+  my ($code, %opt) = @_;
+  my $script = sprintf '%s/payload%d.lua', $dir, ++$seq;
+  open my $fh, '>', $script or die "$script: $!";
+  print $fh $code;
+  close $fh;
+  my $pid = fork // die "fork: $!";
+  if ($pid == 0) {
+    $ENV{$_} = $opt{env}{$_} for keys %{ $opt{env} || {} };
+    open STDOUT, '>', "$dir/stdout" or die $!;
+    open STDERR, '>', "$dir/stderr" or die $!;
+    exec($opt{luajit} || 'luajit', $script, @{ $opt{args} || [] }) or die "exec: $!";
+  }
+  waitpid $pid, 0;
+  return { out => slurp("$dir/stdout"), err => slurp("$dir/stderr"),
+	   rc => $? >> 8, script => $script };
+}
+
+# The JSON report of a memprof file: { json, rc, err, loc => {name => entry} }.
+sub memprof_report {
+  my ($file, @opts) = @_;
+  my $out = `ljprof report --format=json @opts '$file' 2>'$dir/report.err'`;
+  my $rc = $? >> 8;
+  my $doc = eval { JSON::PP->new->decode($out) };
+  return { rc => $rc, err => slurp("$dir/report.err"), json => $doc,
+	   loc => { map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] } } };
+}
+
+# A location's entry, or an all-zero one, so counts compare cleanly.
+sub location {
+  my ($r, $name) = @_;
+  return $r->{loc}{$name} || { location => $name, alloc_events => 0,
+    alloc_bytes => 0, realloc_events => 0, free_events => 0, freed_bytes => 0,
+    live_bytes => 0, live_blocks => 0 };
+}
+
+# Entries whose names match a regexp.
+sub loc_matching {
+  my ($r, $re) = @_;
+  return grep { $_->{location} =~ $re } values %{ $r->{loc} };
+}
+
+1;
