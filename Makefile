@@ -148,10 +148,14 @@ $(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
 	@$(MAKE) --no-print-directory -C $(PRISTINE)/src CC="$(CC)" BUILDMODE=mixed \
 	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
 
+BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
+
 bench: all $(PRISTINE)/src/luajit
 	@scripts/deps bench/apt-packages
-	@LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit bench/vm.lua \
-	  $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
+	@echo "## VM: ours against Debian's and unpatched upstream"
+	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
+	@echo "## Memory profiler: profiled against unprofiled"
+	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
 
