@@ -116,6 +116,8 @@ static int memprof_start(lua_State *L)
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
   status = luaM_memprof_start(L, &opt);
+  if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN)
+    lj_proffile_close(pf, opt.buf);  /* Only an I/O failure calls on_stop. */
   if (status == PROFILE_SUCCESS) {
     memprof_file = pf;
     if (!atexit_set)

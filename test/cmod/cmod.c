@@ -26,9 +26,21 @@ int cmod_call(lua_State *L)
   return lua_gettop(L);
 }
 
+/* cmod.spin(n): burns CPU in C for n iterations. */
+int cmod_spin(lua_State *L)
+{
+  volatile double x = 0;
+  long i, n = (long)luaL_checknumber(L, 1);
+  for (i = 0; i < n; i++)
+    x += (double)i * 0.5;
+  lua_pushnumber(L, x);
+  return 1;
+}
+
 static const luaL_Reg cmod_funcs[] = {
   { "alloc", cmod_alloc },
   { "call", cmod_call },
+  { "spin", cmod_spin },
   { NULL, NULL }
 };
 

@@ -30,6 +30,39 @@ do -- jit.profile delivers samples with a valid VM state and stack
   t.like(best, "busy", "the busiest function is busy()")
 end
 
+do -- the VM state letters: each workload shows its own
+  local function letters(f)
+    local n, count = 0, {}
+    profile.start("i1", function(thread, samples, vmstate)
+      count[vmstate] = (count[vmstate] or 0) + samples
+      n = n + samples
+    end)
+    f()
+    profile.stop()
+    local best, bestn = "?", 0
+    for k, c in pairs(count) do if c > bestn then best, bestn = k, c end end
+    return best, bestn, n
+  end
+  local cmod = require("cmod")
+  local stop_at = function(s) local t = os.clock() + s; return function() return os.clock() < t end end
+  local cases = {
+    { "I", "interpreted Lua", function()
+        jit.off(); local go, x = stop_at(0.3), 0
+        while go() do for i = 1, 1000 do x = x + i % 7 end end; jit.on() end },
+    { "N", "compiled code", function()
+        local x = 0
+        for _ = 1, 200 do for i = 1, 1e6 do x = x + i % 7 end end end },
+    { "C", "a C function", function() cmod.spin(2e8) end },
+    { "G", "the garbage collector", function()
+        local t = {}; for i = 1, 2e5 do t[i] = { i } end
+        local go = stop_at(0.3); while go() do collectgarbage() end end },
+  }
+  for _, c in ipairs(cases) do
+    local best, bestn, n = letters(c[3])
+    t.is(best, c[1], string.format("%s is mostly '%s' (%d of %d samples)", c[2], c[1], bestn, n))
+  end
+end
+
 do -- luajit -jp=f prints a profile naming the hot function
   local exe = arg[-1]
   local script = os.tmpname()
