@@ -156,6 +156,8 @@ bench: all $(PRISTINE)/src/luajit
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
+	@echo "## ljprof: reader throughput"
+	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
 

@@ -41,10 +41,6 @@ static inline uint32_t keymap_get(const struct keymap *m, uint64_t key) {
   }
 }
 
-static inline void keymap_prefetch(const struct keymap *m, uint64_t key) {
-  if (m->slots) __builtin_prefetch(&m->slots[hash_u64(key) & m->mask]);
-}
-
 /* Set the value under key (adding or replacing). */
 void keymap_put(struct keymap *m, uint64_t key, uint32_t value);
 void keymap_free(struct keymap *m);

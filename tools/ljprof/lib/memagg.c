@@ -5,16 +5,32 @@
 
 #include "util.h"
 
+#define OVERRIDES_INITIAL_SLOTS 1024
+
+static struct override *new_override_slots(size_t count) {
+  struct override *slots = xmalloc(count * sizeof *slots);
+  memset(slots, 0xff, count * sizeof *slots); /* site = OVERRIDE_EMPTY */
+  return slots;
+}
+
+static void overrides_init(struct overrides *o) {
+  o->items = new_override_slots(OVERRIDES_INITIAL_SLOTS);
+  o->mask = OVERRIDES_INITIAL_SLOTS - 1;
+  o->count = 0;
+}
+
 void memagg_init(struct memagg *agg, struct symbols *sym) {
   memset(agg, 0, sizeof *agg);
   agg->sym = sym;
   livetab_init(&agg->live);
+  overrides_init(&agg->realloc_overrides);
+  overrides_init(&agg->free_overrides);
   agg->before_start = symbols_loc_before_start(sym);
 }
 
 static void overrides_free(struct overrides *o) {
-  keymap_free(&o->index);
   free(o->items);
+  o->items = NULL;
 }
 
 void memagg_free(struct memagg *agg) {
@@ -36,23 +52,47 @@ static struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
   return &agg->stats[loc];
 }
 
-/* The id of the (site, owner) override, created empty if new. */
-static uint32_t override_id(struct overrides *o, uint32_t site,
+static size_t override_home(const struct overrides *o, uint32_t site,
                             uint32_t owner) {
-  uint64_t key = (uint64_t)site << 32 | owner;
-  uint32_t id = keymap_get(&o->index, key);
-  if (id == HASHTAB_NONE) {
-    grow_array((void **)&o->items, &o->cap, o->count + 1, sizeof *o->items);
-    id = (uint32_t)o->count++;
-    o->items[id] = (struct override){site, owner, 0, 0};
-    keymap_put(&o->index, key, id);
-  }
-  return id;
+  return hash_u64((uint64_t)site << 32 | owner) & o->mask;
 }
 
-static void override_add(struct overrides *o, uint32_t id, uint64_t bytes) {
-  o->items[id].events++;
-  o->items[id].bytes = add_sat(o->items[id].bytes, bytes);
+static void prefetch_override(const struct overrides *o, uint32_t site,
+                              uint32_t owner) {
+  const char *slot = (const char *)&o->items[override_home(o, site, owner)];
+  __builtin_prefetch(slot);
+  __builtin_prefetch(slot + sizeof(struct override) - 1);
+}
+
+static void grow_overrides(struct overrides *o) {
+  struct override *old = o->items;
+  size_t nold = o->mask + 1;
+  o->items = new_override_slots(nold * 2);
+  o->mask = nold * 2 - 1;
+  for (size_t i = 0; i < nold; i++) {
+    if (old[i].site == OVERRIDE_EMPTY) continue;
+    size_t j = override_home(o, old[i].site, old[i].owner);
+    while (o->items[j].site != OVERRIDE_EMPTY) j = (j + 1) & o->mask;
+    o->items[j] = old[i];
+  }
+  free(old);
+}
+
+/* Count an event of site that touched memory of owner. */
+static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
+                         uint64_t bytes) {
+  size_t i = override_home(o, site, owner);
+  struct override *ov = &o->items[i];
+  while (ov->site != OVERRIDE_EMPTY && (ov->site != site || ov->owner != owner))
+    ov = &o->items[i = (i + 1) & o->mask];
+  if (ov->site == OVERRIDE_EMPTY) {
+    *ov = (struct override){site, owner, 0, 0};
+    o->count++;
+  }
+  ov->events++;
+  ov->bytes = add_sat(ov->bytes, bytes);
+  /* Load at most one half. */
+  if (o->count * 2 > o->mask + 1) grow_overrides(o);
 }
 
 static void prefetch_stats(const struct memagg *agg, uint32_t loc) {
@@ -65,17 +105,16 @@ static struct overrides *overrides_of(struct memagg *agg,
 }
 
 /*
-** A batch goes through four passes, each prefetching what the next one
+** A batch goes through three passes, each prefetching what the next one
 ** touches: the tables are far bigger than the caches, and one event at a
 ** time would wait for memory at every step.
 **   1. prefetch the live-table slots of the addresses, the locations' stats;
 **   2. the live table, in stream order: who owned each block let go;
-**   3. find (or add) the (site, owner) override of each free and realloc;
-**   4. count.
+**   3. count, in the stats and in the (site, owner) overrides.
 */
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
-  uint32_t owner[MEMPROF_BATCH], override[MEMPROF_BATCH];
+  uint32_t owner[MEMPROF_BATCH];
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (ev->kind != MEMPROF_FREE) livetab_prefetch(&agg->live, ev->naddr);
@@ -96,15 +135,7 @@ void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
       livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
     else if (known)
       prefetch_stats(agg, old.owner);
-    keymap_prefetch(&overrides_of(agg, ev->kind)->index,
-                    (uint64_t)ev->loc << 32 | owner[i]);
-  }
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    if (ev->kind == MEMPROF_ALLOC) continue;
-    struct overrides *o = overrides_of(agg, ev->kind);
-    override[i] = override_id(o, ev->loc, owner[i]);
-    __builtin_prefetch(&o->items[override[i]]);
+    prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
   }
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
@@ -119,13 +150,13 @@ void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
       st->freed_bytes = add_sat(st->freed_bytes, ev->osize);
       /* (The before-start pseudo-location never owns a block.) */
       if (owner[i] != agg->before_start) stats_of(agg, owner[i])->owned_frees++;
-      override_add(&agg->free_overrides, override[i], ev->osize);
+      override_add(&agg->free_overrides, ev->loc, owner[i], ev->osize);
       break;
     case MEMPROF_REALLOC:
       st->realloc_events++;
       st->realloc_new_bytes = add_sat(st->realloc_new_bytes, ev->nsize);
       st->realloc_old_bytes = add_sat(st->realloc_old_bytes, ev->osize);
-      override_add(&agg->realloc_overrides, override[i], ev->osize);
+      override_add(&agg->realloc_overrides, ev->loc, owner[i], ev->osize);
       break;
     }
   }
@@ -154,6 +185,15 @@ static int override_cmp(const void *pa, const void *pb) {
   return a->owner < b->owner ? -1 : a->owner > b->owner;
 }
 
+/* The table is not needed any more: the pairs go to the front, by site. */
+static void pack_overrides(struct overrides *o) {
+  size_t n = 0;
+  for (size_t i = 0; i <= o->mask; i++)
+    if (o->items[i].site != OVERRIDE_EMPTY) o->items[n++] = o->items[i];
+  qsort(o->items, n, sizeof *o->items, override_cmp);
+  o->mask = 0;
+}
+
 void memagg_finish(struct memagg *agg) {
   LIVETAB_FOREACH(&agg->live, b) {
     struct memstats *st = stats_of(agg, b->owner);
@@ -162,13 +202,8 @@ void memagg_finish(struct memagg *agg) {
   }
   memset(&agg->totals, 0, sizeof agg->totals);
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
-  /* The index is not needed any more: sort the items by site. */
-  struct overrides *all[] = {&agg->realloc_overrides, &agg->free_overrides};
-  for (size_t i = 0; i < 2; i++) {
-    keymap_free(&all[i]->index);
-    if (all[i]->count > 0)
-      qsort(all[i]->items, all[i]->count, sizeof *all[i]->items, override_cmp);
-  }
+  pack_overrides(&agg->realloc_overrides);
+  pack_overrides(&agg->free_overrides);
 }
 
 const struct override *memagg_overrides(const struct overrides *o,

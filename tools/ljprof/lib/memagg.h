@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashtab.h"
 #include "livetab.h"
 #include "memprof.h"
 #include "symbols.h"
@@ -31,16 +30,23 @@ struct memstats {
 };
 
 struct override {
-  uint32_t site;  /* the realloc or free location */
+  uint32_t site;  /* the realloc or free location; OVERRIDE_EMPTY: no pair */
   uint32_t owner; /* the location owning the memory it touched */
   uint64_t events, bytes;
 };
 
-/* The overrides of one event kind, keyed by (site, owner). */
+#define OVERRIDE_EMPTY UINT32_MAX
+
+/*
+** The overrides of one event kind. While events come, the (site, owner)
+** pairs and their counters sit in the slots of an open-addressing table
+** (one memory access counts an event); memagg_finish() packs them to the
+** front, sorted by site.
+*/
 struct overrides {
-  struct keymap index;
   struct override *items;
-  size_t count, cap;
+  size_t mask; /* slot count - 1, while counting */
+  size_t count;
 };
 
 struct memagg {

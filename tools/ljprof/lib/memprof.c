@@ -85,33 +85,87 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
   return symtab_read_entry(r, sym, type, scratch);
 }
 
+/* The longest event: a header, a Lua location and a realloc payload. */
+#define EVENT_MAX_BYTES (1 + 6 * ULEB128_MAX_BYTES)
+
+/* The next field of an event in a window of EVENT_MAX_BYTES at *p. */
+static int take_field(const uint8_t **p, uint64_t *out) {
+  int used = uleb128_decode_unchecked(*p, out);
+  *p += used;
+  return used > 0;
+}
+
+/*
+** The fast path: an alloc, free or realloc event from a window of at
+** least EVENT_MAX_BYTES, with one bounds check for the whole event.
+** Returns the bytes it takes, or 0 for anything else (a symtab update,
+** the end, damage), which the careful path then decodes and words.
+*/
+static size_t decode_event(const uint8_t *window, struct raw_location *loc,
+                           struct memprof_event *ev) {
+  uint8_t header = window[0];
+  unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  if ((header & HEADER_END) || event == EV_SYMTAB || source < SRC_INTERNAL ||
+      source > SRC_TRACE)
+    return 0;
+  const uint8_t *p = window + 1;
+  int ok = 1;
+  *loc = (struct raw_location){source, 0, 0};
+  if (source != SRC_INTERNAL) ok = take_field(&p, &loc->a);
+  if (source == SRC_LFUNC) ok = ok && take_field(&p, &loc->line);
+  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  if (event != MEMPROF_ALLOC)
+    ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
+  if (event != MEMPROF_FREE)
+    ok = ok && take_field(&p, &ev->naddr) && take_field(&p, &ev->nsize);
+  return ok ? (size_t)(p - window) : 0;
+}
+
+/* What the careful path met. */
+enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_END, ITEM_DAMAGED };
+
+/* The careful path: any item, read byte by byte, errors worded. */
+static enum item read_item(struct reader *r, struct symbols *sym,
+                           struct raw_location *loc, struct memprof_event *ev,
+                           struct sbuf *scratch) {
+  uint8_t header;
+  if (!reader_u8(r, &header, "event header or end (0x80)")) return ITEM_DAMAGED;
+  if (header & HEADER_END) return ITEM_END;
+  unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  uint64_t at = reader_offset(r) - 1;
+  if (event == EV_SYMTAB) {
+    if (source < SRC_LFUNC || source > SRC_TRACE)
+      return bad_header(r, at, header, "unknown symtab update kind"),
+             ITEM_DAMAGED;
+    return read_symtab_update(r, sym, source, scratch) ? ITEM_SYMTAB_UPDATE
+                                                       : ITEM_DAMAGED;
+  }
+  if (source < SRC_INTERNAL || source > SRC_TRACE)
+    return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
+  *loc = (struct raw_location){source, 0, 0};
+  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  return read_location(r, loc) && read_payload(r, ev) ? ITEM_EVENT
+                                                      : ITEM_DAMAGED;
+}
+
 int memprof_read_events(struct reader *r, struct symbols *sym,
                         const struct memprof_sink *sink) {
   struct sbuf scratch = {0};
   struct memprof_event batch[MEMPROF_BATCH];
   size_t n = 0;
-  uint8_t header;
-  int ok;
-  while ((ok = reader_u8(r, &header, "event header or end (0x80)"))) {
-    if (header & HEADER_END) break;
-    unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
-    uint64_t at = reader_offset(r) - 1;
-    if (event == EV_SYMTAB) {
-      if (source < SRC_LFUNC || source > SRC_TRACE) {
-        ok = bad_header(r, at, header, "unknown symtab update kind");
-        break;
-      }
-      if (!(ok = read_symtab_update(r, sym, source, &scratch))) break;
-      continue;
-    }
-    if (source < SRC_INTERNAL || source > SRC_TRACE) {
-      ok = bad_header(r, at, header, "unknown event source");
-      break;
-    }
-    struct raw_location loc = {source, 0, 0};
+  enum item item;
+  for (;;) {
+    struct raw_location loc;
     struct memprof_event *ev = &batch[n];
-    *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
-    if (!(ok = read_location(r, &loc) && read_payload(r, ev))) break;
+    const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
+    size_t used = window ? decode_event(window, &loc, ev) : 0;
+    if (used) {
+      reader_skip(r, used);
+    } else {
+      item = read_item(r, sym, &loc, ev, &scratch);
+      if (item == ITEM_SYMTAB_UPDATE) continue;
+      if (item != ITEM_EVENT) break;
+    }
     /* Resolved only now, so that a damaged event leaves no trace. */
     ev->loc = resolve_location(sym, &loc);
     if (++n == MEMPROF_BATCH) {
@@ -121,5 +175,5 @@ int memprof_read_events(struct reader *r, struct symbols *sym,
   }
   if (n > 0) sink->events(sink->ud, batch, n);
   sbuf_free(&scratch);
-  return ok;
+  return item == ITEM_END;
 }

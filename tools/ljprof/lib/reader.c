@@ -82,6 +82,11 @@ int reader_at_end(struct reader *r) {
   return r->pos == r->end;
 }
 
+const uint8_t *reader_window_slow(struct reader *r, size_t need) {
+  fill(r, need);
+  return (size_t)(r->end - r->pos) >= need ? r->pos : NULL;
+}
+
 int reader_u8_slow(struct reader *r, uint8_t *out, const char *what) {
   if (r->status != READER_OK) return 0;
   fill(r, 1);

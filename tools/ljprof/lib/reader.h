@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -82,6 +83,49 @@ static inline int uleb128_decode(const uint8_t *p, size_t avail,
     }
   }
   return avail >= ULEB128_MAX_BYTES ? -1 : 0;
+}
+
+/*
+** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
+** readable: as uleb128_decode(), without a check per byte. Values of up to
+** eight bytes (56 bits) are gathered from one word, without branches.
+*/
+static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
+  if (last_bytes) {
+    int bits = __builtin_ctzll(last_bytes) + 1; /* 8 per byte used */
+    uint64_t v = word & (UINT64_MAX >> (64 - bits)) &
+                 UINT64_C(0x7f7f7f7f7f7f7f7f);
+    v = (v & UINT64_C(0x007f007f007f007f)) |
+        (v & UINT64_C(0x7f007f007f007f00)) >> 1;
+    v = (v & UINT64_C(0x00003fff00003fff)) |
+        (v & UINT64_C(0x3fff00003fff0000)) >> 2;
+    v = (v & UINT64_C(0x000000000fffffff)) |
+        (v & UINT64_C(0x0fffffff00000000)) >> 4;
+    *out = v;
+    return bits / 8;
+  }
+#endif
+  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
+}
+
+/*
+** For decoders that check bounds once per item: the unread bytes, if at
+** least `need` (at most the buffer size) can be buffered, else NULL (near
+** the end of the stream). Then reader_skip(used).
+*/
+const uint8_t *reader_window_slow(struct reader *r, size_t need);
+
+static inline const uint8_t *reader_window(struct reader *r, size_t need) {
+  if ((size_t)(r->end - r->pos) >= need) return r->pos;
+  return reader_window_slow(r, need);
+}
+
+static inline void reader_skip(struct reader *r, size_t used) {
+  r->pos += used;
 }
 
 static inline int reader_u8(struct reader *r, uint8_t *out,

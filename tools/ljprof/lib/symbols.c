@@ -4,7 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void symbols_init(struct symbols *s) { memset(s, 0, sizeof *s); }
+void symbols_init(struct symbols *s) {
+  memset(s, 0, sizeof *s);
+  s->generation = 1;
+  s->resolved = xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
+}
 
 void symbols_free(struct symbols *s) {
   for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i].data);
@@ -16,6 +20,7 @@ void symbols_free(struct symbols *s) {
   free(s->trace_bindings);
   free(s->locations);
   free(s->location_slots);
+  free(s->resolved);
   memset(s, 0, sizeof *s);
 }
 
@@ -56,16 +61,19 @@ uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
 
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
                         size_t len) {
+  s->generation++;
   keymap_put(&s->protos, addr, symbols_intern(s, chunk, len));
 }
 
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len) {
+  s->generation++;
   keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
 }
 
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
                         uint64_t line) {
+  s->generation++;
   uint32_t id = keymap_get(&s->traces, traceno);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&s->trace_bindings, &s->traces_cap, s->ntraces + 1,
@@ -122,7 +130,7 @@ static uint32_t location_id(struct symbols *s, struct location loc) {
   return id;
 }
 
-uint32_t symbols_loc_internal(struct symbols *s) {
+static uint32_t resolve_internal(struct symbols *s) {
   return location_id(s, (struct location){.kind = LOC_INTERNAL,
                                           .name = SYMBOLS_NONE});
 }
@@ -132,7 +140,8 @@ uint32_t symbols_loc_before_start(struct symbols *s) {
                                           .name = SYMBOLS_NONE});
 }
 
-uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
+static uint32_t resolve_lua(struct symbols *s, uint64_t proto,
+                           uint64_t line) {
   uint32_t chunk = keymap_get(&s->protos, proto);
   if (chunk == HASHTAB_NONE)
     return location_id(s, (struct location){.kind = LOC_LUA_UNKNOWN,
@@ -144,7 +153,7 @@ uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
                                           .line = line});
 }
 
-uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
+static uint32_t resolve_cfunc(struct symbols *s, uint64_t addr) {
   uint32_t name = keymap_get(&s->cfuncs, addr);
   if (name == HASHTAB_NONE)
     return location_id(s, (struct location){.kind = LOC_CFUNC_UNKNOWN,
@@ -154,7 +163,7 @@ uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
                                           .name = name});
 }
 
-uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
+static uint32_t resolve_trace(struct symbols *s, uint64_t traceno) {
   uint32_t tid = keymap_get(&s->traces, traceno);
   if (tid == HASHTAB_NONE)
     return location_id(s, (struct location){.kind = LOC_TRACE_UNKNOWN,
@@ -167,6 +176,54 @@ uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
                            .addr = t->chunk == SYMBOLS_NONE ? t->proto : 0,
                            .line = t->line,
                            .traceno = traceno});
+}
+
+enum raw_kind { RAW_INTERNAL = 1, RAW_LUA, RAW_CFUNC, RAW_TRACE };
+
+/* The cache entry of a raw location: valid if it holds it, now. */
+static struct resolved_location *cache_entry(struct symbols *s,
+                                             enum raw_kind kind, uint64_t a,
+                                             uint64_t b) {
+  uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
+  return &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
+}
+
+static int cache_holds(const struct symbols *s,
+                       const struct resolved_location *e, enum raw_kind kind,
+                       uint64_t a, uint64_t b) {
+  return e->generation == s->generation && e->raw_kind == kind && e->a == a &&
+         e->b == b;
+}
+
+static uint32_t cache_fill(const struct symbols *s,
+                           struct resolved_location *e, enum raw_kind kind,
+                           uint64_t a, uint64_t b, uint32_t loc) {
+  *e = (struct resolved_location){a, b, s->generation, kind, loc};
+  return loc;
+}
+
+uint32_t symbols_loc_internal(struct symbols *s) {
+  struct resolved_location *e = cache_entry(s, RAW_INTERNAL, 0, 0);
+  if (cache_holds(s, e, RAW_INTERNAL, 0, 0)) return e->loc;
+  return cache_fill(s, e, RAW_INTERNAL, 0, 0, resolve_internal(s));
+}
+
+uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
+  struct resolved_location *e = cache_entry(s, RAW_LUA, proto, line);
+  if (cache_holds(s, e, RAW_LUA, proto, line)) return e->loc;
+  return cache_fill(s, e, RAW_LUA, proto, line, resolve_lua(s, proto, line));
+}
+
+uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
+  struct resolved_location *e = cache_entry(s, RAW_CFUNC, addr, 0);
+  if (cache_holds(s, e, RAW_CFUNC, addr, 0)) return e->loc;
+  return cache_fill(s, e, RAW_CFUNC, addr, 0, resolve_cfunc(s, addr));
+}
+
+uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
+  struct resolved_location *e = cache_entry(s, RAW_TRACE, traceno, 0);
+  if (cache_holds(s, e, RAW_TRACE, traceno, 0)) return e->loc;
+  return cache_fill(s, e, RAW_TRACE, traceno, 0, resolve_trace(s, traceno));
 }
 
 void aliases_free(struct aliases *a) {

@@ -51,6 +51,21 @@ struct trace_binding {
   uint64_t line;
 };
 
+/*
+** Events name few raw locations (a proto and line, a C address, a trace
+** number) over and over: a direct-mapped cache maps a raw location to its
+** id without building and hashing the full location. Every binding bumps
+** the generation of the bindings, which invalidates all entries at once.
+*/
+struct resolved_location {
+  uint64_t a, b;      /* the raw location: proto and line, address, ... */
+  uint64_t generation; /* of the bindings it was resolved with; 0: unused */
+  uint32_t raw_kind;
+  uint32_t loc;
+};
+
+#define SYMBOLS_RESOLVED_CACHE 4096
+
 /* A slot of the location index: the whole key, so a lookup reads one. */
 struct location_slot {
   struct location key;
@@ -72,6 +87,9 @@ struct symbols {
   size_t nlocations, locations_cap;
   struct location_slot *location_slots;
   size_t location_mask;
+
+  uint64_t generation; /* of the bindings: bumped by every bind */
+  struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
 };
 
 void symbols_init(struct symbols *s);

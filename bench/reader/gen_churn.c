@@ -2,13 +2,19 @@
 ** gen-churn: write a synthetic memprof file (symtab + memprof stream) of
 ** allocation churn, for benchmarking the reader.
 **
-**   gen-churn [-s MEGABYTES] [-l LIVE_BLOCKS] [-r SEED] > churn.bin
+**   gen-churn [-k typical|many-sites] [-s MEGABYTES] [-l LIVE_BLOCKS]
+**             [-r SEED] > churn.bin
 **
-** Shape: thousands of Lua protos with many lines each, C functions,
-** traces, and the VM itself allocate; the program warms up to a live set
-** of LIVE_BLOCKS blocks, then churns around it (allocs and frees in
-** balance, some reallocations). Freed addresses are reused LIFO as a real
-** allocator does. New protos and traces are announced along the way.
+** Lua protos (a few lines of each allocate), C functions, traces and the
+** VM itself allocate; the program warms up to a live set of LIVE_BLOCKS
+** blocks, then churns around it (allocs and frees in balance, some
+** reallocations). Freed addresses are reused LIFO as a real allocator
+** does. New protos and traces are announced along the way.
+**
+** The kind sets how many sites allocate: `typical` is a program of some
+** size (about two thousand sites: Lua lines, C functions, traces);
+** `many-sites` is a worst case for the reader (some 120 thousand sites,
+** more than any program we know, and half a million (site, owner) pairs).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -17,9 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NPROTOS 4000
-#define NCFUNCS 600
-#define NTRACES 300
 #define BASE_ADDR UINT64_C(0x7f3a10000000)
 
 static uint64_t rng = UINT64_C(0x9E3779B97F4A7C15);
@@ -32,6 +35,20 @@ static uint64_t next_random(void) { /* xorshift64* */
 }
 
 static uint64_t below(uint64_t n) { return next_random() % n; }
+
+/* How many functions and traces allocate, and on how many lines each. */
+struct shape {
+  const char *kind;
+  unsigned nprotos, ncfuncs, ntraces;
+  unsigned lines_per_proto; /* at most; a few hot ones take most events */
+};
+
+static const struct shape shapes[] = {
+    {"typical", 400, 80, 60, 6},
+    {"many-sites", 4000, 600, 300, 30},
+};
+
+static const struct shape *shape = &shapes[0];
 
 static uint64_t written;
 
@@ -82,7 +99,7 @@ static void put_cfunc_fields(unsigned i) {
 
 static void put_trace_fields(unsigned t) {
   put_uleb(t + 1);
-  put_uleb(proto_addr(t * 7 % NPROTOS));
+  put_uleb(proto_addr(t * 7 % shape->nprotos));
   put_uleb(1 + t % 300);
 }
 
@@ -138,10 +155,10 @@ static struct site random_site(unsigned event, unsigned nprotos,
   unsigned lua = lua_share[event], rest = (100 - lua) / 3;
   if (r < lua) {
     unsigned p = skewed(nprotos);
-    return (struct site){2, p, 1 + (p % 8) * 40 + skewed(30)};
+    return (struct site){2, p, 1 + (p % 8) * 40 + skewed(shape->lines_per_proto)};
   }
   if (event == 2 || r < lua + rest) return (struct site){1, 0, 0};
-  if (r < lua + 2 * rest) return (struct site){3, skewed(NCFUNCS), 0};
+  if (r < lua + 2 * rest) return (struct site){3, skewed(shape->ncfuncs), 0};
   return (struct site){4, skewed(ntraces), 0};
 }
 
@@ -154,16 +171,26 @@ static void put_event_header(unsigned event, struct site s) {
   }
 }
 
+static const struct shape *find_shape(const char *kind) {
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+    if (strcmp(shapes[i].kind, kind) == 0) return &shapes[i];
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   uint64_t megabytes = 160, target_live = 300000;
   int opt;
-  while ((opt = getopt(argc, argv, "s:l:r:")) != -1) {
+  while ((opt = getopt(argc, argv, "k:s:l:r:")) != -1) {
     switch (opt) {
     case 's': megabytes = strtoull(optarg, NULL, 10); break;
     case 'l': target_live = strtoull(optarg, NULL, 10); break;
     case 'r': rng = strtoull(optarg, NULL, 10) | 1; break;
-    default:
-      fprintf(stderr, "usage: gen-churn [-s MEGABYTES] [-l LIVE_BLOCKS] [-r SEED]\n");
+    case 'k': shape = find_shape(optarg); break;
+    default: shape = NULL; break;
+    }
+    if (!shape) {
+      fprintf(stderr, "usage: gen-churn [-k typical|many-sites] [-s MEGABYTES]"
+                      " [-l LIVE_BLOCKS] [-r SEED]\n");
       return 2;
     }
   }
@@ -180,22 +207,22 @@ int main(int argc, char **argv) {
   if (!live_addr || !live_size || !live_site || !freed) return 1;
 
   /* Half the protos and traces exist at start; the rest appear later. */
-  unsigned nprotos = NPROTOS / 2, ntraces = NTRACES / 2;
+  unsigned nprotos = shape->nprotos / 2, ntraces = shape->ntraces / 2;
   put_prologue("ljs");
   for (unsigned i = 0; i < nprotos; i++) put_byte(0), put_lfunc_fields(i);
   for (unsigned t = 0; t < ntraces; t++) put_byte(2), put_trace_fields(t);
-  for (unsigned i = 0; i < NCFUNCS; i++) put_byte(1), put_cfunc_fields(i);
+  for (unsigned i = 0; i < shape->ncfuncs; i++) put_byte(1), put_cfunc_fields(i);
   put_byte(0x80);
 
   put_prologue("ljm");
   uint64_t limit = megabytes << 20;
   uint64_t events = 0;
   while (written < limit) {
-    if (nprotos < NPROTOS && below(2000) == 0) {
+    if (nprotos < shape->nprotos && below(2000) == 0) {
       put_byte(0x08);
       put_lfunc_fields(nprotos++);
     }
-    if (ntraces < NTRACES && below(20000) == 0) {
+    if (ntraces < shape->ntraces && below(20000) == 0) {
       put_byte(0x10);
       put_trace_fields(ntraces++);
     }
@@ -246,7 +273,8 @@ int main(int argc, char **argv) {
   }
   put_byte(0x80);
   fflush(stdout);
-  fprintf(stderr, "gen-churn: %llu bytes, %llu events, %zu blocks live\n",
-          (unsigned long long)written, (unsigned long long)events, nlive);
+  fprintf(stderr, "gen-churn (%s): %llu bytes, %llu events, %zu blocks live\n",
+          shape->kind, (unsigned long long)written,
+          (unsigned long long)events, nlive);
   return 0;
 }
