@@ -33,7 +33,7 @@
 
 struct GCtrace;
 
-/* Hooks for the VM: code that appears while profiling is announced. */
+/* Through lj_prof.h: code that appears while profiling is announced. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_memprof_addtrace(global_State *g, const struct GCtrace *T);
