@@ -34,7 +34,7 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
 
-.PHONY: all vm ljprof nomemprof demo test bench install clean distclean deps FORCE
+.PHONY: all vm ljprof noprof demo test bench install clean distclean deps FORCE
 
 all: vm ljprof
 
@@ -115,7 +115,7 @@ TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a \
-	  -ljansson -lelf -lpthread -lm -ldl
+	  -ljansson -lelf -lunwind -lpthread -lm -ldl
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
@@ -125,12 +125,12 @@ $(TEST_CMOD): test/cmod/cmod.c $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -shared -fPIC -o $@ $<
 
-# The VM built with LUAJIT_DISABLE_MEMPROF, for the tests of that switch.
-nomemprof: $(STAGED)
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/nomemprof LUAJIT_SRC=$(UPSTREAM) \
-	  XCFLAGS="$(XCFLAGS) -DLUAJIT_DISABLE_MEMPROF" vm
+# The VM built without the profilers, for the tests of those switches.
+noprof: $(STAGED)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/noprof LUAJIT_SRC=$(UPSTREAM) \
+	  XCFLAGS="$(XCFLAGS) -DLUAJIT_DISABLE_MEMPROF -DLUAJIT_DISABLE_SYSPROF" vm
 
-test: all nomemprof $(TEST_BIN) $(TEST_CMOD)
+test: all noprof $(TEST_BIN) $(TEST_CMOD)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }

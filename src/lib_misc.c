@@ -13,6 +13,7 @@
 #include "lauxlib.h"
 #include "lmisclib.h"
 #include "lj_memprof.h"
+#include "lj_sysprof.h"
 #include "lj_proffile.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
@@ -151,6 +152,123 @@ static const luaL_Reg memprof_lib[] = {
   { NULL, NULL }
 };
 
+/* -- misc.sysprof -------------------------------------------------------- */
+
+#define SYSPROF_DEFAULT_PATH	"sysprof.bin"
+#define SYSPROF_BUFSIZE		(256*1024)
+
+static const char *const sysprof_vmstates[] = {
+  "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT", "ASM",
+  "TRACE"
+};
+
+/* misc.sysprof.report(): counters of the profile running or the last one. */
+static int sysprof_report(lua_State *L)
+{
+  struct luam_Sysprof_Counters c;
+  const uint64_t *n = &c.vmst_interp;
+  int i;
+  luaM_sysprof_report(&c);
+  lua_createtable(L, 0, 2);
+  lua_pushnumber(L, (lua_Number)c.samples);
+  lua_setfield(L, -2, "samples");
+  lua_createtable(L, 0, 10);
+  for (i = 0; i < 10; i++) {
+    lua_pushnumber(L, (lua_Number)n[i]);
+    lua_setfield(L, -2, sysprof_vmstates[i]);
+  }
+  lua_setfield(L, -2, "vmstate");
+  return 1;
+}
+
+#if LJ_HASSYSPROF
+/* Options table -> config; NULL or an error message. */
+static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
+				   const char **path)
+{
+  const char *mode = "D", *clock = "cpu";
+  lua_Number interval = 10;
+  *path = SYSPROF_DEFAULT_PATH;
+  if (!lua_isnoneornil(L, 1)) {
+    if (!lua_istable(L, 1))
+      return "options must be a table";
+    lua_getfield(L, 1, "mode");
+    lua_getfield(L, 1, "interval");
+    lua_getfield(L, 1, "path");
+    lua_getfield(L, 1, "clock");
+    if (!lua_isnil(L, -4) && (mode = lua_tostring(L, -4)) == NULL)
+      return "mode must be \"D\", \"L\" or \"C\"";
+    if (!lua_isnil(L, -3) && (interval = lua_tonumber(L, -3)) <= 0)
+      return "interval must be a number of milliseconds above 0";
+    if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+      return "path must be a string";
+    if (!lua_isnil(L, -1) && (clock = lua_tostring(L, -1)) == NULL)
+      return "clock must be \"cpu\" or \"wall\"";
+  }
+  if (strcmp(mode, "D") == 0) cfg->mode = LUAM_SYSPROF_DEFAULT;
+  else if (strcmp(mode, "L") == 0) cfg->mode = LUAM_SYSPROF_LEAF;
+  else if (strcmp(mode, "C") == 0) cfg->mode = LUAM_SYSPROF_CALLGRAPH;
+  else return "mode must be \"D\", \"L\" or \"C\"";
+  if (strcmp(clock, "cpu") == 0) cfg->clock = SYSPROF_CLOCK_CPU;
+  else if (strcmp(clock, "wall") == 0) cfg->clock = SYSPROF_CLOCK_WALL;
+  else return "clock must be \"cpu\" or \"wall\"";
+  cfg->interval = (uint64_t)(interval * 1000);
+  if (cfg->interval == 0)
+    return "interval must be a number of milliseconds above 0";
+  return NULL;
+}
+
+static int sysprof_start(lua_State *L)
+{
+  SysprofConfig cfg;
+  const char *path;
+  const char *bad = sysprof_options(L, &cfg, &path);
+  ProfFile *pf;
+  int status;
+  if (bad != NULL)
+    return prof_error(L, bad, EINVAL);
+  if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
+    return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
+  if ((pf = lj_proffile_open(path, SYSPROF_BUFSIZE)) == NULL) {
+    int err = errno;
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    return prof_error(L, lua_tostring(L, -1), err);
+  }
+  cfg.ctx = pf;
+  cfg.buf = lj_proffile_buf(pf);
+  cfg.len = lj_proffile_bufsize(pf);
+  cfg.writer = lj_proffile_write;
+  cfg.on_stop = lj_proffile_close;
+  status = lj_sysprof_start(L, &cfg);
+  if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN ||
+      status == PROFILE_ERRMEM)
+    lj_proffile_close(pf, cfg.buf);  /* Only an I/O failure calls on_stop. */
+  return prof_result(L, status, "profiler is running already");
+}
+
+static int sysprof_stop(lua_State *L)
+{
+  return prof_result(L, luaM_sysprof_stop(L), "profiler is not running");
+}
+#else
+static int sysprof_start(lua_State *L)
+{
+  return prof_error(L, "profiler is disabled", ENOTSUP);
+}
+
+static int sysprof_stop(lua_State *L)
+{
+  return prof_error(L, "profiler is disabled", ENOTSUP);
+}
+#endif
+
+static const luaL_Reg sysprof_lib[] = {
+  { "start", sysprof_start },
+  { "stop", sysprof_stop },
+  { "report", sysprof_report },
+  { NULL, NULL }
+};
+
 /* -- Library registration ------------------------------------------------ */
 
 static const luaL_Reg misc_lib[] = {
@@ -166,5 +284,10 @@ LUALIB_API int luaopen_misc(lua_State *L)
   lua_pushboolean(L, LJ_HASMEMPROF);
   lua_setfield(L, -2, "available");
   lua_setfield(L, -2, "memprof");
+  lua_newtable(L);
+  luaL_register(L, NULL, sysprof_lib);
+  lua_pushboolean(L, LJ_HASSYSPROF);
+  lua_setfield(L, -2, "available");
+  lua_setfield(L, -2, "sysprof");
   return 1;
 }

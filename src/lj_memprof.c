@@ -20,6 +20,7 @@
 
 #include "lj_debug.h"
 #include "lj_frame.h"
+#include "lj_prof.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
 #endif
@@ -59,16 +60,6 @@ typedef struct MemLoc {
   uint64_t line;	/* Line, for Lua functions. */
 } MemLoc;
 
-/* The function of a frame, if the frame is a valid one of L's stack. */
-static GCfunc *memprof_framefunc(lua_State *L, cTValue *frame)
-{
-  cTValue *fslot = frame - LJ_FR2;
-  if (fslot < tvref(L->stack) || frame >= tvref(L->stack) + L->stacksize ||
-      !tvisfunc(fslot))
-    return NULL;
-  return frame_func(frame);
-}
-
 static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
 			   cTValue *nextframe)
 {
@@ -89,7 +80,7 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
   if (L == NULL)
     return;
   frame = L->base - 1;
-  if ((fn = memprof_framefunc(L, frame)) == NULL)
+  if ((fn = lj_prof_framefunc(L, frame)) == NULL)
     return;
   if (isluafunc(fn)) {
     memprof_loclua(loc, L, fn, NULL);
@@ -97,7 +88,7 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
     /* A fast function called from Lua is charged to the calling line. */
     if (isffunc(fn) && frame_islua(frame)) {
       cTValue *pframe = frame_prevl(frame);
-      GCfunc *pfn = memprof_framefunc(L, pframe);
+      GCfunc *pfn = lj_prof_framefunc(L, pframe);
       if (pfn != NULL && isluafunc(pfn)) {
 	memprof_loclua(loc, L, pfn, frame);
 	return;

@@ -1,10 +1,11 @@
 # ljprof's modules, compiled into the VM beside upstream's.
 # Included by the patched src/Makefile; LuaJIT's own rules build them.
-LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_memprof.o lj_proffile.o \
-	  lib_misc.o
+LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_memprof.o \
+	  lj_sysprof.o lj_proffile.o lib_misc.o
 LJCORE_O+= $(LJPROF_O)
-# Symbol tables read ELF objects with libelf; the file writer has a thread.
-TARGET_XLIBS+= -lelf -lpthread
+# Symbol tables read ELF objects with libelf, the sampler unwinds native
+# stacks with libunwind; the file writer and the sampler have threads.
+TARGET_XLIBS+= -lelf -lunwind -lpthread
 
 # Coarse but safe: our few objects rebuild when any header changes.
 $(LJPROF_O): $(wildcard *.h)

@@ -109,6 +109,75 @@ LUA_API int luaM_memprof_start(lua_State *L,
 */
 LUA_API int luaM_memprof_stop(lua_State *L);
 
+/* -- Platform profiler -------------------------------------------------- */
+
+/*
+** The platform profiler samples, on a timer, the VM state and the Lua and
+** native stacks together. Modes:
+**   LUAM_SYSPROF_DEFAULT    counters per VM state only;
+**   LUAM_SYSPROF_LEAF       the innermost Lua frame and native frame;
+**   LUAM_SYSPROF_CALLGRAPH  one stack from main to the innermost frame,
+**                           Lua frames placed where they nest among
+**                           native ones.
+** The stream (docs/formats.md: `ljs` v3 + `ljp` v3) goes through a writer
+** and an on_stop callback with the contract of the memory profiler's,
+** except that the writer runs on a thread of the profiler's own (never in
+** the signal handler, never in the VM's thread): it may block.
+*/
+
+#define LUAM_SYSPROF_DEFAULT	0
+#define LUAM_SYSPROF_LEAF	1
+#define LUAM_SYSPROF_CALLGRAPH	2
+
+struct luam_Sysprof_Counters {
+  uint64_t vmst_interp;
+  uint64_t vmst_lfunc;
+  uint64_t vmst_ffunc;
+  uint64_t vmst_cfunc;
+  uint64_t vmst_gc;
+  uint64_t vmst_exit;
+  uint64_t vmst_record;
+  uint64_t vmst_opt;
+  uint64_t vmst_asm;
+  uint64_t vmst_trace;
+  uint64_t samples;	/* The sum of the above. */
+};
+
+struct luam_Sysprof_Options {
+  uint8_t mode;		/* LUAM_SYSPROF_*. */
+  uint64_t interval;	/* Milliseconds between samples (CPU time). */
+  uint8_t *buf;		/* The first buffer for the writer. */
+  size_t len;		/* Its size: at least 1 KiB. */
+  void *ctx;		/* Passed to writer and on_stop. */
+};
+
+typedef size_t (*luam_Sysprof_writer)(const void **data, size_t len,
+				      void *ctx);
+typedef int (*luam_Sysprof_on_stop)(void *ctx, uint8_t *buf);
+/*
+** A native stack walker of the host's, called in the signal handler: it
+** must be async-signal-safe. It reports each frame's address, innermost
+** first, through frame_writer. With one set, native frames follow the Lua
+** frames instead of being interleaved with them.
+*/
+typedef void (*luam_Sysprof_backtracer)(void *(*frame_writer)(int frame_no,
+							      void *addr));
+
+/* Set before start; each returns PROFILE_SUCCESS, or PROFILE_ERRRUN while
+** a profile runs. */
+LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer);
+LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop);
+LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
+
+/* PROFILE_ERRUSE: bad options, no writer or on_stop set, or no profiler in
+** this build; PROFILE_ERRRUN: a profile runs already; PROFILE_ERRIO: the
+** writer failed on the symbol table, or the timer could not be set up. */
+LUA_API int luaM_sysprof_start(lua_State *L,
+			       const struct luam_Sysprof_Options *opt);
+LUA_API int luaM_sysprof_stop(lua_State *L);
+/* The counters of the profile running, or of the last one. */
+LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *counters);
+
 /* -- The misc library ---------------------------------------------------- */
 
 #define LUAM_MISCLIBNAME "misc"

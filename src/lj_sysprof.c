@@ -1,0 +1,1022 @@
+/*
+** Platform profiler (sysprof).
+**
+** A timer aimed at the VM's thread raises a signal; its handler counts the
+** VM state and, in modes L and C, encodes the sample into a ring buffer:
+** the Lua frames the VM publishes and the native frames unwound from the
+** interrupted context, interleaved where interpreter activations sit on
+** the native stack. The handler allocates nothing, takes no lock and
+** checks every frame it follows. A thread of the profiler's own drains
+** the ring through the writer, after announcing newly loaded objects;
+** protos and traces are announced by the VM's thread as they appear.
+*/
+
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#define lj_sysprof_c
+#define LUA_CORE
+
+#include <errno.h>
+#include <string.h>
+
+#include "lj_sysprof.h"
+#include "lmisclib.h"
+
+#if LJ_HASSYSPROF
+
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libunwind.h>
+
+#include "lj_frame.h"
+#include "lj_debug.h"
+#include "lj_jit.h"
+#include "lj_dispatch.h"
+#include "lj_vm.h"
+#include "lj_ff.h"
+#include "lj_prof.h"
+#include "lj_symtab.h"
+#include "lj_wbuf.h"
+
+/* -- Stream -------------------------------------------------------------- */
+
+/* Record types after the samples' VM states 0..9. */
+enum {
+  REC_PROTO = 10, REC_CSYM, REC_TRACE, REC_FFNAME, REC_CONFIG, REC_STATS
+};
+#define LJP_END			((uint8_t)0x80)
+
+/* Frame tags of a sample. */
+enum { FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE };
+
+#define SAMPLE_FRAMES		256	/* Frames kept per sample. */
+#define FRAME_BYTES		(1 + 3*LJ_WBUF_ULEB_MAX)
+#define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
+#define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
+#define MAX_CODE		512	/* Executable ranges of loaded objects. */
+#define MAX_THREADS		16	/* Coroutines met in one sample. */
+#define DRAIN_NS		(10*1000*1000)
+
+/* -- Profiler state ------------------------------------------------------ */
+
+enum { SPS_IDLE, SPS_PROFILE, SPS_HALT };
+
+typedef struct CodeRange {
+  uintptr_t lo, hi;
+} CodeRange;
+
+typedef struct SysProf {
+  _Atomic int state;
+  global_State *g;
+  pid_t tid;			/* The VM's thread: the only one sampled. */
+  SysprofConfig cfg;
+  luam_Sysprof_backtracer backtracer;
+  int signo;
+  struct sigaction oldact;
+  timer_t timer;
+  _Atomic int timer_alive;
+  struct timespec t0;		/* The profile's clock at start. */
+  /* Written by the handler only (and read once the profile stopped). */
+  uint64_t counts[LJ_VMST__MAX+1];
+  uint64_t samples, dropped, overruns;
+  volatile sig_atomic_t updating;  /* The VM's thread writes the ring. */
+  /* Records on their way out: the handler and the VM's thread produce,
+  ** the drain thread consumes. */
+  uint8_t *ring;
+  _Atomic size_t head, tail;
+  pthread_t drainer;
+  _Atomic int quit;
+  struct lj_wbuf out;
+  struct lj_symtab_objs objs;
+  int saved_errno;
+  /* Code the native unwinder may report: the interpreter, loaded objects. */
+  uintptr_t vm_lo, vm_hi;
+  CodeRange code[MAX_CODE];
+  _Atomic size_t ncode;
+  int probe[2];			/* Pipe that tells readable memory. */
+  uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
+} SysProf;
+
+static SysProf sysprof;
+
+/* Callbacks set through the C API. */
+static luam_Sysprof_writer host_writer;
+static luam_Sysprof_on_stop host_on_stop;
+static luam_Sysprof_backtracer host_backtracer;
+
+/* -- Ring buffer --------------------------------------------------------- */
+
+static int ring_put(SysProf *sp, const uint8_t *p, size_t n)
+{
+  size_t head = atomic_load_explicit(&sp->head, memory_order_relaxed);
+  size_t tail = atomic_load_explicit(&sp->tail, memory_order_acquire);
+  size_t at = head & (RING_SIZE-1), first;
+  if (RING_SIZE - (head - tail) < n)
+    return 0;
+  first = n < RING_SIZE - at ? n : RING_SIZE - at;
+  memcpy(sp->ring + at, p, first);
+  memcpy(sp->ring, p + first, n - first);
+  atomic_store_explicit(&sp->head, head + n, memory_order_release);
+  return 1;
+}
+
+/* Move what the ring holds up to `head` into the output. */
+static void ring_drain(SysProf *sp, size_t head)
+{
+  size_t tail = atomic_load_explicit(&sp->tail, memory_order_relaxed);
+  while (tail != head) {
+    size_t at = tail & (RING_SIZE-1);
+    size_t n = head - tail < RING_SIZE - at ? head - tail : RING_SIZE - at;
+    lj_wbuf_addn(&sp->out, sp->ring + at, n);
+    tail += n;
+  }
+  atomic_store_explicit(&sp->tail, tail, memory_order_release);
+}
+
+/* -- Sample encoding (signal handler) ------------------------------------ */
+
+typedef struct Sample {
+  uint8_t *p;
+  int nframes;
+} Sample;
+
+static void sample_uleb(Sample *s, uint64_t v)
+{
+  for (; v >= 0x80; v >>= 7)
+    *s->p++ = (uint8_t)(v | 0x80);
+  *s->p++ = (uint8_t)v;
+}
+
+/* Starts a frame; 0 when the sample is full and the frame is left out. */
+static int sample_frame(Sample *s, int tag)
+{
+  if (s->nframes >= SAMPLE_FRAMES)
+    return 0;
+  s->nframes++;
+  *s->p++ = (uint8_t)tag;
+  return 1;
+}
+
+static void sample_lua(Sample *s, const GCproto *pt, BCLine line)
+{
+  if (sample_frame(s, FR_LUA)) {
+    sample_uleb(s, (uintptr_t)pt);
+    sample_uleb(s, line > 0 ? (uint64_t)line : 0);
+  }
+}
+
+static void sample_addr(Sample *s, int tag, uintptr_t addr)
+{
+  if (sample_frame(s, tag))
+    sample_uleb(s, addr);
+}
+
+/* -- Checks the handler makes before it follows anything ----------------- */
+
+/* Is [p, p+n) readable? Asks the kernel, which answers EFAULT, not SIGSEGV. */
+static int probe_readable(SysProf *sp, const void *p, size_t n)
+{
+  uint8_t sink[64];
+  if (n > sizeof(sink) || (uintptr_t)p < 4096 ||
+      (uintptr_t)p >= ((uintptr_t)1 << 47) ||
+      write(sp->probe[1], p, n) != (ssize_t)n)
+    return 0;
+  return read(sp->probe[0], sink, n) == (ssize_t)n;
+}
+
+static int in_code(SysProf *sp, uintptr_t ip)
+{
+  size_t i, n = atomic_load_explicit(&sp->ncode, memory_order_acquire);
+  for (i = 0; i < n; i++)
+    if (ip >= sp->code[i].lo && ip < sp->code[i].hi)
+      return 1;
+  return 0;
+}
+
+static int in_vm(SysProf *sp, uintptr_t ip)
+{
+  return ip >= sp->vm_lo && ip < sp->vm_hi;
+}
+
+/* Line of the instruction before pc (pc as the VM keeps it: one ahead). */
+static BCLine pc_line(const GCproto *pt, const BCIns *pc)
+{
+  const BCIns *bc = proto_bc(pt);
+  if (pc == NULL || pc <= bc || pc > bc + pt->sizebc)
+    return 0;
+  return lj_debug_line((GCproto *)pt, (BCPos)(pc - bc) - 1);
+}
+
+/* The PC a frame returns to in the frame below it, if it is a Lua one. */
+static const BCIns *frame_retpc(cTValue *frame)
+{
+  if (frame_islua(frame))
+    return frame_pc(frame);
+  if (frame_iscont(frame))
+    return frame_contpc(frame);
+  return NULL;
+}
+
+/* The frame below a Lua-type frame, checked: the PC it returns to must lie
+** in the bytecode of the Lua function found there. The innermost frame may
+** be returning, its slots overwritten: its PC is probed before it is read. */
+static cTValue *frame_below_lua(SysProf *sp, lua_State *L, cTValue *frame,
+				int probe)
+{
+  const BCIns *pc = frame_pc(frame);
+  BCIns ins;
+  cTValue *prev;
+  GCfunc *fn;
+  if (((uintptr_t)pc & 3) ||
+      (probe && !probe_readable(sp, pc-1, sizeof(BCIns))))
+    return NULL;
+  ins = pc[-1];
+  prev = frame - (1+LJ_FR2+bc_a(ins));
+  fn = lj_prof_framefunc(L, prev);
+  if (fn == NULL || !isluafunc(fn) || pc <= proto_bc(funcproto(fn)) ||
+      pc > proto_bc(funcproto(fn)) + funcproto(fn)->sizebc)
+    return NULL;
+  return prev;
+}
+
+static cTValue *frame_below(SysProf *sp, lua_State *L, cTValue *frame,
+			    int probe)
+{
+  cTValue *prev;
+  if (frame_islua(frame))
+    return frame_below_lua(sp, L, frame, probe);
+  prev = frame_prevd(frame);
+  return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
+}
+
+/* -- Lua frames ---------------------------------------------------------- */
+
+/* Where the walk of a coroutine's frames stands. */
+typedef struct LuaCursor {
+  lua_State *L;
+  cTValue *frame;	/* Next frame to write; NULL: done. */
+  const BCIns *toppc;	/* PC of that frame, if it is the innermost one. */
+  int probe;		/* That frame may be changing under us. */
+} LuaCursor;
+
+/* Write the frames of one interpreter activation: from the cursor down to
+** the frame the VM was entered with from C. C functions are written only
+** when their native frames are not (withc). */
+static void lua_activation(SysProf *sp, Sample *s, LuaCursor *c, int withc)
+{
+  cTValue *frame = c->frame, *next = NULL;
+  int steps = SAMPLE_FRAMES, dup = 0;
+  while (frame != NULL && steps-- > 0) {
+    GCfunc *fn = lj_prof_framefunc(c->L, frame);
+    int boundary;
+    if (fn == NULL)
+      break;
+    /* Entered from C: by lua_call & co., or as an FFI callback. */
+    boundary = frame_typep(frame) == FRAME_C || frame_typep(frame) == FRAME_CP ||
+	       (frame_iscont(frame) && frame_iscont_fficb(frame));
+    if (!dup) {
+      if (isluafunc(fn)) {
+	const BCIns *pc = next != NULL ? frame_retpc(next) : c->toppc;
+	sample_lua(s, funcproto(fn), pc_line(funcproto(fn), pc));
+      } else if (isffunc(fn)) {
+	sample_addr(s, FR_FFUNC, fn->c.ffid);
+      } else if (withc) {
+	sample_addr(s, FR_CFUNC, (uintptr_t)fn->c.f);
+      }
+    }
+    /* A vararg function's frame sits above the one it was called with. */
+    dup = frame_isvarg(frame);
+    next = frame;
+    frame = frame_below(sp, c->L, frame, c->probe);
+    c->probe = 0;
+    if (boundary)
+      break;
+  }
+  c->frame = (next != NULL && frame != NULL) ? frame : NULL;
+  c->toppc = NULL;
+}
+
+/* The innermost frame of the coroutine running, from what the VM publishes:
+** the state, the base of a Lua or fast function, L->base for C. */
+static void lua_top(SysProf *sp, LuaCursor *c, int32_t st,
+		    const ucontext_t *uc)
+{
+  global_State *g = sp->g;
+  lua_State *L = gco2th(gcref(g->cur_L));
+  TValue *base;
+  c->L = L;
+  c->frame = NULL;
+  c->toppc = NULL;
+  c->probe = 1;
+  if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
+    return;
+  if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
+    base = mref(g->vmbase, TValue);
+  else if (st >= 0)
+    base = tvref(g->jit_base);  /* The frame a trace started in. */
+  else
+    base = L->base;
+  if (base == NULL || lj_prof_framefunc(L, base-1) == NULL)
+    return;
+  c->frame = base-1;
+  /* The interpreter keeps the PC in a register; elsewhere it saved it. */
+  if (st == ~LJ_VMST_LFUNC && in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+    c->toppc = (const BCIns *)uc->uc_mcontext.gregs[REG_RBX];
+  else if (L->cframe != NULL)
+    c->toppc = cframe_pc(cframe_raw(L->cframe));
+}
+
+/* The trace running, its start, and (through c) the frames below it. */
+static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno)
+{
+  jit_State *J = G2J(sp->g);
+  GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+  if (T != NULL && sample_frame(s, FR_TRACE)) {
+    GCproto *pt = &gcref(T->startpt)->pt;
+    sample_uleb(s, (uint64_t)traceno);
+    sample_uleb(s, (uintptr_t)pt);
+    sample_uleb(s, (uint64_t)pc_line(pt, mref(T->startpc, const BCIns) + 1));
+    c->toppc = mref(T->startpc, const BCIns) + 1;
+  }
+}
+
+/* -- Native frames ------------------------------------------------------- */
+
+/* Leave an interpreter activation: its C frame holds the callee-saved
+** registers and the return address of whoever called the VM. The VM's
+** own unwind entry cannot be trusted inside its helpers or in traces. */
+static int native_vmcaller(const char *cf, const ucontext_t *uc,
+			   unw_context_t *ctx, unw_cursor_t *uw)
+{
+  greg_t *r = ctx->uc_mcontext.gregs;
+  if (cf == NULL)
+    return 0;
+  memcpy(ctx, uc, sizeof(*ctx));
+  r[REG_RIP] = *(const greg_t *)(cf + CFRAME_SIZE - 8);
+  r[REG_RBP] = *(const greg_t *)(cf + CFRAME_SIZE - 16);
+  r[REG_RBX] = *(const greg_t *)(cf + CFRAME_SIZE - 24);
+  r[REG_R15] = *(const greg_t *)(cf + CFRAME_SIZE - 32);
+  r[REG_R14] = *(const greg_t *)(cf + CFRAME_SIZE - 40);
+  r[REG_RSP] = (greg_t)(cf + CFRAME_SIZE);
+  return unw_init_local(uw, ctx) >= 0;
+}
+
+/* The coroutine whose activation owns an interpreter frame further out on
+** the native stack: the frame's SAVE_L says. */
+static LuaCursor *cursor_for(SysProf *sp, LuaCursor *cur, int *ncur,
+			     const char *cf)
+{
+  lua_State *L = *(lua_State *const *)(cf + CFRAME_OFS_L);
+  int i;
+  for (i = 0; i < *ncur; i++)
+    if (cur[i].L == L)
+      return &cur[i];
+  if (*ncur == MAX_THREADS || !probe_readable(sp, L, 64) ||
+      L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != sp->g)
+    return NULL;
+  cur[*ncur].L = L;
+  cur[*ncur].frame = lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
+  cur[*ncur].toppc = NULL;
+  cur[*ncur].probe = 0;
+  return &cur[(*ncur)++];
+}
+
+/* Mode C: unwind from the interrupted context; each interpreter activation
+** met on the way is replaced by its Lua frames. */
+static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
+			     ucontext_t *uc)
+{
+  LuaCursor cur[MAX_THREADS];
+  int ncur = 1, i, innermost = 1;
+  unw_context_t ctx;
+  unw_cursor_t uw;
+  lua_top(sp, &cur[0], st, uc);
+  memcpy(&ctx, uc, sizeof(ctx));
+  if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
+    goto rest;
+  while (s->nframes < SAMPLE_FRAMES) {
+    unw_word_t ip, spr;
+    const char *cf;
+    unw_get_reg(&uw, UNW_REG_IP, &ip);
+    unw_get_reg(&uw, UNW_REG_SP, &spr);
+    if (in_vm(sp, ip) || (st >= 0 && innermost && !in_code(sp, ip))) {
+      /* An interpreter activation (or a trace, which runs in one). */
+      LuaCursor *c = &cur[0];
+      if (innermost) {
+	if (st >= 0)
+	  sample_trace(sp, s, c, st);
+	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
+      } else {
+	cf = (const char *)spr;
+	c = cursor_for(sp, cur, &ncur, cf);
+      }
+      innermost = 0;
+      if (c != NULL)
+	lua_activation(sp, s, c, 0);
+      if (!native_vmcaller(cf, uc, &ctx, &uw))
+	break;
+      continue;
+    }
+    if (!in_code(sp, ip))
+      break;  /* Not code we know: the walk went astray. */
+    sample_addr(s, FR_NATIVE, ip);
+    if (unw_step(&uw) <= 0)
+      break;
+  }
+rest:
+  /* Frames of activations the native walk did not reach. */
+  for (i = 0; i < ncur; i++)
+    while (cur[i].frame != NULL && s->nframes < SAMPLE_FRAMES)
+      lua_activation(sp, s, &cur[i], 1);
+}
+
+/* Mode L: the innermost Lua frame and the innermost native frame. */
+static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
+{
+  LuaCursor c;
+  lua_top(sp, &c, st, uc);
+  if (st >= 0) {
+    sample_trace(sp, s, &c, st);
+  } else if (c.frame != NULL) {
+    int n = s->nframes;
+    while (c.frame != NULL && s->nframes == n)  /* Skips vararg frames. */
+      lua_activation(sp, s, &c, 1);
+    if (s->nframes > n)  /* Keep only the innermost of the activation. */
+      s->nframes = n + 1;
+  }
+  sample_addr(s, FR_NATIVE, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+}
+
+static Sample *backtrace_sample;
+
+static void *backtrace_frame(int frame_no, void *addr)
+{
+  UNUSED(frame_no);
+  sample_addr(backtrace_sample, FR_NATIVE, (uintptr_t)addr);
+  return addr;
+}
+
+/* A host's backtracer: Lua frames first, then its native frames. */
+static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
+				 ucontext_t *uc)
+{
+  LuaCursor c;
+  lua_top(sp, &c, st, uc);
+  if (st >= 0)
+    sample_trace(sp, s, &c, st);
+  while (c.frame != NULL && s->nframes < SAMPLE_FRAMES)
+    lua_activation(sp, s, &c, 1);
+  backtrace_sample = s;
+  sp->backtracer(backtrace_frame);
+}
+
+static void sysprof_signal(int sig, siginfo_t *info, void *context)
+{
+  SysProf *sp = &sysprof;
+  int saved_errno = errno;
+  UNUSED(sig);
+  if (atomic_load_explicit(&sp->state, memory_order_acquire) == SPS_PROFILE &&
+      (pid_t)syscall(SYS_gettid) == sp->tid) {
+    ucontext_t *uc = (ucontext_t *)context;
+    int32_t st = sp->g->vmstate;
+    uint32_t vs = st >= 0 ? LJ_VMST_TRACE : (uint32_t)~st;
+    if (vs > LJ_VMST_TRACE)
+      vs = LJ_VMST_INTERP;
+    sp->counts[vs]++;
+    sp->samples++;
+    if (info->si_code == SI_TIMER)
+      sp->overruns += (uint64_t)info->si_overrun;
+    if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT && !sp->updating) {
+      Sample s;
+      s.p = sp->sample;
+      s.nframes = 0;
+      *s.p++ = (uint8_t)vs;
+      if (sp->backtracer != NULL)
+	sample_hostbacktrace(sp, &s, st, uc);
+      else if (sp->cfg.mode == LUAM_SYSPROF_LEAF)
+	sample_leaf(sp, &s, st, uc);
+      else
+	sample_callgraph(sp, &s, st, uc);
+      *s.p++ = LJP_END;
+      if (!ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
+	sp->dropped++;
+    }
+  }
+  errno = saved_errno;
+}
+
+/* -- Known code ---------------------------------------------------------- */
+
+static int code_addobj(struct dl_phdr_info *info, size_t size, void *data)
+{
+  SysProf *sp = (SysProf *)data;
+  size_t n = atomic_load_explicit(&sp->ncode, memory_order_relaxed);
+  int i;
+  UNUSED(size);
+  for (i = 0; i < info->dlpi_phnum && n < MAX_CODE; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    size_t k;
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    for (k = 0; k < n && sp->code[k].lo != lo; k++) ;
+    if (k < n)
+      continue;  /* Known already. */
+    sp->code[n].lo = lo;
+    sp->code[n].hi = lo + ph->p_memsz;
+    n++;
+  }
+  atomic_store_explicit(&sp->ncode, n, memory_order_release);
+  return 0;
+}
+
+/* The interpreter's code: its unwind entry spans it all. */
+static int code_vm(SysProf *sp)
+{
+  unw_proc_info_t pi;
+  if (unw_get_proc_info_by_ip(unw_local_addr_space,
+			      (unw_word_t)lj_vm_asm_begin, &pi, NULL) < 0)
+    return 0;
+  sp->vm_lo = (uintptr_t)pi.start_ip;
+  sp->vm_hi = (uintptr_t)pi.end_ip;
+  return 1;
+}
+
+/* -- Drain thread -------------------------------------------------------- */
+
+static void drain_once(SysProf *sp)
+{
+  /* Samples taken before this point name objects loaded before it. */
+  size_t head = atomic_load_explicit(&sp->head, memory_order_acquire);
+  if (sp->cfg.mode == LUAM_SYSPROF_CALLGRAPH ||
+      sp->cfg.mode == LUAM_SYSPROF_LEAF) {
+    lj_symtab_newobjs(&sp->out, &sp->objs, REC_CSYM);
+    dl_iterate_phdr(code_addobj, sp);
+  }
+  ring_drain(sp, head);
+}
+
+static void sysprof_stoptimer(SysProf *sp)
+{
+  if (atomic_exchange(&sp->timer_alive, 0))
+    timer_delete(sp->timer);
+}
+
+static void *drain_thread(void *arg)
+{
+  SysProf *sp = (SysProf *)arg;
+  struct timespec nap = { 0, DRAIN_NS };
+  while (!atomic_load(&sp->quit)) {
+    nanosleep(&nap, NULL);
+    drain_once(sp);
+    if (lj_wbuf_failed(&sp->out)) {  /* The writer failed: stop sampling. */
+      int expect = SPS_PROFILE;
+      sysprof_stoptimer(sp);
+      atomic_compare_exchange_strong(&sp->state, &expect, SPS_HALT);
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* -- Writing from the VM's thread ---------------------------------------- */
+
+/* The ring takes what the VM's thread writes; it waits while it is full. */
+static size_t ring_writer(const void **data, size_t len, void *ctx)
+{
+  SysProf *sp = (SysProf *)ctx;
+  struct timespec nap = { 0, 1000*1000 };
+  while (!ring_put(sp, (const uint8_t *)*data, len)) {
+    if (atomic_load(&sp->state) != SPS_PROFILE) {
+      errno = EIO;
+      return 0;  /* Nobody drains any more. */
+    }
+    nanosleep(&nap, NULL);
+  }
+  return len;
+}
+
+/* Symtab updates go into the ring between samples, never inside one. */
+typedef struct RingUpdate {
+  struct lj_wbuf out;
+  uint8_t buf[4096];
+} RingUpdate;
+
+static void update_begin(SysProf *sp, RingUpdate *u)
+{
+  sp->updating = 1;
+  lj_wbuf_init(&u->out, ring_writer, sp, u->buf, sizeof(u->buf));
+}
+
+static void update_end(SysProf *sp, RingUpdate *u)
+{
+  lj_wbuf_flush(&u->out);
+  sp->updating = 0;
+}
+
+static int sysprof_running(global_State *g)
+{
+  return atomic_load(&sysprof.state) == SPS_PROFILE && sysprof.g == g &&
+	 sysprof.cfg.mode != LUAM_SYSPROF_DEFAULT;
+}
+
+void lj_sysprof_addproto(global_State *g, const GCproto *pt)
+{
+  if (sysprof_running(g)) {
+    RingUpdate u;
+    update_begin(&sysprof, &u);
+    lj_symtab_writeproto(&u.out, REC_PROTO, pt);
+    update_end(&sysprof, &u);
+  }
+}
+
+#if LJ_HASJIT
+void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
+{
+  if (sysprof_running(g)) {
+    RingUpdate u;
+    update_begin(&sysprof, &u);
+    lj_symtab_writetrace(&u.out, REC_TRACE, T);
+    update_end(&sysprof, &u);
+  }
+}
+#endif
+
+/* -- Start and stop ------------------------------------------------------ */
+
+static const char *const ffnames[] = {
+  "lua", "c",
+#define FFDEF(name)	#name,
+#include "lj_ffdef.h"
+#undef FFDEF
+};
+
+/* Library functions are named lib.func, as Lua code calls them. */
+static void write_ffnames(struct lj_wbuf *out)
+{
+  static const char *const libs[] = {
+    "string", "table", "math", "bit", "coroutine", "jit", "ffi", "io", "os",
+    "debug", "buffer", "package", NULL
+  };
+  char name[64];
+  int id;
+  for (id = FF_C+1; id < FF__MAX; id++) {
+    const char *raw = ffnames[id];
+    size_t len = strlen(raw), i;
+    if (len >= sizeof(name))
+      len = sizeof(name)-1;
+    memcpy(name, raw, len);
+    name[len] = '\0';
+    for (i = 0; libs[i] != NULL; i++) {
+      size_t n = strlen(libs[i]);
+      if (len > n && strncmp(name, libs[i], n) == 0 && name[n] == '_') {
+	name[n] = '.';
+	break;
+      }
+    }
+    lj_wbuf_addbyte(out, REC_FFNAME);
+    lj_wbuf_adduleb(out, (uint64_t)id);
+    lj_wbuf_addstring(out, name, len);
+  }
+}
+
+static void write_header(SysProf *sp)
+{
+  static const uint8_t prologue[] = { 'l', 'j', 'p', LJP_VERSION, 0, 0, 0 };
+  struct lj_wbuf *out = &sp->out;
+  lj_symtab_dump(out, sp->g, &sp->objs);
+  lj_wbuf_addn(out, prologue, sizeof(prologue));
+  lj_wbuf_addbyte(out, REC_CONFIG);
+  lj_wbuf_adduleb(out, (uint64_t)sp->cfg.mode);
+  lj_wbuf_adduleb(out, sp->cfg.interval);
+  lj_wbuf_adduleb(out, (uint64_t)sp->cfg.clock);
+  write_ffnames(out);
+}
+
+static clockid_t sysprof_clockid(const SysProf *sp)
+{
+  return sp->cfg.clock == SYSPROF_CLOCK_WALL ? CLOCK_MONOTONIC :
+					       CLOCK_THREAD_CPUTIME_ID;
+}
+
+static void write_stats(SysProf *sp)
+{
+  struct lj_wbuf *out = &sp->out;
+  struct timespec t1;
+  uint64_t ns;
+  int i;
+  clock_gettime(sysprof_clockid(sp), &t1);
+  ns = (uint64_t)(t1.tv_sec - sp->t0.tv_sec) * 1000000000u +
+       (uint64_t)t1.tv_nsec - (uint64_t)sp->t0.tv_nsec;
+  lj_wbuf_addbyte(out, REC_STATS);
+  lj_wbuf_adduleb(out, sp->samples);
+  for (i = 0; i <= LJ_VMST_TRACE; i++)
+    lj_wbuf_adduleb(out, sp->counts[i]);
+  lj_wbuf_adduleb(out, sp->dropped);
+  lj_wbuf_adduleb(out, sp->overruns);
+  lj_wbuf_adduleb(out, ns);
+  lj_wbuf_addbyte(out, LJP_END);
+}
+
+/* A real-time signal: jit.profile keeps SIGPROF, both may run at once. */
+static int sysprof_signal_setup(SysProf *sp)
+{
+  struct sigaction sa;
+  sp->signo = SIGRTMIN + 4;
+  if (sigaction(sp->signo, NULL, &sp->oldact) != 0)
+    return errno;
+  if (sp->oldact.sa_handler != SIG_DFL || (sp->oldact.sa_flags & SA_SIGINFO))
+    return EBUSY;  /* The host uses that signal. */
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = sysprof_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  return sigaction(sp->signo, &sa, NULL) != 0 ? errno : 0;
+}
+
+static int sysprof_timer_setup(SysProf *sp)
+{
+  struct sigevent sev;
+  struct itimerspec its;
+  memset(&sev, 0, sizeof(sev));
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = sp->signo;
+  sev._sigev_un._tid = sp->tid;  /* glibc's name for sigev_notify_thread_id. */
+  if (timer_create(sysprof_clockid(sp), &sev, &sp->timer) != 0)
+    return errno;
+  atomic_store(&sp->timer_alive, 1);
+  its.it_interval.tv_sec = (time_t)(sp->cfg.interval / 1000000);
+  its.it_interval.tv_nsec = (long)(sp->cfg.interval % 1000000) * 1000;
+  its.it_value = its.it_interval;
+  if (timer_settime(sp->timer, 0, &its, NULL) != 0) {
+    int err = errno;
+    sysprof_stoptimer(sp);
+    return err;
+  }
+  return 0;
+}
+
+/* No signal of ours may land after the handler is gone: its default
+** action would end the process. */
+static void sysprof_signal_restore(SysProf *sp)
+{
+  sigset_t set, old;
+  struct timespec zero = { 0, 0 };
+  sigemptyset(&set);
+  sigaddset(&set, sp->signo);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  sysprof_stoptimer(sp);
+  while (sigtimedwait(&set, NULL, &zero) > 0) ;
+  sigaction(sp->signo, &sp->oldact, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Undo a start up to the point it reached; the stream ends, on_stop runs. */
+static int sysprof_finish(SysProf *sp, int threads, int err)
+{
+  int cbfail;
+  if (threads) {
+    atomic_store(&sp->quit, 1);
+    pthread_join(sp->drainer, NULL);
+    drain_once(sp);  /* What the last samples left. */
+  }
+  if (!lj_wbuf_failed(&sp->out))
+    write_stats(sp);
+  lj_wbuf_flush(&sp->out);
+  if (err == 0)
+    err = sp->out.saved_errno;
+  cbfail = sp->cfg.on_stop(sp->cfg.ctx, sp->out.buf);
+  lj_symtab_freeobjs(&sp->objs);
+  munmap(sp->ring, RING_SIZE);
+  close(sp->probe[0]);
+  close(sp->probe[1]);
+  atomic_store(&sp->state, SPS_IDLE);
+  if (err != 0 || cbfail) {
+    if (err != 0)
+      errno = err;
+    return PROFILE_ERRIO;
+  }
+  return PROFILE_SUCCESS;
+}
+
+int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
+{
+  SysProf *sp = &sysprof;
+  int expect = SPS_IDLE, err;
+  unw_context_t ctx;
+  unw_cursor_t uw;
+  if (cfg->mode > LUAM_SYSPROF_CALLGRAPH || cfg->interval == 0 ||
+      cfg->buf == NULL || cfg->len < 1024 || cfg->writer == NULL ||
+      cfg->on_stop == NULL)
+    return PROFILE_ERRUSE;
+  if (!atomic_compare_exchange_strong(&sp->state, &expect, SPS_HALT))
+    return PROFILE_ERRRUN;  /* HALT keeps the handler off while we set up. */
+  sp->g = G(L);
+  sp->cfg = *cfg;
+  sp->backtracer = host_backtracer;
+  sp->tid = (pid_t)syscall(SYS_gettid);
+  memset(sp->counts, 0, sizeof(sp->counts));
+  sp->samples = sp->dropped = sp->overruns = 0;
+  sp->updating = 0;
+  atomic_store(&sp->head, 0);
+  atomic_store(&sp->tail, 0);
+  atomic_store(&sp->quit, 0);
+  atomic_store(&sp->ncode, 0);
+  sp->ring = mmap(NULL, RING_SIZE, PROT_READ|PROT_WRITE,
+		  MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+  if (sp->ring == MAP_FAILED) {
+    atomic_store(&sp->state, SPS_IDLE);
+    return PROFILE_ERRMEM;
+  }
+  if (pipe2(sp->probe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    munmap(sp->ring, RING_SIZE);
+    atomic_store(&sp->state, SPS_IDLE);
+    return PROFILE_ERRIO;
+  }
+  lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
+  write_header(sp);
+  /* The unwinder sets itself up here, not in the handler. */
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  unw_getcontext(&ctx);
+  unw_init_local(&uw, &ctx);
+  unw_step(&uw);
+  if (!code_vm(sp))
+    sp->vm_lo = sp->vm_hi = 0;
+  dl_iterate_phdr(code_addobj, sp);
+  if (lj_wbuf_failed(&sp->out))
+    return sysprof_finish(sp, 0, 0);
+  if ((err = pthread_create(&sp->drainer, NULL, drain_thread, sp)) != 0)
+    return sysprof_finish(sp, 0, err);
+  clock_gettime(sysprof_clockid(sp), &sp->t0);
+  atomic_store(&sp->state, SPS_PROFILE);
+  if ((err = sysprof_signal_setup(sp)) != 0 ||
+      (err = sysprof_timer_setup(sp)) != 0) {
+    atomic_store(&sp->state, SPS_HALT);
+    if (err != EBUSY)
+      sysprof_signal_restore(sp);
+    return sysprof_finish(sp, 1, err);
+  }
+  return PROFILE_SUCCESS;
+}
+
+int lj_sysprof_busy(void)
+{
+  return atomic_load(&sysprof.state) != SPS_IDLE;
+}
+
+LUA_API int luaM_sysprof_stop(lua_State *L)
+{
+  SysProf *sp = &sysprof;
+  int st = atomic_load(&sp->state);
+  if (st == SPS_IDLE || sp->g != G(L))
+    return PROFILE_ERRRUN;
+  atomic_store(&sp->state, SPS_HALT);
+  sysprof_signal_restore(sp);
+  return sysprof_finish(sp, 1, 0);
+}
+
+void lj_sysprof_close(global_State *g)
+{
+  if (atomic_load(&sysprof.state) != SPS_IDLE && sysprof.g == g)
+    luaM_sysprof_stop(mainthread(g));
+}
+
+/* -- C API --------------------------------------------------------------- */
+
+LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
+{
+  if (lj_sysprof_busy())
+    return PROFILE_ERRRUN;
+  host_writer = writer;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop)
+{
+  if (lj_sysprof_busy())
+    return PROFILE_ERRRUN;
+  host_on_stop = on_stop;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
+{
+  if (lj_sysprof_busy())
+    return PROFILE_ERRRUN;
+  host_backtracer = backtracer;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_sysprof_start(lua_State *L,
+			       const struct luam_Sysprof_Options *opt)
+{
+  SysprofConfig cfg;
+  if (opt == NULL)
+    return PROFILE_ERRUSE;
+  cfg.mode = opt->mode;
+  cfg.clock = SYSPROF_CLOCK_CPU;
+  cfg.interval = opt->interval * 1000;
+  cfg.buf = opt->buf;
+  cfg.len = opt->len;
+  cfg.ctx = opt->ctx;
+  cfg.writer = host_writer;
+  cfg.on_stop = host_on_stop;
+  return lj_sysprof_start(L, &cfg);
+}
+
+LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
+{
+  const uint64_t *n = sysprof.counts;
+  if (c == NULL)
+    return PROFILE_ERRUSE;
+  c->vmst_interp = n[LJ_VMST_INTERP];
+  c->vmst_lfunc = n[LJ_VMST_LFUNC];
+  c->vmst_ffunc = n[LJ_VMST_FFUNC];
+  c->vmst_cfunc = n[LJ_VMST_CFUNC];
+  c->vmst_gc = n[LJ_VMST_GC];
+  c->vmst_exit = n[LJ_VMST_EXIT];
+  c->vmst_record = n[LJ_VMST_RECORD];
+  c->vmst_opt = n[LJ_VMST_OPT];
+  c->vmst_asm = n[LJ_VMST_ASM];
+  c->vmst_trace = n[LJ_VMST_TRACE];
+  c->samples = sysprof.samples;
+  return PROFILE_SUCCESS;
+}
+
+#else /* !LJ_HASSYSPROF */
+
+int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
+{
+  UNUSED(L); UNUSED(cfg);
+  return PROFILE_ERRUSE;
+}
+
+int lj_sysprof_busy(void)
+{
+  return 0;
+}
+
+void lj_sysprof_addproto(global_State *g, const GCproto *pt)
+{
+  UNUSED(g); UNUSED(pt);
+}
+
+#if LJ_HASJIT
+void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
+{
+  UNUSED(g); UNUSED(T);
+}
+#endif
+
+void lj_sysprof_close(global_State *g)
+{
+  UNUSED(g);
+}
+
+LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
+{
+  UNUSED(writer);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop)
+{
+  UNUSED(on_stop);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
+{
+  UNUSED(backtracer);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_start(lua_State *L,
+			       const struct luam_Sysprof_Options *opt)
+{
+  UNUSED(L); UNUSED(opt);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_stop(lua_State *L)
+{
+  UNUSED(L);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
+{
+  if (c != NULL)
+    memset(c, 0, sizeof(*c));  /* Nothing was ever counted. */
+  return PROFILE_ERRUSE;
+}
+
+#endif

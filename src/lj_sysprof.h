@@ -1,0 +1,54 @@
+/*
+** Platform profiler (sysprof): at every tick of a timer, the VM state and
+** the Lua and native stacks together, as a `ljs` + `ljp` v3 stream.
+*/
+
+#ifndef _LJ_SYSPROF_H
+#define _LJ_SYSPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lj_obj.h"
+
+/* The sampler reads the x64 interpreter's frames and published state. */
+#if LJ_TARGET_X64 && LJ_TARGET_LINUX && LJ_GC64 && \
+    !defined(LUAJIT_DISABLE_SYSPROF)
+#define LJ_HASSYSPROF		1
+#else
+#define LJ_HASSYSPROF		0
+#endif
+
+#define LJP_VERSION		3
+
+/* Clocks that drive the sampling timer. */
+enum {
+  SYSPROF_CLOCK_CPU,	/* CPU time of the VM's thread. */
+  SYSPROF_CLOCK_WALL	/* Monotonic wall-clock time. */
+};
+
+/* A profile's settings; the writer contract is that of lmisclib.h. */
+typedef struct SysprofConfig {
+  int mode;		/* LUAM_SYSPROF_DEFAULT, _LEAF or _CALLGRAPH. */
+  int clock;		/* SYSPROF_CLOCK_*. */
+  uint64_t interval;	/* Microseconds between samples. */
+  uint8_t *buf;
+  size_t len;
+  void *ctx;
+  size_t (*writer)(const void **data, size_t len, void *ctx);
+  int (*on_stop)(void *ctx, uint8_t *buf);
+} SysprofConfig;
+
+LJ_FUNC int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg);
+/* A profile holds the profiler: running, or halted until stop() is called. */
+LJ_FUNC int lj_sysprof_busy(void);
+
+/* Through lj_prof.h. */
+LJ_FUNC void lj_sysprof_addproto(global_State *g, const GCproto *pt);
+#if LJ_HASJIT
+struct GCtrace;
+LJ_FUNC void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T);
+#endif
+LJ_FUNC void lj_sysprof_close(global_State *g);
+
+#endif
