@@ -86,24 +86,33 @@ static int prof_error(lua_State *L, const char *msg, int err)
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 #define MEMPROF_BUFSIZE		(1024*1024)
 
-#if LJ_HASMEMPROF
-/* The writer context of the profile started from Lua. */
-static void *memprof_file;
+/* The writer contexts of the profiles started from Lua. */
+static void *memprof_file, *sysprof_file;
 
-/* A script that calls os.exit() never closes its VM: complete its stream
-** anyway. */
-static void memprof_atexit(void)
+/* A script that calls os.exit() never closes its VM: complete the streams
+** of its profiles anyway. */
+static void prof_atexit(void)
 {
   lj_memprof_exit(memprof_file);
+  lj_sysprof_exit(sysprof_file);
+}
+
+static void prof_started(void **file, void *ctx)
+{
+  static int atexit_set;
+  *file = ctx;
+  if (!atexit_set)
+    atexit_set = atexit(prof_atexit) == 0;
 }
 
 static int memprof_start(lua_State *L)
 {
-  static int atexit_set;
   const char *path = luaL_optstring(L, 1, MEMPROF_DEFAULT_PATH);
   struct luam_Memprof_Options opt;
   ProfFile *pf;
   int status;
+  if (!LJ_HASMEMPROF)
+    return prof_error(L, "profiler is disabled", ENOTSUP);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = lj_proffile_open(path, MEMPROF_BUFSIZE)) == NULL) {
@@ -119,32 +128,21 @@ static int memprof_start(lua_State *L)
   status = luaM_memprof_start(L, &opt);
   if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN)
     lj_proffile_close(pf, opt.buf);  /* Only an I/O failure calls on_stop. */
-  if (status == PROFILE_SUCCESS) {
-    memprof_file = pf;
-    if (!atexit_set)
-      atexit_set = atexit(memprof_atexit) == 0;
-  }
+  if (status == PROFILE_SUCCESS)
+    prof_started(&memprof_file, pf);
   return prof_result(L, status, "profiler is running already");
 }
 
 static int memprof_stop(lua_State *L)
 {
-  int status = luaM_memprof_stop(L);
+  int status;
+  if (!LJ_HASMEMPROF)
+    return prof_error(L, "profiler is disabled", ENOTSUP);
+  status = luaM_memprof_stop(L);
   if (status != PROFILE_ERRRUN)
     memprof_file = NULL;
   return prof_result(L, status, "profiler is not running");
 }
-#else
-static int memprof_start(lua_State *L)
-{
-  return prof_error(L, "profiler is disabled", ENOTSUP);
-}
-
-static int memprof_stop(lua_State *L)
-{
-  return prof_error(L, "profiler is disabled", ENOTSUP);
-}
-#endif
 
 static const luaL_Reg memprof_lib[] = {
   { "start", memprof_start },
@@ -181,7 +179,6 @@ static int sysprof_report(lua_State *L)
   return 1;
 }
 
-#if LJ_HASSYSPROF
 /* Options table -> config; NULL or an error message. */
 static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
 				   const char **path)
@@ -225,6 +222,8 @@ static int sysprof_start(lua_State *L)
   const char *bad = sysprof_options(L, &cfg, &path);
   ProfFile *pf;
   int status;
+  if (!LJ_HASSYSPROF)
+    return prof_error(L, "profiler is disabled", ENOTSUP);
   if (bad != NULL)
     return prof_error(L, bad, EINVAL);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
@@ -243,24 +242,21 @@ static int sysprof_start(lua_State *L)
   if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN ||
       status == PROFILE_ERRMEM)
     lj_proffile_close(pf, cfg.buf);  /* Only an I/O failure calls on_stop. */
+  if (status == PROFILE_SUCCESS)
+    prof_started(&sysprof_file, pf);
   return prof_result(L, status, "profiler is running already");
 }
 
 static int sysprof_stop(lua_State *L)
 {
-  return prof_result(L, luaM_sysprof_stop(L), "profiler is not running");
+  int status;
+  if (!LJ_HASSYSPROF)
+    return prof_error(L, "profiler is disabled", ENOTSUP);
+  status = luaM_sysprof_stop(L);
+  if (status != PROFILE_ERRRUN)
+    sysprof_file = NULL;
+  return prof_result(L, status, "profiler is not running");
 }
-#else
-static int sysprof_start(lua_State *L)
-{
-  return prof_error(L, "profiler is disabled", ENOTSUP);
-}
-
-static int sysprof_stop(lua_State *L)
-{
-  return prof_error(L, "profiler is disabled", ENOTSUP);
-}
-#endif
 
 static const luaL_Reg sysprof_lib[] = {
   { "start", sysprof_start },

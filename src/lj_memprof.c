@@ -318,4 +318,14 @@ void lj_memprof_close(global_State *g)
   UNUSED(g);
 }
 
+int lj_memprof_busy(void)
+{
+  return 0;
+}
+
+void lj_memprof_exit(void *ctx)
+{
+  UNUSED(ctx);
+}
+
 #endif

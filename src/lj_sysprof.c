@@ -889,6 +889,13 @@ void lj_sysprof_close(global_State *g)
     luaM_sysprof_stop(mainthread(g));
 }
 
+void lj_sysprof_exit(void *ctx)
+{
+  if (atomic_load(&sysprof.state) != SPS_IDLE && ctx != NULL &&
+      sysprof.cfg.ctx == ctx)
+    luaM_sysprof_stop(mainthread(sysprof.g));
+}
+
 /* -- C API --------------------------------------------------------------- */
 
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
@@ -962,6 +969,11 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 int lj_sysprof_busy(void)
 {
   return 0;
+}
+
+void lj_sysprof_exit(void *ctx)
+{
+  UNUSED(ctx);
 }
 
 void lj_sysprof_addproto(global_State *g, const GCproto *pt)

@@ -42,6 +42,8 @@ typedef struct SysprofConfig {
 LJ_FUNC int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg);
 /* A profile holds the profiler: running, or halted until stop() is called. */
 LJ_FUNC int lj_sysprof_busy(void);
+/* Process exit: complete the profile whose writer context is ctx, if any. */
+LJ_FUNC void lj_sysprof_exit(void *ctx);
 
 /* Through lj_prof.h. */
 LJ_FUNC void lj_sysprof_addproto(global_State *g, const GCproto *pt);

@@ -16,7 +16,9 @@ my $r = ljprof('--help');
 is($r->{rc}, 0, '--help exits 0');
 like($r->{out}, qr/^Usage: ljprof COMMAND/m, '--help shows usage');
 like($r->{out}, qr/^  report /m, '--help lists report');
-like($r->{out}, qr/^Examples:\n  ljprof report /m, '--help shows examples');
+like($r->{out}, qr/^  record /m, '--help lists record');
+like($r->{out}, qr/^Examples:\n  ljprof record --mem -- app\.lua\n(?:  ljprof .*\n)*  ljprof report /m,
+     '--help shows examples of record and report');
 
 $r = ljprof('report', '--help');
 is($r->{rc}, 0, 'report --help exits 0');
@@ -39,7 +41,7 @@ usage_error(['frobnicate'], qr/^ljprof: unknown command 'frobnicate'/, 'unknown 
 usage_error(['report'], qr/^ljprof report: no FILE given/, 'no file');
 usage_error(['report', '--bogus', $good], qr/unknown option '--bogus'/, 'unknown option');
 usage_error(['report', '-x', $good], qr/unknown option '-x'/, 'unknown short option');
-usage_error(['report', '--format=xml', $good], qr/unknown format 'xml'/, 'bad format');
+usage_error(['report', '--format=xml', $good], qr/unknown format 'xml' \(text, json or collapsed\)/, 'bad format');
 usage_error(['report', '--sort=name', $good], qr/unknown sort key 'name'/, 'bad sort key');
 usage_error(['report', '--top', '0', $good], qr/--top wants a positive number, not '0'/, 'top 0');
 usage_error(['report', '--top=ten', $good], qr/--top wants a positive number/, 'top not a number');
@@ -60,9 +62,19 @@ like($r->{err}, qr{\Aljprof: \S*/no/such/dir/out\.txt: No such file or directory
 
 my $sysprof = write_file("$dir/sysprof.bin", symtab() . prologue('ljp', 2) . "\x80");
 $r = ljprof('report', $sysprof);
-is($r->{rc}, 1, 'sysprof: exit 1');
-like($r->{err}, qr/sysprof streams are not supported yet/, 'sysprof: clear error');
-is($r->{out}, '', 'sysprof: no report');
+is($r->{rc}, 0, 'an empty sysprof v2 stream: exit 0');
+like($r->{out}, qr/^SYSPROF REPORT: /, 'an empty sysprof v2 stream: a sysprof report');
+
+my $p4 = write_file("$dir/p4.bin", symtab() . prologue('ljp', 4) . "\x80");
+$r = ljprof('report', $p4);
+is($r->{rc}, 1, 'sysprof v4: exit 1');
+like($r->{err}, qr/\Aljprof: \S+: unsupported sysprof version 4 \(expected 2 or 3\) at offset 11\n\z/,
+     'sysprof v4: names the versions read');
+
+$r = ljprof('report', '--format=collapsed', $good);
+is($r->{rc}, 2, 'collapsed of a memprof stream: exit 2');
+like($r->{err}, qr/\Aljprof: \S+: --format=collapsed needs a sysprof stream/, 'collapsed of a memprof stream: says so');
+is($r->{out}, '', 'collapsed of a memprof stream: no report');
 
 my $v4 = write_file("$dir/v4.bin", symtab() . prologue('ljm', 4) . "\x80");
 $r = ljprof('report', $v4);

@@ -12,6 +12,7 @@
 
 /* Each subcommand gets its own argv: argv[0] is the subcommand's name. */
 int cmd_report(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /* "ljprof CMD: <message> (see 'ljprof CMD --help')" on stderr; EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)

@@ -1,38 +1,27 @@
 /*
 ** ljprof report: decode a profile file and write a report of it.
 */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "lib/memagg.h"
-#include "lib/report.h"
-#include "lib/stream.h"
+#include "report_cli.h"
 
 #define CMD "report"
-#define READ_BUFFER_SIZE (1u << 20)
 
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: ljprof report [OPTIONS] FILE\n"
           "\n"
-          "Read a profile stream (a symbol table followed by a memprof stream,\n"
-          "as the memory profiler writes it) and report where memory was\n"
+          "Read a profile stream (a symbol table followed by a memprof or a\n"
+          "sysprof stream) and report it. Memprof: where memory was\n"
           "allocated, reallocated and freed, and what is still allocated at\n"
-          "the end. FILE '-' reads standard input.\n"
+          "the end. Sysprof: samples by VM state, functions and lines by\n"
+          "self and total samples, or the stacks for a flame graph.\n"
+          "FILE '-' reads standard input.\n"
           "\n"
-          "Options:\n"
-          "  --format=text|json  report format (default: text)\n"
+          "Options:\n" REPORT_OPTIONS_HELP
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
-          "  --leak-only         only what each site still holds at the end\n"
-          "  --human-readable    sizes in B, KiB, MiB, GiB\n"
-          "  --sort=bytes|events order of locations (default: bytes)\n"
-          "  --top=N             at most N locations in each section\n"
           "  -h, --help          show this help\n"
           "\n"
           "A damaged (truncated, corrupt) stream is reported up to the damage,\n"
@@ -43,18 +32,14 @@ static void usage(FILE *out) {
           "  ljprof report --leak-only --human-readable memprof.bin\n"
           "  ljprof report --sort=events --top 10 memprof.bin\n"
           "  ljprof report --format=json -o report.json memprof.bin\n"
+          "  ljprof report --top 20 sysprof.bin\n"
+          "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl >cpu.svg\n"
           "  cat memprof.bin | ljprof report -\n");
 }
 
-enum { OPT_FORMAT = 256, OPT_LEAK_ONLY, OPT_HUMAN, OPT_SORT, OPT_TOP };
-
 static const struct option long_options[] = {
-    {"format", required_argument, NULL, OPT_FORMAT},
+    REPORT_LONG_OPTIONS,
     {"output", required_argument, NULL, 'o'},
-    {"leak-only", no_argument, NULL, OPT_LEAK_ONLY},
-    {"human-readable", no_argument, NULL, OPT_HUMAN},
-    {"sort", required_argument, NULL, OPT_SORT},
-    {"top", required_argument, NULL, OPT_TOP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -65,54 +50,20 @@ struct args {
   const char *output;
 };
 
-static int parse_top(const char *text, size_t *top) {
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull(text, &end, 10);
-  if (errno || end == text || *end || n == 0 || text[0] == '-' ||
-      n > SIZE_MAX)
-    return 0;
-  *top = (size_t)n;
-  return 1;
-}
-
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(int argc, char **argv, struct args *a) {
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
+    int status = report_parse_option(CMD, c, optarg, &a->report);
+    if (status != REPORT_OPTION_NOT_MINE) {
+      if (status >= 0) return status;
+      continue;
+    }
     switch (c) {
-    case OPT_FORMAT:
-      if (!strcmp(optarg, "text"))
-        a->report.format = REPORT_TEXT;
-      else if (!strcmp(optarg, "json"))
-        a->report.format = REPORT_JSON;
-      else
-        return usage_error(CMD, "unknown format '%s' (text or json)", optarg);
-      break;
     case 'o':
       a->output = optarg;
-      break;
-    case OPT_LEAK_ONLY:
-      a->report.leak_only = 1;
-      break;
-    case OPT_HUMAN:
-      a->report.human = 1;
-      break;
-    case OPT_SORT:
-      if (!strcmp(optarg, "bytes"))
-        a->report.order = ORDER_BYTES;
-      else if (!strcmp(optarg, "events"))
-        a->report.order = ORDER_EVENTS;
-      else
-        return usage_error(CMD, "unknown sort key '%s' (bytes or events)",
-                           optarg);
-      break;
-    case OPT_TOP:
-      if (!parse_top(optarg, &a->report.top))
-        return usage_error(CMD, "--top wants a positive number, not '%s'",
-                           optarg);
       break;
     case 'h':
       usage(stdout);
@@ -132,55 +83,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
 }
 
 int cmd_report(int argc, char **argv) {
-  struct args a = {.report = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0}};
+  struct args a = {.report = REPORT_OPTIONS_DEFAULT};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-
-  int stdin_input = !strcmp(a.input, "-");
-  const char *name = stdin_input ? "<stdin>" : a.input;
-  int fd = stdin_input ? STDIN_FILENO : open(a.input, O_RDONLY);
-  if (fd < 0) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, strerror(errno));
-    return EXIT_FAILED;
-  }
-  FILE *out = a.output ? fopen(a.output, "w") : stdout;
-  if (!out) {
-    fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
-    if (!stdin_input) close(fd);
-    return EXIT_FAILED;
-  }
-
-  struct reader r;
-  struct symbols sym;
-  struct memagg agg;
-  reader_init_fd(&r, fd, READ_BUFFER_SIZE);
-  symbols_init(&sym);
-  memagg_init(&agg, &sym);
-  struct stream_sinks sinks = {.memprof = {memagg_events, &agg}};
-  enum stream_kind kind = stream_read(&r, &sym, &sinks);
-
-  status = EXIT_OK;
-  if (kind == STREAM_MEMPROF) {
-    memagg_finish(&agg);
-    struct report_input in = {name, &sym, &agg, &r};
-    if (report_memprof(out, &in, &a.report) != 0) {
-      fprintf(stderr, "ljprof: %s: write error: %s\n",
-              a.output ? a.output : "<stdout>", strerror(errno));
-      status = EXIT_FAILED;
-    }
-  }
-  if (r.status != READER_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, r.err_msg);
-    status = EXIT_FAILED;
-  }
-
-  if (a.output && fclose(out) != 0 && status == EXIT_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
-    status = EXIT_FAILED;
-  }
-  memagg_free(&agg);
-  symbols_free(&sym);
-  reader_free(&r);
-  if (!stdin_input) close(fd);
-  return status;
+  return report_file(a.input, a.output, &a.report);
 }

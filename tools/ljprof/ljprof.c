@@ -15,7 +15,11 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"report", cmd_report, "turn a memprof stream into a report (text, JSON)"},
+    {"record", cmd_record,
+     "run a Lua script under the memory or CPU profiler, then report"},
+    {"report", cmd_report,
+     "turn a memprof or sysprof stream into a report (text, JSON, "
+     "collapsed stacks)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
@@ -27,9 +31,13 @@ static void usage(FILE *out) {
   fprintf(out,
           "\n'ljprof COMMAND --help' tells more about a command.\n\n"
           "Examples:\n"
+          "  ljprof record --mem -- app.lua\n"
+          "  ljprof record --cpu --interval=1 -- bench.lua\n"
           "  ljprof report memprof.bin\n"
           "  ljprof report --leak-only --human-readable memprof.bin\n"
-          "  ljprof report --format=json -o report.json memprof.bin\n");
+          "  ljprof report --format=json -o report.json memprof.bin\n"
+          "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl "
+          ">cpu.svg\n");
 }
 
 int usage_error(const char *cmd, const char *fmt, ...) {

@@ -3,41 +3,11 @@
 ** the allocation sites its reallocations and frees touched. Names are given
 ** in full (no aliases); JSON escaping keeps multi-line chunk names intact.
 */
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_out.h"
 #include "report.h"
-
-/* Counters above what a JSON integer holds come out as (inexact) reals. */
-static json_t *json_u64(uint64_t v) {
-  return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
-/* A JSON string from arbitrary bytes: bytes that are not UTF-8 become the
-** text \xNN, so any name (symbols are raw bytes) prints. */
-static json_t *json_bytes(const char *data, size_t len) {
-  json_t *s = json_stringn(data, len);
-  if (s) return s;
-  struct sbuf esc = {0};
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)data[i];
-    if (c < 0x80)
-      sbuf_add(&esc, &data[i], 1);
-    else
-      sbuf_printf(&esc, "\\x%02x", c);
-  }
-  s = json_stringn(esc.data ? esc.data : "", esc.len);
-  sbuf_free(&esc);
-  return s;
-}
-
-static json_t *json_location(const struct symbols *sym, uint32_t loc,
-                             struct sbuf *scratch) {
-  sbuf_reset(scratch);
-  symbols_format(sym, loc, NULL, scratch);
-  return json_bytes(scratch->data, scratch->len);
-}
 
 /* Add the counters of st to the object o; returns o. */
 static json_t *json_stats(json_t *o, const struct memstats *st) {
@@ -106,15 +76,6 @@ int report_memprof_json(FILE *out, const struct report_input *in,
                       json_bytes(in->source, strlen(in->source)));
   json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
   json_object_set_new(root, "locations", json_locations(in, opt));
-  const struct reader *r = in->reader;
-  if (r->status != READER_OK) {
-    json_t *err = json_object();
-    json_object_set_new(err, "offset", json_u64(r->err_offset));
-    json_object_set_new(err, "message", json_bytes(r->err_msg, strlen(r->err_msg)));
-    json_object_set_new(root, "error", err);
-  }
-  int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  json_decref(root);
-  if (rc == 0) fputc('\n', out);
-  return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
+  json_add_error(root, in->reader);
+  return json_write(root, out);
 }

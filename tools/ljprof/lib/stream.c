@@ -10,27 +10,45 @@
 struct section {
   const char *magic;
   const char *name;
-  unsigned version;
+  unsigned oldest, newest; /* the versions read */
+  const char *versions;    /* the same, for messages */
 };
 
-static const struct section SYMTAB = {"ljs", "symtab", SYMTAB_VERSION};
-static const struct section MEMPROF = {"ljm", "memprof", MEMPROF_VERSION};
-static const struct section SYSPROF = {"ljp", "sysprof", 2};
+static const struct section SYMTAB = {"ljs", "symtab", SYMTAB_VERSION,
+                                      SYMTAB_VERSION, "3"};
+static const struct section MEMPROF = {"ljm", "memprof", MEMPROF_VERSION,
+                                       MEMPROF_VERSION, "3"};
+static const struct section SYSPROF = {"ljp", "sysprof",
+                                       SYSPROF_VERSION_REFERENCE,
+                                       SYSPROF_VERSION, "2 or 3"};
 
-/* The prologue after the magic: a version byte, three reserved bytes. */
-static int read_version(struct reader *r, const struct section *sec) {
+/*
+** The prologue after the magic: a version byte, three reserved bytes.
+** Returns the version, or 0 (in the reader: why).
+*/
+static unsigned read_version(struct reader *r, const struct section *sec) {
   uint64_t at = reader_offset(r);
   uint8_t version, reserved[3];
   if (!reader_u8(r, &version, "version byte") ||
       !reader_bytes(r, reserved, sizeof reserved, "reserved prologue bytes"))
     return 0;
-  if (version != sec->version) {
+  if (version < sec->oldest || version > sec->newest) {
     reader_fail(r, READER_UNSUPPORTED, at,
-                "unsupported %s version %u (expected %u) at offset %" PRIu64,
-                sec->name, version, sec->version, at);
+                "unsupported %s version %u (expected %s) at offset %" PRIu64,
+                sec->name, version, sec->versions, at);
     return 0;
   }
-  return 1;
+  return version;
+}
+
+/* After a profiler stream's end byte, nothing may follow. */
+static void check_nothing_after(struct reader *r, const struct section *sec) {
+  if (reader_at_end(r)) return;
+  uint64_t at = reader_offset(r);
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": data after the end of the %s "
+              "stream",
+              at, sec->name);
 }
 
 static const struct section *read_magic(struct reader *r) {
@@ -62,18 +80,11 @@ enum stream_kind stream_read(struct reader *r, struct symbols *sym,
     }
   }
   if (!sec) return STREAM_UNKNOWN;
-  if (sec == &SYSPROF) {
-    reader_fail(r, READER_UNSUPPORTED, reader_offset(r) - MAGIC_SIZE,
-                "sysprof streams are not supported yet (only memprof)");
-    return STREAM_SYSPROF;
-  }
-  if (!read_version(r, sec)) return STREAM_UNKNOWN;
-  if (memprof_read_events(r, sym, &sinks->memprof) && !reader_at_end(r)) {
-    uint64_t at = reader_offset(r);
-    reader_fail(r, READER_CORRUPT, at,
-                "corrupt at offset %" PRIu64
-                ": data after the end of the memprof stream",
-                at);
-  }
-  return STREAM_MEMPROF;
+  unsigned version = read_version(r, sec);
+  if (!version) return STREAM_UNKNOWN;
+  int complete = sec == &SYSPROF
+                     ? sysprof_read_records(r, sym, version, &sinks->sysprof)
+                     : memprof_read_events(r, sym, &sinks->memprof);
+  if (complete) check_nothing_after(r, sec);
+  return sec == &SYSPROF ? STREAM_SYSPROF : STREAM_MEMPROF;
 }

@@ -10,6 +10,7 @@
 #include "memprof.h"
 #include "reader.h"
 #include "symbols.h"
+#include "sysprof.h"
 
 enum stream_kind {
   STREAM_UNKNOWN, /* damaged before a profiler section began */
@@ -19,7 +20,7 @@ enum stream_kind {
 
 struct stream_sinks {
   struct memprof_sink memprof;
-  /* sysprof: its sink goes here when its decoder lands */
+  struct sysprof_sink sysprof;
 };
 
 /*

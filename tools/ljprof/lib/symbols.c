@@ -15,7 +15,10 @@ void symbols_free(struct symbols *s) {
   free(s->strings);
   hashtab_free(&s->string_index);
   keymap_free(&s->protos);
+  free(s->proto_bindings);
   keymap_free(&s->cfuncs);
+  keymap_free(&s->ffuncs);
+  free(s->code_index);
   keymap_free(&s->traces);
   free(s->trace_bindings);
   free(s->locations);
@@ -60,15 +63,36 @@ uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
 }
 
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
-                        size_t len) {
+                        size_t len, uint64_t first_line) {
   s->generation++;
-  keymap_put(&s->protos, addr, symbols_intern(s, chunk, len));
+  uint32_t id = keymap_get(&s->protos, addr);
+  if (id == HASHTAB_NONE) {
+    grow_array((void **)&s->proto_bindings, &s->protos_cap, s->nprotos + 1,
+               sizeof *s->proto_bindings);
+    id = (uint32_t)s->nprotos++;
+    keymap_put(&s->protos, addr, id);
+  }
+  s->proto_bindings[id] =
+      (struct proto_binding){symbols_intern(s, chunk, len), first_line};
+}
+
+/* The chunk name bound to a proto address, or SYMBOLS_NONE. */
+static uint32_t proto_chunk(const struct symbols *s, uint64_t proto) {
+  uint32_t id = keymap_get(&s->protos, proto);
+  return id == HASHTAB_NONE ? SYMBOLS_NONE : s->proto_bindings[id].chunk;
 }
 
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len) {
   s->generation++;
+  s->code_index_stale = 1;
   keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
+}
+
+void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
+                        size_t len) {
+  s->generation++;
+  keymap_put(&s->ffuncs, id, symbols_intern(s, name, len));
 }
 
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
@@ -82,7 +106,7 @@ void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
     keymap_put(&s->traces, traceno, id);
   }
   s->trace_bindings[id] =
-      (struct trace_binding){keymap_get(&s->protos, proto), proto, line};
+      (struct trace_binding){proto_chunk(s, proto), proto, line};
 }
 
 static uint32_t location_hash(const struct location *loc) {
@@ -142,8 +166,8 @@ uint32_t symbols_loc_before_start(struct symbols *s) {
 
 static uint32_t resolve_lua(struct symbols *s, uint64_t proto,
                            uint64_t line) {
-  uint32_t chunk = keymap_get(&s->protos, proto);
-  if (chunk == HASHTAB_NONE)
+  uint32_t chunk = proto_chunk(s, proto);
+  if (chunk == SYMBOLS_NONE)
     return location_id(s, (struct location){.kind = LOC_LUA_UNKNOWN,
                                             .name = SYMBOLS_NONE,
                                             .addr = proto,
@@ -178,7 +202,93 @@ static uint32_t resolve_trace(struct symbols *s, uint64_t traceno) {
                            .traceno = traceno});
 }
 
-enum raw_kind { RAW_INTERNAL = 1, RAW_LUA, RAW_CFUNC, RAW_TRACE };
+static uint32_t resolve_proto(struct symbols *s, uint64_t proto) {
+  uint32_t id = keymap_get(&s->protos, proto);
+  if (id == HASHTAB_NONE)
+    return location_id(s, (struct location){.kind = LOC_PROTO_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .addr = proto});
+  const struct proto_binding *p = &s->proto_bindings[id];
+  return location_id(s, (struct location){.kind = LOC_LUA,
+                                          .name = p->chunk,
+                                          .line = p->first_line});
+}
+
+static uint32_t resolve_ffunc(struct symbols *s, uint64_t id) {
+  uint32_t name = keymap_get(&s->ffuncs, id);
+  if (name == HASHTAB_NONE)
+    return location_id(s, (struct location){.kind = LOC_FFUNC_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .addr = id});
+  return location_id(s, (struct location){.kind = LOC_FFUNC, .name = name});
+}
+
+static int by_address(const void *a, const void *b) {
+  uint64_t x = ((const struct keyslot *)a)->key;
+  uint64_t y = ((const struct keyslot *)b)->key;
+  return (x > y) - (x < y);
+}
+
+static void sort_code_index(struct symbols *s) {
+  const struct keymap *m = &s->cfuncs;
+  s->ncode = 0;
+  grow_array((void **)&s->code_index, &s->code_cap, m->count,
+             sizeof *s->code_index);
+  for (size_t i = 0; m->slots && i <= m->mask; i++)
+    if (m->slots[i].used) s->code_index[s->ncode++] = m->slots[i];
+  qsort(s->code_index, s->ncode, sizeof *s->code_index, by_address);
+  s->code_index_stale = 0;
+}
+
+/* The symbol name at the greatest address <= addr, or SYMBOLS_NONE. */
+static uint32_t symbol_below(struct symbols *s, uint64_t addr) {
+  if (s->code_index_stale) sort_code_index(s);
+  size_t lo = 0, hi = s->ncode; /* the answer is below hi */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->code_index[mid].key <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo ? s->code_index[lo - 1].value : SYMBOLS_NONE;
+}
+
+static uint32_t resolve_code(struct symbols *s, uint64_t addr) {
+  uint32_t name = symbol_below(s, addr);
+  if (name == SYMBOLS_NONE)
+    return location_id(s, (struct location){.kind = LOC_NATIVE_UNKNOWN,
+                                            .name = SYMBOLS_NONE,
+                                            .addr = addr});
+  return location_id(s, (struct location){.kind = LOC_CFUNC, .name = name});
+}
+
+uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
+                                 uint64_t proto, uint64_t line) {
+  uint32_t chunk = proto_chunk(s, proto);
+  return location_id(
+      s, (struct location){.kind = LOC_TRACE_FRAME,
+                           .name = chunk,
+                           .addr = chunk == SYMBOLS_NONE ? proto : 0,
+                           .line = line,
+                           .traceno = traceno});
+}
+
+uint32_t symbols_loc_label(struct symbols *s, const char *text) {
+  return location_id(s, (struct location){
+                            .kind = LOC_LABEL,
+                            .name = symbols_intern(s, text, strlen(text))});
+}
+
+enum raw_kind {
+  RAW_INTERNAL = 1,
+  RAW_LUA,
+  RAW_CFUNC,
+  RAW_TRACE,
+  RAW_PROTO,
+  RAW_FFUNC,
+  RAW_CODE
+};
 
 /* The cache entry of a raw location: valid if it holds it, now. */
 static struct resolved_location *cache_entry(struct symbols *s,
@@ -224,6 +334,24 @@ uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
   struct resolved_location *e = cache_entry(s, RAW_TRACE, traceno, 0);
   if (cache_holds(s, e, RAW_TRACE, traceno, 0)) return e->loc;
   return cache_fill(s, e, RAW_TRACE, traceno, 0, resolve_trace(s, traceno));
+}
+
+uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto) {
+  struct resolved_location *e = cache_entry(s, RAW_PROTO, proto, 0);
+  if (cache_holds(s, e, RAW_PROTO, proto, 0)) return e->loc;
+  return cache_fill(s, e, RAW_PROTO, proto, 0, resolve_proto(s, proto));
+}
+
+uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id) {
+  struct resolved_location *e = cache_entry(s, RAW_FFUNC, id, 0);
+  if (cache_holds(s, e, RAW_FFUNC, id, 0)) return e->loc;
+  return cache_fill(s, e, RAW_FFUNC, id, 0, resolve_ffunc(s, id));
+}
+
+uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
+  struct resolved_location *e = cache_entry(s, RAW_CODE, addr, 0);
+  if (cache_holds(s, e, RAW_CODE, addr, 0)) return e->loc;
+  return cache_fill(s, e, RAW_CODE, addr, 0, resolve_code(s, addr));
 }
 
 void aliases_free(struct aliases *a) {
@@ -284,6 +412,8 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
     format_lua(s, loc->name, loc->addr, loc->line, a, sb);
     break;
   case LOC_CFUNC:
+  case LOC_FFUNC:
+  case LOC_LABEL:
     sbuf_add(sb, s->strings[loc->name].data, s->strings[loc->name].len);
     break;
   case LOC_CFUNC_UNKNOWN:
@@ -298,6 +428,19 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
     break;
   case LOC_BEFORE_START:
     sbuf_printf(sb, "UNKNOWN (allocated before profiling started)");
+    break;
+  case LOC_PROTO_UNKNOWN:
+    sbuf_printf(sb, "@<unknown proto 0x%" PRIx64 ">", loc->addr);
+    break;
+  case LOC_FFUNC_UNKNOWN:
+    sbuf_printf(sb, "ffunc #%" PRIu64, loc->addr);
+    break;
+  case LOC_NATIVE_UNKNOWN:
+    sbuf_printf(sb, "0x%" PRIx64, loc->addr);
+    break;
+  case LOC_TRACE_FRAME:
+    sbuf_printf(sb, "TRACE [%" PRIu64 "] ", loc->traceno);
+    format_lua(s, loc->name, loc->addr, loc->line, a, sb);
     break;
   }
 }

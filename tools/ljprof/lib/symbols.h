@@ -1,7 +1,7 @@
 /*
 ** Symbol resolver: the bindings in force (proto address -> chunk and first
-** line, C address -> symbol, trace number -> start proto and line) and the
-** locations events are charged to.
+** line, C address -> symbol, trace number -> start proto and line, fast
+** function id -> name) and the locations events and frames are charged to.
 **
 ** Bindings change as a stream goes: a symtab update may rebind an address
 ** or a trace number. Events therefore resolve when they are decoded, into a
@@ -28,7 +28,13 @@ enum loc_kind {
   LOC_CFUNC_UNKNOWN, /* addr */
   LOC_TRACE,         /* traceno; start: name (chunk) or addr (proto), line */
   LOC_TRACE_UNKNOWN, /* traceno */
-  LOC_BEFORE_START   /* owner of memory allocated before profiling began */
+  LOC_BEFORE_START,  /* owner of memory allocated before profiling began */
+  LOC_PROTO_UNKNOWN, /* addr: a Lua function the symbol table does not name */
+  LOC_FFUNC,         /* name: a fast function's name */
+  LOC_FFUNC_UNKNOWN, /* addr: a fast function id */
+  LOC_NATIVE_UNKNOWN, /* addr: code below every C symbol */
+  LOC_TRACE_FRAME,   /* traceno; name (chunk) or addr (proto), line */
+  LOC_LABEL          /* name: printed as it is */
 };
 
 /* Every field takes part in identity; fields a kind does not use are 0. */
@@ -43,6 +49,11 @@ struct location {
 struct symstring {
   char *data;
   size_t len;
+};
+
+struct proto_binding {
+  uint32_t chunk;
+  uint64_t first_line;
 };
 
 struct trace_binding {
@@ -77,8 +88,11 @@ struct symbols {
   size_t nstrings, strings_cap;
   struct hashtab string_index;
 
-  struct keymap protos; /* proto address -> chunk name (string id) */
+  struct keymap protos; /* proto address -> index in proto_bindings */
+  struct proto_binding *proto_bindings;
+  size_t nprotos, protos_cap;
   struct keymap cfuncs; /* C address -> symbol name (string id) */
+  struct keymap ffuncs; /* fast function id -> name (string id) */
   struct keymap traces; /* trace number -> index in trace_bindings */
   struct trace_binding *trace_bindings;
   size_t ntraces, traces_cap;
@@ -87,6 +101,14 @@ struct symbols {
   size_t nlocations, locations_cap;
   struct location_slot *location_slots;
   size_t location_mask;
+
+  /*
+  ** C symbols by address, for code addresses that fall inside a function:
+  ** rebuilt from cfuncs when a C binding changed since it was sorted.
+  */
+  struct keyslot *code_index;
+  size_t ncode, code_cap;
+  int code_index_stale;
 
   uint64_t generation; /* of the bindings: bumped by every bind */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
@@ -97,13 +119,15 @@ void symbols_free(struct symbols *s);
 
 uint32_t symbols_intern(struct symbols *s, const char *str, size_t len);
 
-/* A proto's first line is not part of any name: only the chunk is kept. */
+/* A proto's first line names its function (symbols_loc_proto()). */
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
-                        size_t len);
+                        size_t len, uint64_t first_line);
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len);
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
                         uint64_t line);
+void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
+                        size_t len);
 
 /* Location ids, resolved with the bindings in force now. */
 uint32_t symbols_loc_internal(struct symbols *s);
@@ -111,6 +135,20 @@ uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line);
 uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr);
 uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno);
 uint32_t symbols_loc_before_start(struct symbols *s);
+
+/* Sampled frames. */
+/* A Lua function as a whole: `@chunk:FIRSTLINE`. */
+uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto);
+/* `name`, or `ffunc #ID` without an ffname binding. */
+uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id);
+/* The C symbol at the greatest address <= addr (symbols have no sizes),
+** or `0x...` below every symbol. */
+uint32_t symbols_loc_code(struct symbols *s, uint64_t addr);
+/* `TRACE [n] @chunk:LINE`: the start a trace frame carries. */
+uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
+                                 uint64_t proto, uint64_t line);
+/* A fixed text, such as `[GC]`. */
+uint32_t symbols_loc_label(struct symbols *s, const char *text);
 
 /*
 ** Chunk names that span lines (the source text of load(string)) are

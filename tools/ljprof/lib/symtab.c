@@ -11,7 +11,7 @@ int symtab_read_entry(struct reader *r, struct symbols *sym,
         !reader_string(r, scratch, SYMTAB_MAX_NAME, "symtab: chunk name") ||
         !reader_uleb(r, &line, "symtab: first line"))
       return 0;
-    symbols_bind_proto(sym, key, scratch->data, scratch->len);
+    symbols_bind_proto(sym, key, scratch->data, scratch->len, line);
     return 1;
   case SYMTAB_CFUNC:
     if (!reader_uleb(r, &key, "symtab: C symbol address") ||

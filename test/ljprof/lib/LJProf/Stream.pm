@@ -1,10 +1,15 @@
 package LJProf::Stream;
-# Hand-built profile streams in the reference's byte format (see
-# docs/formats.md of the project): ULEB128 integers, length-prefixed strings,
-# a symbol table (ljs v3) followed by a memprof stream (ljm v3).
+# Hand-built profile streams (see docs/formats.md of the project and the
+# reference's formats): ULEB128 integers, length-prefixed strings, a symbol
+# table (ljs v3) followed by a memprof stream (ljm v3) or a sysprof stream
+# (ljp v2, the reference's, or v3, ours).
 #
 #   my $bin = symtab(sym_lfunc(0x100, '@test.lua', 1))
 #           . memprof(ev_alloc(lua(0x100, 5), 0x1000, 32));
+#   my $cpu = symtab(sym_lfunc(0x100, '@test.lua', 1))
+#           . sysprof(3, sp_config(MODE_C, 1000, 0),
+#                     sp_sample(LFUNC, f_lua(0x100, 5), f_native(0x4000)),
+#                     sp_stats(1, [0, 1], 0, 0, 1e6));
 use strict;
 use warnings;
 use Exporter 'import';
@@ -15,6 +20,10 @@ our @EXPORT = qw(
   memprof internal lua cfunc trace
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace
   write_file NO_LINE
+  sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace
+  sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
+  v2_sample v2_trace
+  INTERP LFUNC FFUNC CFUNC GC EXIT RECORD OPT ASM TRACE MODE_D MODE_L MODE_C
 );
 
 # Line -1 as the VM writes it: 64-bit two's complement, a 10-byte ULEB128.
@@ -63,6 +72,46 @@ sub upd_cfunc { return "\x0C" . cfunc_fields(@_) }  # (addr, name)
 sub upd_trace { return "\x10" . trace_fields(@_) }  # (trace no, proto, line)
 
 sub memprof { return prologue('ljm', 3) . join('', @_) . "\x80" }
+
+# Sysprof: VM states (the first byte of a sample) and profiling modes.
+use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,
+               RECORD => 6, OPT => 7, ASM => 8, TRACE => 9 };
+use constant { MODE_D => 0, MODE_L => 1, MODE_C => 2 };
+
+sub sysprof { my ($version, @records) = @_; return prologue('ljp', $version) . join('', @records) . "\x80" }
+
+# v3 frames, innermost first in a sample; v2 Lua stacks use tags 1 to 3.
+sub f_lua    { my ($proto, $line) = @_; return "\x01" . uleb($proto) . uleb($line) }
+sub f_cfunc  { my ($addr) = @_; return "\x02" . uleb($addr) }
+sub f_ffunc  { my ($id) = @_; return "\x03" . uleb($id) }
+sub f_native { my ($addr) = @_; return "\x04" . uleb($addr) }
+sub f_trace  { return "\x05" . trace_fields(@_) }    # (trace no, proto, line)
+
+# v3 records.
+sub sp_sample { my ($state, @frames) = @_; return chr($state) . join('', @frames) . "\x80" }
+sub sp_ffname { my ($id, $name) = @_; return "\x0D" . uleb($id) . str($name) }
+sub sp_config { my ($mode, $interval_us, $clock) = @_; return "\x0E" . join('', map { uleb($_) } $mode, $interval_us, $clock) }
+# (samples, [counts by VM state, INTERP first; missing ones 0], dropped, overruns, ns)
+sub sp_stats {
+  my ($samples, $counts, @rest) = @_;
+  my @c = map { $counts->[$_] // 0 } 0 .. 9;
+  return "\x0F" . join('', map { uleb($_) } $samples, @c, @rest);
+}
+
+# Symtab updates in a sysprof stream (v2 and v3).
+sub sp_upd_lfunc { return "\x0A" . lfunc_fields(@_) }  # (addr, chunk, first line)
+sub sp_upd_cfunc { return "\x0B" . cfunc_fields(@_) }  # (addr, name)
+sub sp_upd_trace { return "\x0C" . trace_fields(@_) }  # (trace no, proto, line)
+
+# v2 samples: (state, [Lua frames, innermost first], [host addresses,
+# innermost first]); the Lua stack is written for LFUNC, FFUNC, CFUNC only.
+sub v2_sample {
+  my ($state, $lua, $host) = @_;
+  my $out = chr($state);
+  $out .= join('', @$lua) . "\x80" if $state >= LFUNC && $state <= CFUNC;
+  return $out . join('', map { uleb($_) } @$host) . uleb(0);
+}
+sub v2_trace { return chr(TRACE) . trace_fields(@_) }    # (trace no, proto, first line)
 
 sub write_file {
   my ($path, $bytes) = @_;

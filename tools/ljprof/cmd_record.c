@@ -1,0 +1,296 @@
+/*
+** ljprof record: run a Lua script on luajit under a profiler, from its
+** first line to its exit, then report the stream it wrote.
+**
+** The script runs in a child, `luajit -e START SCRIPT ARGS...` (fork and
+** exec, no shell), where START starts the profiler on the file named by
+** the environment variable LJPROF_STREAM. The VM completes the stream
+** however the script ends (normally, by an error, by os.exit).
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "report_cli.h"
+
+#define CMD "record"
+#define STREAM_ENV "LJPROF_STREAM"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "Usage: ljprof record --mem [OPTIONS] -- SCRIPT [ARGS...]\n"
+          "       ljprof record --cpu[=D|L|C] [--interval=MS] [OPTIONS] -- "
+          "SCRIPT [ARGS...]\n"
+          "\n"
+          "Run SCRIPT with ARGS on luajit under the memory profiler (--mem)\n"
+          "or the platform profiler (--cpu), from its first line to its exit,\n"
+          "write the profile stream, then print its report (as 'ljprof\n"
+          "report' does). The exit status is the script's; when the script\n"
+          "exits with 0, it is the report's (1: a damaged stream).\n"
+          "\n"
+          "Options:\n"
+          "  --mem               profile memory: every allocation, by place\n"
+          "  --cpu[=MODE]        profile CPU by sampling: MODE C (call graph,\n"
+          "                      the default), L (leaf) or D (VM states only)\n"
+          "  --interval=MS       sampling interval in milliseconds, may be\n"
+          "                      fractional (default: 10)\n"
+          "  -o, --output=FILE   the stream file (default: memprof.bin or\n"
+          "                      sysprof.bin in the current directory)\n"
+          "  --report-out=FILE   write the report to FILE (default: stdout)\n"
+          "  --luajit=PATH       the luajit to run (default: the one beside\n"
+          "                      ljprof)\n"
+          REPORT_OPTIONS_HELP
+          "  -h, --help          show this help\n"
+          "\n"
+          "Examples:\n"
+          "  ljprof record --mem -- app.lua\n"
+          "  ljprof record --mem --leak-only -o app.mem -- app.lua --port 8080\n"
+          "  ljprof record --cpu --interval=1 -- bench.lua\n"
+          "  ljprof record --cpu --format=collapsed --report-out=cpu.folded "
+          "-- bench.lua\n");
+}
+
+enum {
+  OPT_MEM = OPT_REPORT_LAST,
+  OPT_CPU,
+  OPT_INTERVAL,
+  OPT_REPORT_OUT,
+  OPT_LUAJIT
+};
+
+static const struct option long_options[] = {
+    REPORT_LONG_OPTIONS,
+    {"mem", no_argument, NULL, OPT_MEM},
+    {"cpu", optional_argument, NULL, OPT_CPU},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"output", required_argument, NULL, 'o'},
+    {"report-out", required_argument, NULL, OPT_REPORT_OUT},
+    {"luajit", required_argument, NULL, OPT_LUAJIT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+enum profiler { PROFILER_NONE, PROFILER_MEM, PROFILER_CPU };
+
+struct args {
+  struct report_options report;
+  enum profiler profiler;
+  char mode;                /* --cpu: 'C', 'L' or 'D' */
+  const char *interval;     /* --cpu: milliseconds, as given */
+  const char *stream;       /* -o */
+  const char *report_out;   /* --report-out */
+  const char *luajit;       /* --luajit */
+  char **script;            /* SCRIPT ARGS... (NULL-terminated) */
+};
+
+static int parse_interval(const char *text) {
+  char *end;
+  errno = 0;
+  double ms = strtod(text, &end);
+  return !errno && end != text && !*end && isfinite(ms) && ms > 0;
+}
+
+static int set_profiler(struct args *a, enum profiler p) {
+  if (a->profiler != PROFILER_NONE && a->profiler != p)
+    return usage_error(CMD, "--mem and --cpu: one profiler at a time");
+  a->profiler = p;
+  return -1;
+}
+
+static int parse_cpu_mode(struct args *a, const char *mode) {
+  if (!mode) return -1;
+  if ((!strcmp(mode, "C") || !strcmp(mode, "L") || !strcmp(mode, "D"))) {
+    a->mode = mode[0];
+    return -1;
+  }
+  return usage_error(CMD, "unknown --cpu mode '%s' (C, L or D)", mode);
+}
+
+/* An option of record's own; returns -1 to go on, or the exit status. */
+static int parse_own_option(int c, char **argv, struct args *a) {
+  int status;
+  switch (c) {
+  case OPT_MEM:
+    return set_profiler(a, PROFILER_MEM);
+  case OPT_CPU:
+    status = set_profiler(a, PROFILER_CPU);
+    return status >= 0 ? status : parse_cpu_mode(a, optarg);
+  case OPT_INTERVAL:
+    if (!parse_interval(optarg))
+      return usage_error(CMD, "--interval wants a positive number of "
+                              "milliseconds, not '%s'", optarg);
+    a->interval = optarg;
+    return -1;
+  case 'o':
+    a->stream = optarg;
+    return -1;
+  case OPT_REPORT_OUT:
+    a->report_out = optarg;
+    return -1;
+  case OPT_LUAJIT:
+    a->luajit = optarg;
+    return -1;
+  case 'h':
+    usage(stdout);
+    return EXIT_OK;
+  case ':':
+    return usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+  default:
+    return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+  }
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct args *a) {
+  optind = 1;
+  opterr = 0;
+  int c;
+  /* '+': options end at SCRIPT, whose own options are its business. */
+  while ((c = getopt_long(argc, argv, "+:o:h", long_options, NULL)) != -1) {
+    int status = report_parse_option(CMD, c, optarg, &a->report);
+    if (status == REPORT_OPTION_NOT_MINE) status = parse_own_option(c, argv, a);
+    if (status >= 0) return status;
+  }
+  if (a->profiler == PROFILER_NONE)
+    return usage_error(CMD, "say which profiler: --mem or --cpu");
+  if (a->interval && a->profiler != PROFILER_CPU)
+    return usage_error(CMD, "--interval is for --cpu");
+  if (optind == argc) return usage_error(CMD, "no SCRIPT given");
+  a->script = argv + optind;
+  return -1;
+}
+
+/* The luajit in the directory of this very ljprof binary. */
+static char *luajit_beside_me(void) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n < 0) return NULL;
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (!slash) return NULL;
+  *slash = '\0';
+  size_t size = strlen(self) + sizeof "/luajit";
+  char *path = malloc(size);
+  if (path) snprintf(path, size, "%s/luajit", self);
+  return path;
+}
+
+/* The Lua chunk that starts the profiler. */
+static void start_chunk(const struct args *a, char *buf, size_t size) {
+  if (a->profiler == PROFILER_MEM)
+    snprintf(buf, size,
+             "assert(misc.memprof.start(os.getenv(\"" STREAM_ENV "\")))");
+  else
+    snprintf(buf, size,
+             "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "
+             "path=os.getenv(\"" STREAM_ENV "\")}))",
+             a->mode, strtod(a->interval ? a->interval : "10", NULL));
+}
+
+/*
+** Run luajit on the script in a child and wait for it. Returns the
+** script's exit status (128 + the signal that killed it), or -1 if luajit
+** could not be run (said on stderr).
+*/
+static int run_script(const char *luajit, const char *chunk,
+                      const char *stream, char **script) {
+  size_t nargs = 0;
+  while (script[nargs]) nargs++;
+  char **argv = calloc(nargs + 4, sizeof *argv);
+  int report_pipe[2]; /* the child's exec errno; closed by a good exec */
+  if (!argv || pipe(report_pipe) != 0) {
+    fprintf(stderr, "ljprof " CMD ": %s\n", strerror(errno));
+    free(argv);
+    return -1;
+  }
+  argv[0] = (char *)luajit;
+  argv[1] = "-e";
+  argv[2] = (char *)chunk;
+  memcpy(argv + 3, script, nargs * sizeof *argv);
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(report_pipe[0]);
+    fcntl(report_pipe[1], F_SETFD, FD_CLOEXEC);
+    setenv(STREAM_ENV, stream, 1);
+    execvp(luajit, argv);
+    int err = errno;
+    ssize_t unused = write(report_pipe[1], &err, sizeof err);
+    (void)unused;
+    _exit(127);
+  }
+  free(argv);
+  close(report_pipe[1]);
+  if (pid < 0) {
+    fprintf(stderr, "ljprof " CMD ": fork: %s\n", strerror(errno));
+    close(report_pipe[0]);
+    return -1;
+  }
+  /* Ctrl-C is for the script: ljprof stays to report what it recorded. */
+  struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = read(report_pipe[0], &exec_errno, sizeof exec_errno)) < 0 &&
+         errno == EINTR)
+    continue;
+  close(report_pipe[0]);
+  int wstatus;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) continue;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGQUIT, &old_quit, NULL);
+  if (got == sizeof exec_errno) {
+    fprintf(stderr, "ljprof " CMD ": cannot run luajit '%s': %s\n", luajit,
+            strerror(exec_errno));
+    return -1;
+  }
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return WEXITSTATUS(wstatus);
+}
+
+int cmd_record(int argc, char **argv) {
+  struct args a = {.report = REPORT_OPTIONS_DEFAULT, .mode = 'C'};
+  int status = parse_args(argc, argv, &a);
+  if (status >= 0) return status;
+
+  if (access(a.script[0], R_OK) != 0) {
+    fprintf(stderr, "ljprof " CMD ": cannot read script '%s': %s\n",
+            a.script[0], strerror(errno));
+    return EXIT_USAGE;
+  }
+  char *beside = a.luajit ? NULL : luajit_beside_me();
+  const char *luajit = a.luajit ? a.luajit : beside;
+  if (!luajit) {
+    fprintf(stderr, "ljprof " CMD ": cannot find the luajit beside ljprof "
+                    "(give one with --luajit=PATH)\n");
+    return EXIT_USAGE;
+  }
+  const char *stream = a.stream ? a.stream
+                       : a.profiler == PROFILER_MEM ? "memprof.bin"
+                                                    : "sysprof.bin";
+  /* A stream left by an earlier run must not pass for this one's. */
+  if (unlink(stream) != 0 && errno != ENOENT) {
+    fprintf(stderr, "ljprof " CMD ": %s: %s\n", stream, strerror(errno));
+    free(beside);
+    return EXIT_FAILED;
+  }
+  char chunk[256];
+  start_chunk(&a, chunk, sizeof chunk);
+  int script_status = run_script(luajit, chunk, stream, a.script);
+  free(beside);
+  if (script_status < 0) return EXIT_USAGE;
+
+  fflush(stdout);
+  status = report_file(stream, a.report_out, &a.report);
+  return script_status != 0 ? script_status : status;
+}

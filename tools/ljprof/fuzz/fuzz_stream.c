@@ -1,0 +1,70 @@
+/*
+** libFuzzer target: a whole profile file through the reader library, as
+** `ljprof report` runs it: decode, aggregate, render every format of the
+** stream's kind (memprof: text, JSON; sysprof: text, JSON, collapsed).
+*/
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/memagg.h"
+#include "lib/report.h"
+#include "lib/stream.h"
+#include "lib/sysagg.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void render_memprof(FILE *out, struct memagg *agg,
+                           const struct symbols *sym, const struct reader *r) {
+  memagg_finish(agg);
+  struct report_input in = {"fuzz", sym, agg, r};
+  struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 1, 0};
+  report_memprof(out, &in, &opt);
+  opt.format = REPORT_JSON;
+  opt.top = 3;
+  report_memprof(out, &in, &opt);
+}
+
+static void render_sysprof(FILE *out, const struct sysagg *agg,
+                           const struct symbols *sym, const struct reader *r) {
+  struct sysprof_report_input in = {"fuzz", sym, agg, r};
+  struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0};
+  report_sysprof(out, &in, &opt);
+  opt.format = REPORT_JSON;
+  opt.top = 3;
+  report_sysprof(out, &in, &opt);
+  opt.format = REPORT_COLLAPSED;
+  report_sysprof(out, &in, &opt);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static FILE *devnull;
+  if (!devnull && !(devnull = fopen("/dev/null", "w"))) return 0;
+
+  struct reader r;
+  struct symbols sym;
+  struct memagg memagg;
+  struct sysagg sysagg;
+  reader_init_mem(&r, data, size);
+  symbols_init(&sym);
+  memagg_init(&memagg, &sym);
+  sysagg_init(&sysagg, &sym);
+  struct stream_sinks sinks = {
+      .memprof = {memagg_events, &memagg},
+      .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
+  switch (stream_read(&r, &sym, &sinks)) {
+  case STREAM_MEMPROF:
+    render_memprof(devnull, &memagg, &sym, &r);
+    break;
+  case STREAM_SYSPROF:
+    render_sysprof(devnull, &sysagg, &sym, &r);
+    break;
+  case STREAM_UNKNOWN:
+    break;
+  }
+  sysagg_free(&sysagg);
+  memagg_free(&memagg);
+  symbols_free(&sym);
+  reader_free(&r);
+  return 0;
+}

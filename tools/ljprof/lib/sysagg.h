@@ -1,0 +1,97 @@
+/*
+** Sysprof aggregation, as the samples stream: identical stacks counted
+** once each (stacks are sequences of interned frame ids, so memory grows
+** with the distinct stacks, not with the samples), samples per VM state,
+** and per function and per line the samples spent in it (self) and under
+** it (total).
+**
+** - Functions: every frame's function (a Lua frame's proto, otherwise the
+**   frame itself); self is the innermost frame's function.
+** - Lines: frames of Lua (Lua lines, C and fast functions, traces); self is
+**   the innermost frame of Lua, so a line that calls C code is charged for
+**   the time spent there.
+** - Total counts a sample once even when a function recurses.
+** - A sample without frames is counted under the pseudo-frame `[STATE]`.
+*/
+#ifndef LJPROF_SYSAGG_H
+#define LJPROF_SYSAGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtab.h"
+#include "symbols.h"
+#include "sysprof.h"
+
+struct sysagg_stack {
+  uint32_t first; /* index of its innermost frame in frame_ids */
+  uint32_t depth;
+  uint64_t count;
+};
+
+struct sysagg_counts {
+  uint64_t self, total;
+  uint64_t last_sample; /* the sample that last counted it, + 1 */
+};
+
+struct sysagg_table {
+  struct sysagg_counts *items; /* by location id */
+  size_t cap;
+};
+
+struct sysagg {
+  struct symbols *sym;
+  struct sysprof_meta meta;
+  uint64_t samples; /* sample records decoded */
+  uint64_t by_vmstate[VMSTATE_COUNT];
+  uint32_t *frame_ids; /* the stacks' frames, innermost first */
+  size_t nframe_ids, frame_ids_cap;
+  struct sysagg_stack *stacks;
+  size_t nstacks, stacks_cap;
+  struct hashtab stack_index;
+  struct sysagg_table funcs, lines;
+};
+
+void sysagg_init(struct sysagg *agg, struct symbols *sym);
+void sysagg_free(struct sysagg *agg);
+
+/* A sysprof sink: pass the sysagg as ud and &agg->meta as meta. */
+void sysagg_sample(void *ud, const struct sysprof_sample *s);
+
+/*
+** Samples in all and by VM state: the stream's own statistics when it
+** has them (they count the samples of mode D, which writes none), else
+** the samples decoded.
+*/
+uint64_t sysagg_samples(const struct sysagg *agg);
+uint64_t sysagg_vmstate_samples(const struct sysagg *agg, unsigned state);
+
+/*
+** The sampling rate achieved (samples per second of the profile's clock)
+** and the one asked (from the interval). 0 when the stream does not say
+** (no config or stats record, a zero interval or duration).
+*/
+int sysagg_rate(const struct sysagg *agg, double *achieved, double *asked);
+
+/* Achieved below this share of the rate asked is reported as lower. */
+#define SYSAGG_RATE_TOLERANCE 0.9
+
+static inline const struct sysagg_counts *
+sysagg_counts(const struct sysagg_table *t, uint32_t loc) {
+  static const struct sysagg_counts none;
+  return loc < t->cap ? &t->items[loc] : &none;
+}
+
+enum sysagg_key { KEY_SELF, KEY_TOTAL };
+
+/*
+** The locations of a table with samples, best first by the key, then the
+** other one, then first seen. Returns a malloc'd array of *count ids.
+*/
+uint32_t *sysagg_rank(const struct sysagg_table *t, enum sysagg_key key,
+                      size_t *count);
+
+/* Stack indices, most samples first, then first seen (malloc'd). */
+uint32_t *sysagg_rank_stacks(const struct sysagg *agg);
+
+#endif

@@ -1,0 +1,279 @@
+#include "sysprof.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "symtab.h"
+
+#define END_BYTE 0x80
+
+/* Record bytes after the samples (0 ... 9, by VM state). */
+enum record {
+  REC_UPDATE_LFUNC = 10,
+  REC_UPDATE_CFUNC = 11,
+  REC_UPDATE_TRACE = 12,
+  REC_FFNAME = 13, /* v3 */
+  REC_CONFIG = 14, /* v3 */
+  REC_STATS = 15   /* v3 */
+};
+
+/* Frame tags: those of v3; v2 frames are read into the same ones. */
+enum frame_tag {
+  TAG_LUA = 1,    /* proto address, line */
+  TAG_CFUNC = 2,  /* C function address */
+  TAG_FFUNC = 3,  /* fast function id */
+  TAG_NATIVE = 4, /* code address */
+  TAG_TRACE = 5   /* trace number, start proto address, start line */
+};
+
+static const char *const vmstate_names[VMSTATE_COUNT] = {
+    "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC",
+    "EXIT",   "RECORD", "OPT",  "ASM",   "TRACE"};
+
+const char *sysprof_vmstate_name(unsigned state) {
+  return state < VMSTATE_COUNT ? vmstate_names[state] : "?";
+}
+
+const char *sysprof_mode_name(enum sysprof_mode mode) {
+  static const char *const names[] = {"D", "L", "C"};
+  return names[mode];
+}
+
+struct raw_frame {
+  enum frame_tag tag;
+  uint64_t a, b, c;
+};
+
+struct decoder {
+  struct reader *r;
+  struct symbols *sym;
+  unsigned version;
+  struct raw_frame *raw; /* the frames of the sample being read */
+  size_t nraw, raw_cap;
+  struct sysprof_frame *frames; /* the same, resolved */
+  size_t frames_cap;
+  struct sbuf scratch;
+};
+
+static int corrupt(struct reader *r, uint64_t at, const char *problem,
+                   unsigned byte) {
+  reader_fail(r, READER_CORRUPT, at, "corrupt at offset %" PRIu64 ": %s 0x%02x",
+              at, problem, byte);
+  return 0;
+}
+
+static struct raw_frame *add_frame(struct decoder *d, uint64_t at) {
+  if (d->nraw == SYSPROF_MAX_FRAMES) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64
+                ": a sample of more than %d frames",
+                at, SYSPROF_MAX_FRAMES);
+    return NULL;
+  }
+  grow_array((void **)&d->raw, &d->raw_cap, d->nraw + 1, sizeof *d->raw);
+  return &d->raw[d->nraw++];
+}
+
+/* The fields of a frame of the given tag. */
+static int read_frame_fields(struct reader *r, struct raw_frame *f) {
+  switch (f->tag) {
+  case TAG_LUA:
+    return reader_uleb(r, &f->a, "Lua frame: proto address") &&
+           reader_uleb(r, &f->b, "Lua frame: line");
+  case TAG_CFUNC:
+    return reader_uleb(r, &f->a, "C function frame: address");
+  case TAG_FFUNC:
+    return reader_uleb(r, &f->a, "fast function frame: id");
+  case TAG_NATIVE:
+    return reader_uleb(r, &f->a, "native frame: address");
+  default: /* TAG_TRACE */
+    return reader_uleb(r, &f->a, "trace: number") &&
+           reader_uleb(r, &f->b, "trace: start proto address") &&
+           reader_uleb(r, &f->c, "trace: start line");
+  }
+}
+
+/*
+** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 5),
+** or the Lua stack of a v2 sample (tags 1 ... 3).
+*/
+static int read_tagged_frames(struct decoder *d, unsigned last_tag,
+                              const char *what) {
+  for (;;) {
+    uint8_t tag;
+    if (!reader_u8(d->r, &tag, what)) return 0;
+    if (tag == END_BYTE) return 1;
+    uint64_t at = reader_offset(d->r) - 1;
+    if (tag < TAG_LUA || tag > last_tag)
+      return corrupt(d->r, at, "unknown frame tag", tag);
+    struct raw_frame *f = add_frame(d, at);
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = (enum frame_tag)tag};
+    if (!read_frame_fields(d->r, f)) return 0;
+  }
+}
+
+/* A v2 host stack: return addresses, innermost first, up to a zero. */
+static int read_host_stack(struct decoder *d) {
+  for (;;) {
+    uint64_t at = reader_offset(d->r), addr;
+    if (!reader_uleb(d->r, &addr, "host stack: address or end (0)"))
+      return 0;
+    if (addr == 0) return 1;
+    struct raw_frame *f = add_frame(d, at);
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = TAG_NATIVE, .a = addr};
+  }
+}
+
+static int read_v2_sample(struct decoder *d, enum vmstate state) {
+  switch (state) {
+  case VMSTATE_LFUNC:
+  case VMSTATE_FFUNC:
+  case VMSTATE_CFUNC:
+    return read_tagged_frames(d, TAG_FFUNC, "Lua stack: frame or end (0x80)") &&
+           read_host_stack(d);
+  case VMSTATE_TRACE: {
+    struct raw_frame *f = add_frame(d, reader_offset(d->r));
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = TAG_TRACE};
+    return read_frame_fields(d->r, f);
+  }
+  default:
+    return read_host_stack(d);
+  }
+}
+
+static struct sysprof_frame resolve(struct symbols *sym,
+                                    const struct raw_frame *f) {
+  uint32_t loc;
+  switch (f->tag) {
+  case TAG_LUA:
+    return (struct sysprof_frame){symbols_loc_lua(sym, f->a, f->b),
+                                  symbols_loc_proto(sym, f->a), 1};
+  case TAG_CFUNC:
+    loc = symbols_loc_code(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 1};
+  case TAG_FFUNC:
+    loc = symbols_loc_ffunc(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 1};
+  case TAG_NATIVE:
+    loc = symbols_loc_code(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 0};
+  default: /* TAG_TRACE */
+    loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
+    return (struct sysprof_frame){loc, loc, 1};
+  }
+}
+
+static int read_sample(struct decoder *d, enum vmstate state,
+                       const struct sysprof_sink *sink) {
+  d->nraw = 0;
+  int ok = d->version == SYSPROF_VERSION_REFERENCE
+               ? read_v2_sample(d, state)
+               : read_tagged_frames(d, TAG_TRACE, "frame or end (0x80)");
+  if (!ok) return 0;
+  /* Resolved only now, so that a damaged sample leaves no trace. */
+  grow_array((void **)&d->frames, &d->frames_cap, d->nraw,
+             sizeof *d->frames);
+  for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
+  struct sysprof_sample s = {state, d->nraw, d->frames};
+  sink->sample(sink->ud, &s);
+  return 1;
+}
+
+static int read_ffname(struct decoder *d) {
+  uint64_t id;
+  if (!reader_uleb(d->r, &id, "fast function name: id") ||
+      !reader_string(d->r, &d->scratch, SYMTAB_MAX_NAME,
+                     "fast function name: name"))
+    return 0;
+  symbols_bind_ffunc(d->sym, id, d->scratch.data, d->scratch.len);
+  return 1;
+}
+
+static int read_config(struct decoder *d, struct sysprof_meta *meta) {
+  uint64_t mode, interval, clock, at = reader_offset(d->r);
+  if (!reader_uleb(d->r, &mode, "config: mode")) return 0;
+  if (mode > SYSPROF_CALLGRAPH) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown profiling mode %" PRIu64
+                " in the config record (0 D, 1 L, 2 C)",
+                at, mode);
+    return 0;
+  }
+  if (!reader_uleb(d->r, &interval, "config: interval")) return 0;
+  at = reader_offset(d->r);
+  if (!reader_uleb(d->r, &clock, "config: clock")) return 0;
+  if (clock > SYSPROF_CLOCK_MONOTONIC) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown clock %" PRIu64
+                " in the config record (0 thread CPU time, 1 monotonic)",
+                at, clock);
+    return 0;
+  }
+  meta->has_config = 1;
+  meta->mode = (enum sysprof_mode)mode;
+  meta->interval_us = interval;
+  meta->clock = (enum sysprof_clock)clock;
+  return 1;
+}
+
+static int read_stats(struct decoder *d, struct sysprof_meta *meta) {
+  uint64_t v[1 + VMSTATE_COUNT + 3];
+  static const char *const what[] = {
+      "stats: samples",        "stats: INTERP samples", "stats: LFUNC samples",
+      "stats: FFUNC samples",  "stats: CFUNC samples",  "stats: GC samples",
+      "stats: EXIT samples",   "stats: RECORD samples", "stats: OPT samples",
+      "stats: ASM samples",    "stats: TRACE samples",  "stats: samples dropped",
+      "stats: timer overruns", "stats: nanoseconds elapsed"};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    if (!reader_uleb(d->r, &v[i], what[i])) return 0;
+  meta->has_stats = 1;
+  meta->samples = v[0];
+  for (size_t i = 0; i < VMSTATE_COUNT; i++) meta->by_vmstate[i] = v[1 + i];
+  meta->dropped = v[1 + VMSTATE_COUNT];
+  meta->overruns = v[2 + VMSTATE_COUNT];
+  meta->elapsed_ns = v[3 + VMSTATE_COUNT];
+  return 1;
+}
+
+/* One record; returns 1, 0 on damage, or -1 at the end byte. */
+static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
+  uint8_t byte;
+  if (!reader_u8(d->r, &byte, "record or end (0x80)")) return 0;
+  if (byte == END_BYTE) return -1;
+  if (byte < VMSTATE_COUNT) return read_sample(d, (enum vmstate)byte, sink);
+  int v3 = d->version >= SYSPROF_VERSION;
+  switch (byte) {
+  case REC_UPDATE_LFUNC:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_LFUNC, &d->scratch);
+  case REC_UPDATE_CFUNC:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_CFUNC, &d->scratch);
+  case REC_UPDATE_TRACE:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_TRACE, &d->scratch);
+  case REC_FFNAME:
+    if (v3) return read_ffname(d);
+    break;
+  case REC_CONFIG:
+    if (v3) return read_config(d, sink->meta);
+    break;
+  case REC_STATS:
+    if (v3) return read_stats(d, sink->meta);
+    break;
+  }
+  return corrupt(d->r, reader_offset(d->r) - 1, "unknown sysprof record",
+                 byte);
+}
+
+int sysprof_read_records(struct reader *r, struct symbols *sym,
+                         unsigned version, const struct sysprof_sink *sink) {
+  struct decoder d = {.r = r, .sym = sym, .version = version};
+  sink->meta->version = version;
+  int status;
+  while ((status = read_record(&d, sink)) == 1) continue;
+  free(d.raw);
+  free(d.frames);
+  sbuf_free(&d.scratch);
+  return status == -1;
+}

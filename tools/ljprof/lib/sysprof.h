@@ -1,0 +1,88 @@
+/*
+** Sysprof stream (`ljp`) decoder, versions 2 (the reference's) and 3
+** (ours): turns the records after the prologue into samples whose frames
+** are resolved locations, applies the symtab updates and fast function
+** names as it meets them, and keeps the configuration and statistics the
+** stream states.
+*/
+#ifndef LJPROF_SYSPROF_H
+#define LJPROF_SYSPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+#include "symbols.h"
+
+#define SYSPROF_VERSION_REFERENCE 2
+#define SYSPROF_VERSION 3
+
+/* A sample deeper than this is taken for corruption. */
+#define SYSPROF_MAX_FRAMES 4096
+
+enum vmstate {
+  VMSTATE_INTERP,
+  VMSTATE_LFUNC,
+  VMSTATE_FFUNC,
+  VMSTATE_CFUNC,
+  VMSTATE_GC,
+  VMSTATE_EXIT,
+  VMSTATE_RECORD,
+  VMSTATE_OPT,
+  VMSTATE_ASM,
+  VMSTATE_TRACE,
+  VMSTATE_COUNT
+};
+
+/* "INTERP", "LFUNC", ... */
+const char *sysprof_vmstate_name(unsigned state);
+
+enum sysprof_mode { SYSPROF_DEFAULT, SYSPROF_LEAF, SYSPROF_CALLGRAPH };
+
+/* "D", "L", "C" */
+const char *sysprof_mode_name(enum sysprof_mode mode);
+
+enum sysprof_clock { SYSPROF_CLOCK_THREAD_CPU, SYSPROF_CLOCK_MONOTONIC };
+
+/* What the stream says about itself; v2 streams say nothing. */
+struct sysprof_meta {
+  unsigned version;
+  int has_config;
+  enum sysprof_mode mode;
+  uint64_t interval_us;
+  enum sysprof_clock clock;
+  int has_stats;
+  uint64_t samples;
+  uint64_t by_vmstate[VMSTATE_COUNT];
+  uint64_t dropped, overruns, elapsed_ns;
+};
+
+struct sysprof_frame {
+  uint32_t loc;  /* the frame: a line, a symbol, a trace, ... */
+  uint32_t func; /* the function it is in (a Lua frame's proto) */
+  int lua;       /* a frame of Lua (Lua, C or fast function, trace), not
+                    a native one */
+};
+
+struct sysprof_sample {
+  enum vmstate vmstate;
+  size_t nframes;
+  const struct sysprof_frame *frames; /* innermost first */
+};
+
+struct sysprof_sink {
+  void (*sample)(void *ud, const struct sysprof_sample *s);
+  void *ud;
+  struct sysprof_meta *meta; /* filled as the records come */
+};
+
+/*
+** Decode the records of a stream of the given version up to and with the
+** end byte, delivering every complete sample to the sink (also when the
+** stream is damaged). Returns 1 at the end byte, 0 on error (in the
+** reader).
+*/
+int sysprof_read_records(struct reader *r, struct symbols *sym,
+                         unsigned version, const struct sysprof_sink *sink);
+
+#endif

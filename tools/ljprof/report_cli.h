@@ -1,0 +1,62 @@
+/*
+** What `report` and `record` share: the report options on the command
+** line, and reporting a profile file (decode, aggregate, render).
+*/
+#ifndef LJPROF_REPORT_CLI_H
+#define LJPROF_REPORT_CLI_H
+
+#include <getopt.h>
+
+#include "lib/report.h"
+
+/* getopt_long values of the report options. */
+enum {
+  OPT_FORMAT = 256,
+  OPT_LEAK_ONLY,
+  OPT_HUMAN,
+  OPT_SORT,
+  OPT_TOP,
+  OPT_REPORT_LAST /* a command's own options start here */
+};
+
+/* The report options' entries of a getopt_long table. */
+#define REPORT_LONG_OPTIONS                                   \
+  {"format", required_argument, NULL, OPT_FORMAT},            \
+      {"leak-only", no_argument, NULL, OPT_LEAK_ONLY},        \
+      {"human-readable", no_argument, NULL, OPT_HUMAN},       \
+      {"sort", required_argument, NULL, OPT_SORT},            \
+      {"top", required_argument, NULL, OPT_TOP}
+
+/* Their help lines. */
+#define REPORT_OPTIONS_HELP                                                   \
+  "  --format=text|json|collapsed\n"                                          \
+  "                      report format (default: text); collapsed: one line\n" \
+  "                      per stack for flamegraph.pl (sysprof only)\n"        \
+  "  --top=N             at most N entries in each section\n"                 \
+  "  --leak-only         memprof: only what each site still holds at the end\n" \
+  "  --human-readable    memprof: sizes in B, KiB, MiB, GiB\n"                \
+  "  --sort=bytes|events memprof: order of locations (default: bytes); a\n"  \
+  "                      sysprof text report ranks by self and by total\n"
+
+#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0}
+
+#define REPORT_OPTION_NOT_MINE (-2)
+
+/*
+** Apply option c (a getopt_long value) to opt. Returns -1 if it was a good
+** report option, REPORT_OPTION_NOT_MINE if it is not a report option, or
+** EXIT_USAGE (the error written, for the command cmd).
+*/
+int report_parse_option(const char *cmd, int c, const char *arg,
+                        struct report_options *opt);
+
+/*
+** Report the profile file input ("-": stdin) to output (NULL: stdout).
+** Returns the exit status: EXIT_OK, EXIT_FAILED (damage, I/O; the report
+** of what came before damage is written), EXIT_USAGE (a format the stream
+** has no report in).
+*/
+int report_file(const char *input, const char *output,
+                const struct report_options *opt);
+
+#endif
