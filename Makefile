@@ -104,8 +104,9 @@ $(BUILD)/share/luajit-$(VERSION)/jit/.staged: $(TREE)/src/luajit
 # -- Demo, tests, benchmarks --------------------------------------------------
 
 demo: all
-	@echo "==== examples/metrics.lua"
-	@$(BUILD)/bin/luajit examples/metrics.lua
+	@echo "==== ljprof record --mem -- examples/cache.lua"
+	@$(BUILD)/bin/ljprof record --mem -o $(BUILD)/demo-memprof.bin --top 8 \
+	  --human-readable -- examples/cache.lua
 
 TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
 TEST_C      := $(wildcard test/c/*.c)
