@@ -6,7 +6,7 @@ use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
 
-our @EXPORT = qw(scratch run_lua memprof_report location loc_matching);
+our @EXPORT = qw(scratch run_lua memprof_report location loc_matching collapsed);
 
 my $dir = tempdir(CLEANUP => 1);
 my $seq = 0;
@@ -50,6 +50,19 @@ sub memprof_report {
   my $doc = eval { JSON::PP->new->decode($out) };
   return { rc => $rc, err => slurp("$dir/report.err"), json => $doc,
 	   loc => { map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] } } };
+}
+
+# The collapsed stacks of a sysprof file: { "outer;...;inner" => count },
+# and the report's exit status.
+sub collapsed {
+  my ($file) = @_;
+  my %stacks;
+  my $out = `ljprof report --format=collapsed '$file' 2>'$dir/report.err'`;
+  my $rc = $? >> 8;
+  for (split /\n/, $out) {
+    $stacks{$1} += $2 if /^(.*) (\d+)$/;
+  }
+  return (\%stacks, $rc);
 }
 
 # A location's entry, or an all-zero one, so counts compare cleanly.

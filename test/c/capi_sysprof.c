@@ -1,0 +1,118 @@
+/*
+** The platform profiler's C API: callbacks set before start, return
+** codes, counters, a host backtracer, and lua_close with a profile running.
+*/
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lua.h"
+#include "lualib.h"
+#include "lauxlib.h"
+#include "lmisclib.h"
+#include "tap.h"
+
+#define BUFLEN 8192
+
+static uint8_t buf[BUFLEN];
+static uint8_t *stream;
+static size_t streamlen;
+static int stops, frames_written;
+
+static size_t sink_write(const void **data, size_t len, void *ctx)
+{
+  (void)ctx;
+  stream = realloc(stream, streamlen + len);
+  memcpy(stream + streamlen, *data, len);
+  streamlen += len;
+  return len;  /* Keep filling the same buffer. */
+}
+
+static int sink_stop(void *ctx, uint8_t *b)
+{
+  (void)ctx;
+  (void)b;
+  stops++;
+  return 0;
+}
+
+/* A host backtracer: reports two made-up frames. */
+static void host_backtrace(void *(*frame_writer)(int frame_no, void *addr))
+{
+  frame_writer(0, (void *)0x1234);
+  frame_writer(1, (void *)0x5678);
+  frames_written += 2;
+}
+
+static void spin(lua_State *L, double seconds)
+{
+  char code[160];
+  snprintf(code, sizeof(code),
+	   "local t = os.clock() while os.clock() - t < %g do "
+	   "for i = 1, 1000 do local _ = i %% 7 end end", seconds);
+  if (luaL_dostring(L, code) != 0)
+    lua_pop(L, 1);
+}
+
+static uint64_t sum(const struct luam_Sysprof_Counters *c)
+{
+  return c->vmst_interp + c->vmst_lfunc + c->vmst_ffunc + c->vmst_cfunc +
+	 c->vmst_gc + c->vmst_exit + c->vmst_record + c->vmst_opt +
+	 c->vmst_asm + c->vmst_trace;
+}
+
+int main(void)
+{
+  lua_State *L = luaL_newstate();
+  struct luam_Sysprof_Options o;
+  struct luam_Sysprof_Counters c;
+  luaL_openlibs(L);
+  memset(&o, 0, sizeof(o));
+  o.mode = LUAM_SYSPROF_CALLGRAPH;
+  o.interval = 1;
+  o.buf = buf;
+  o.len = BUFLEN;
+
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "no writer set: PROFILE_ERRUSE");
+  tap_is(luaM_sysprof_set_writer(sink_write), PROFILE_SUCCESS, "set_writer");
+  tap_is(luaM_sysprof_set_on_stop(sink_stop), PROFILE_SUCCESS, "set_on_stop");
+  o.mode = 7;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "an unknown mode: PROFILE_ERRUSE");
+  o.mode = LUAM_SYSPROF_CALLGRAPH;
+  tap_is(luaM_sysprof_stop(L), PROFILE_ERRRUN, "stop with nothing running: PROFILE_ERRRUN");
+
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start: PROFILE_SUCCESS");
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRRUN, "a second start: PROFILE_ERRRUN");
+  tap_is(luaM_sysprof_set_writer(sink_write), PROFILE_ERRRUN, "set_writer while running: PROFILE_ERRRUN");
+  spin(L, 0.3);
+  tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "stop: PROFILE_SUCCESS");
+  tap_is(stops, 1, "on_stop was called once");
+  tap_ok(streamlen > 7 && memcmp(stream, "ljs\3\0\0\0", 7) == 0, "the stream starts with ljs v3");
+  tap_is(stream[streamlen-1], 0x80, "and ends with the epilogue");
+  luaM_sysprof_report(&c);
+  tap_ok(c.samples > 20, "samples were taken");
+  tap_is(sum(&c), c.samples, "the counters by VM state add up to the samples");
+
+  /* A host backtracer is called in the handler, once per sample. */
+  tap_is(luaM_sysprof_set_backtracer(host_backtrace), PROFILE_SUCCESS, "set_backtracer");
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start with a host backtracer");
+  spin(L, 0.2);
+  tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "stop");
+  luaM_sysprof_report(&c);
+  tap_is(frames_written, 2 * (int)c.samples, "the backtracer ran for every sample");
+  luaM_sysprof_set_backtracer(NULL);
+
+  /* lua_close with a profile running completes the stream. */
+  free(stream);
+  stream = NULL;
+  streamlen = 0;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then lua_close");
+  spin(L, 0.1);
+  lua_close(L);
+  tap_is(stops, 3, "lua_close called on_stop");
+  tap_is(stream[streamlen-1], 0x80, "the stream ends with the epilogue");
+  free(stream);
+  return tap_done();
+}

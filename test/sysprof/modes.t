@@ -1,0 +1,70 @@
+#!/usr/bin/env perl
+# Modes and lines: leaf mode names a Lua frame and a native frame in every
+# sample, mode D only counts, counts add up, and a line that does three
+# times the work of its neighbour gets about three times the samples.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use LJProf::Lua;
+
+sub report_json {
+  my ($file) = @_;
+  my $out = `ljprof report --format=json '$file' 2>/dev/null`;
+  return eval { JSON::PP->new->decode($out) };
+}
+
+my $payload = <<'LUA';
+jit.off()
+local function work(n)
+  local x = 0
+  for i = 1, n do x = x + i % 7 end          -- line 4: 1 part
+  for i = 1, 3 * n do x = x + i % 5 end      -- line 5: 3 parts
+  return x
+end
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+local t = os.clock()
+while os.clock() - t < 1.5 do work(100000) end
+local r = misc.sysprof.report()
+assert(misc.sysprof.stop())
+local sum = 0
+for _, n in pairs(r.vmstate) do sum = sum + n end
+print(r.samples, sum)
+LUA
+
+for my $mode ('L', 'C', 'D') {
+  my $bin = scratch() . "/mode-$mode.bin";
+  (my $code = $payload) =~ s/MODE/"$mode"/;
+  $code =~ s/PATH/"$bin"/;
+  my $run = run_lua($code);
+  is($run->{rc}, 0, "mode $mode: payload ran") or diag $run->{err};
+  my ($samples, $sum) = split /\s+/, $run->{out};
+  cmp_ok($samples, '>', 50, "mode $mode: report() counted $samples samples");
+  is($sum, $samples, "mode $mode: the counts by VM state add up to the samples");
+  my $doc = report_json($bin);
+  ok($doc, "mode $mode: the stream reads back") or next;
+  is($doc->{samples}, $samples, "mode $mode: the stream's stats say the same");
+  my $src = '@' . $run->{script};
+  if ($mode eq 'D') {
+    is(scalar @{ $doc->{stacks} }, 0, 'mode D: no stacks, only counts');
+    next;
+  }
+  my ($lua, $native, $all) = (0, 0, 0);
+  my %line;
+  for my $s (@{ $doc->{stacks} }) {
+    my @f = @{ $s->{frames} };
+    $all += $s->{count};
+    $lua += $s->{count} if grep { /^\@/ } @f;
+    $native += $s->{count} if grep { !/^[\@\[]/ && !/^TRACE/ } @f;
+    for my $f (@f) { $line{$1} += $s->{count} if $f =~ /^\Q$src\E:(\d+)$/ }
+  }
+  cmp_ok($lua, '>=', 0.95 * $all, "mode $mode: a Lua frame in (nearly) every sample ($lua of $all)");
+  cmp_ok($native, '>=', 0.95 * $all, "mode $mode: a native frame in (nearly) every sample ($native of $all)");
+  my ($l4, $l5) = ($line{4} || 0, $line{5} || 0);
+  cmp_ok($l5, '>', 2 * $l4, "mode $mode: line 5 (3 parts of work) has over twice the samples of line 4 ($l5 vs $l4)");
+  cmp_ok($l4, '>', 0, "mode $mode: line 4 has samples too");
+}
+
+done_testing;

@@ -1,0 +1,77 @@
+#!/usr/bin/env perl
+# Seconds of sampling at 1 ms through everything that moves stacks: the
+# collector, coroutines, errors unwinding, FFI callbacks, fast functions on
+# top, traces. No crash, complete streams, counts that add up: on the VM,
+# and again on its AddressSanitizer build when there is one.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use LJProf::Lua;
+
+my $asan = "$ENV{LJPROF_BUILD_DIR}/asan/bin/luajit";
+my @vms = (['luajit', 'VM'], -x $asan ? ([$asan, 'ASan VM']) : ());
+$ENV{ASAN_OPTIONS} = 'detect_leaks=0:abort_on_error=1';
+my $payload = <<'LUA';
+local ffi = require("ffi")
+ffi.cdef[[
+typedef int (*cmp_t)(const void *, const void *);
+void qsort(void *base, size_t n, size_t size, cmp_t cmp);
+]]
+assert(misc.sysprof.start({ mode = MODE, interval = 1, clock = CLOCK, path = PATH }))
+local co = coroutine.wrap(function()
+  while true do
+    local t = {}
+    for i = 1, 500 do t[i] = { i, tostring(i) } end
+    coroutine.yield(#t)
+  end
+end)
+local cb = ffi.cast("cmp_t", function(a, b)
+  local x, y = ffi.cast("int *", a)[0], ffi.cast("int *", b)[0]
+  return x < y and -1 or (x > y and 1 or 0)
+end)
+local arr = ffi.new("int[?]", 500)
+local function deep(n) if n == 0 then error("bottom") end return deep(n - 1) end
+local t0, rounds = os.clock(), 0
+while os.clock() - t0 < SECONDS do
+  co()
+  for i = 0, 499 do arr[i] = (i * 7919) % 503 end
+  ffi.C.qsort(arr, 500, 4, cb)
+  pcall(deep, 50)
+  pcall(function() local x = nil; return x.y end)
+  for i = 1, 200 do local _ = next({ 1 }) end
+  collectgarbage("step", 50)
+  rounds = rounds + 1
+end
+local r = misc.sysprof.report()
+assert(misc.sysprof.stop())
+local sum = 0
+for _, n in pairs(r.vmstate) do sum = sum + n end
+print(r.samples, sum, rounds)
+LUA
+
+for my $vm (@vms) {
+  my ($luajit, $name) = @$vm;
+  for my $case (['C', 'cpu'], ['L', 'cpu'], ['C', 'wall']) {
+    my ($mode, $clock) = @$case;
+    my $what = "$name, mode $mode, $clock clock";
+    my $bin = scratch() . "/stress-$mode-$clock.bin";
+    my $code = $payload;
+    $code =~ s/MODE/"$mode"/; $code =~ s/CLOCK/"$clock"/; $code =~ s/PATH/"$bin"/;
+    $code =~ s/SECONDS/($ENV{LJPROF_STRESS_SECONDS} || 2)/e;
+    my $run = run_lua($code, luajit => $luajit);
+    is($run->{rc}, 0, "$what: ran to the end") or diag $run->{err};
+    my ($samples, $sum, $rounds) = split /\s+/, $run->{out};
+    cmp_ok($samples || 0, '>', 100, "$what: $samples samples over $rounds rounds");
+    is($sum, $samples, "$what: counts add up");
+    my $doc = eval { JSON::PP->new->decode(scalar `ljprof report --format=json '$bin' 2>/dev/null`) };
+    ok($doc && !$doc->{error}, "$what: the stream reads back complete");
+    my $stacks = 0;
+    $stacks += $_->{count} for @{ $doc ? $doc->{stacks} : [] };
+    cmp_ok($stacks, '>=', 0.9 * ($samples || 1), "$what: nearly every sample has its stack ($stacks)");
+  }
+}
+
+done_testing;
