@@ -138,7 +138,13 @@ asan: $(STAGED)
 	  LUAJIT_SRC=$(UPSTREAM) CC="$(CC) -fsanitize=address -fno-omit-frame-pointer" \
 	  XCFLAGS="$(XCFLAGS) -DLUAJIT_USE_SYSMALLOC" vm
 
-test: all noprof asan $(TEST_BIN) $(TEST_CMOD)
+# Delivers the sampler's signal at chosen instructions (ptrace).
+TEST_SIGSTEP := $(BUILD)/test/sigstep
+$(TEST_SIGSTEP): test/sysprof/sigstep.c
+	@mkdir -p $(@D)
+	@$(CC) -O1 -g -Wall -Wextra -o $@ $<
+
+test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }

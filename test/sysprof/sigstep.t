@@ -1,0 +1,55 @@
+#!/usr/bin/env perl
+# The sampler's signal delivered at every few instructions, in a row,
+# through calls, returns, fast functions, C functions, coroutines, errors
+# and traces: every delivery is handled and counted, nothing crashes, and
+# the stream reads back.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use LJProf::Lua;
+
+my $sigstep = "$ENV{LJPROF_BUILD_DIR}/test/sigstep";
+my $luajit = "$ENV{LJPROF_BUILD_DIR}/bin/luajit";
+plan skip_all => 'sigstep is not built' unless -x $sigstep;
+
+my $bin = scratch() . '/sigstep.bin';
+my $script = scratch() . '/sigstep.lua';
+open my $fh, '>', $script or die $!;
+print $fh <<"LUA";
+local ffi = require("ffi")
+ffi.cdef("int raise(int sig);")
+-- Only the signals sigstep delivers: the timer is all but silent.
+assert(misc.sysprof.start({ mode = "C", interval = 1e6, clock = "wall", path = "$bin" }))
+ffi.C.raise(10)  -- SIGUSR1: ready
+local function leaf(x) return x % 7 end
+local function mid(x) return leaf(x) + #tostring(x) end
+local co = coroutine.wrap(function() while true do coroutine.yield(mid(3)) end end)
+local s = 0
+for i = 1, 3000 do
+  s = s + mid(i) + co()
+  local ok = pcall(error, "x")
+  local t = { i, i + 1 }
+  s = s + select("#", unpack(t)) + (next(t) or 0)
+  s = s + #string.rep("ab", i % 5)
+end
+local samples = misc.sysprof.report().samples
+assert(misc.sysprof.stop())
+print("samples " .. samples)
+LUA
+close $fh;
+
+my $out = `'$sigstep' 4 30000 8 '$luajit' '$script' 2>&1`;
+my $rc = $? >> 8;
+is($rc, 0, 'the script survived and finished') or diag $out;
+my ($delivered, $blocked) = $out =~ /delivered (\d+) blocked (\d+)/;
+my ($samples) = $out =~ /samples (\d+)/;
+cmp_ok($delivered || 0, '>=', 1500, "the handler ran at $delivered chosen instructions ($blocked found it blocked)");
+ok(defined $samples && $samples >= $delivered && $samples <= $delivered + $blocked,
+   "every delivery was counted ($samples samples)");
+my $report = `ljprof report --format=collapsed '$bin' 2>&1`;
+is($? >> 8, 0, 'the stream reads back complete');
+like($report, qr/\Q$script\E:6/, 'samples name the functions the signal landed in');
+
+done_testing;
