@@ -14,6 +14,35 @@
 
 #define READ_BUFFER_SIZE (1u << 20)
 
+static const struct {
+  const char *name;
+  enum report_format format;
+} formats[] = {{"text", REPORT_TEXT},
+               {"json", REPORT_JSON},
+               {"collapsed", REPORT_COLLAPSED},
+               {"pprof", REPORT_PPROF},
+               {"speedscope", REPORT_SPEEDSCOPE},
+               {"html", REPORT_HTML}};
+
+static int parse_format(const char *name, enum report_format *format) {
+  for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+    if (!strcmp(name, formats[i].name)) {
+      *format = formats[i].format;
+      return 1;
+    }
+  return 0;
+}
+
+static int parse_bytes_or_events(const char *text, enum memagg_order *key) {
+  if (!strcmp(text, "bytes"))
+    *key = ORDER_BYTES;
+  else if (!strcmp(text, "events"))
+    *key = ORDER_EVENTS;
+  else
+    return 0;
+  return 1;
+}
+
 static int parse_top(const char *text, size_t *top) {
   char *end;
   errno = 0;
@@ -29,14 +58,10 @@ int report_parse_option(const char *cmd, int c, const char *arg,
                         struct report_options *opt) {
   switch (c) {
   case OPT_FORMAT:
-    if (!strcmp(arg, "text"))
-      opt->format = REPORT_TEXT;
-    else if (!strcmp(arg, "json"))
-      opt->format = REPORT_JSON;
-    else if (!strcmp(arg, "collapsed"))
-      opt->format = REPORT_COLLAPSED;
-    else
-      return usage_error(cmd, "unknown format '%s' (text, json or collapsed)",
+    if (!parse_format(arg, &opt->format))
+      return usage_error(cmd,
+                         "unknown format '%s' (text, json, collapsed, pprof, "
+                         "speedscope or html)",
                          arg);
     return -1;
   case OPT_LEAK_ONLY:
@@ -46,12 +71,12 @@ int report_parse_option(const char *cmd, int c, const char *arg,
     opt->human = 1;
     return -1;
   case OPT_SORT:
-    if (!strcmp(arg, "bytes"))
-      opt->order = ORDER_BYTES;
-    else if (!strcmp(arg, "events"))
-      opt->order = ORDER_EVENTS;
-    else
+    if (!parse_bytes_or_events(arg, &opt->order))
       return usage_error(cmd, "unknown sort key '%s' (bytes or events)", arg);
+    return -1;
+  case OPT_COUNT:
+    if (!parse_bytes_or_events(arg, &opt->count))
+      return usage_error(cmd, "unknown count '%s' (bytes or events)", arg);
     return -1;
   case OPT_TOP:
     if (!parse_top(arg, &opt->top))
@@ -62,28 +87,38 @@ int report_parse_option(const char *cmd, int c, const char *arg,
   }
 }
 
+/* A profile for other tools, of either kind of stream. */
+static int render_profile(enum stream_kind kind, FILE *out, const char *name,
+                          const struct reader *r, const struct memagg *memagg,
+                          const struct sysagg *sysagg,
+                          const struct report_options *opt) {
+  struct profile profile;
+  if (kind == STREAM_SYSPROF)
+    profile_from_sysprof(&profile, name, sysagg, r);
+  else
+    profile_from_memprof(&profile, name, memagg, r, opt->leak_only,
+                         opt->count);
+  int written = report_profile(out, &profile, opt->format);
+  profile_free(&profile);
+  return written;
+}
+
 /* Render what was decoded; returns the exit status. */
 static int render(enum stream_kind kind, FILE *out, const char *name,
                   const char *output, const struct reader *r,
-                  const struct symbols *sym, struct memagg *memagg,
-                  const struct sysagg *sysagg,
+                  struct memagg *memagg, const struct sysagg *sysagg,
                   const struct report_options *opt) {
   int written;
-  if (kind == STREAM_SYSPROF) {
-    struct sysprof_report_input in = {name, sym, sysagg, r};
+  if (kind == STREAM_UNKNOWN) return EXIT_OK; /* nothing to report */
+  if (kind == STREAM_MEMPROF) memagg_finish(memagg);
+  if (report_is_profile_format(opt->format)) {
+    written = render_profile(kind, out, name, r, memagg, sysagg, opt);
+  } else if (kind == STREAM_SYSPROF) {
+    struct sysprof_report_input in = {name, sysagg->sym, sysagg, r};
     written = report_sysprof(out, &in, opt);
-  } else if (kind == STREAM_MEMPROF && opt->format == REPORT_COLLAPSED) {
-    fprintf(stderr,
-            "ljprof: %s: --format=collapsed needs a sysprof stream (this is "
-            "a memprof stream; use text or json)\n",
-            name);
-    return EXIT_USAGE;
-  } else if (kind == STREAM_MEMPROF) {
-    memagg_finish(memagg);
-    struct report_input in = {name, sym, memagg, r};
-    written = report_memprof(out, &in, opt);
   } else {
-    return EXIT_OK; /* no profiler stream: nothing to report */
+    struct report_input in = {name, memagg->sym, memagg, r};
+    written = report_memprof(out, &in, opt);
   }
   if (written == 0) return EXIT_OK;
   fprintf(stderr, "ljprof: %s: write error: %s\n",
@@ -120,8 +155,7 @@ int report_file(const char *input, const char *output,
       .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
   enum stream_kind kind = stream_read(&r, &sym, &sinks);
 
-  int status =
-      render(kind, out, name, output, &r, &sym, &memagg, &sysagg, opt);
+  int status = render(kind, out, name, output, &r, &memagg, &sysagg, opt);
   if (r.status != READER_OK) {
     fprintf(stderr, "ljprof: %s: %s\n", name, r.err_msg);
     if (status == EXIT_OK) status = EXIT_FAILED;

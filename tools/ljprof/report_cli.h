@@ -16,6 +16,7 @@ enum {
   OPT_HUMAN,
   OPT_SORT,
   OPT_TOP,
+  OPT_COUNT,
   OPT_REPORT_LAST /* a command's own options start here */
 };
 
@@ -25,20 +26,24 @@ enum {
       {"leak-only", no_argument, NULL, OPT_LEAK_ONLY},        \
       {"human-readable", no_argument, NULL, OPT_HUMAN},       \
       {"sort", required_argument, NULL, OPT_SORT},            \
-      {"top", required_argument, NULL, OPT_TOP}
+      {"top", required_argument, NULL, OPT_TOP},              \
+      {"count", required_argument, NULL, OPT_COUNT}
 
 /* Their help lines. */
 #define REPORT_OPTIONS_HELP                                                   \
-  "  --format=text|json|collapsed\n"                                          \
-  "                      report format (default: text); collapsed: one line\n" \
-  "                      per stack for flamegraph.pl (sysprof only)\n"        \
+  "  --format=FORMAT     text (default), json, or a profile for other tools:\n" \
+  "                      collapsed (flamegraph.pl), pprof (go tool pprof),\n"  \
+  "                      speedscope, html (a self-contained flame graph)\n"   \
   "  --top=N             at most N entries in each section\n"                 \
   "  --leak-only         memprof: only what each site still holds at the end\n" \
   "  --human-readable    memprof: sizes in B, KiB, MiB, GiB\n"                \
   "  --sort=bytes|events memprof: order of locations (default: bytes); a\n"  \
-  "                      sysprof text report ranks by self and by total\n"
+  "                      sysprof text report ranks by self and by total\n"   \
+  "  --count=bytes|events memprof profiles: what collapsed, speedscope and\n" \
+  "                      html weigh sites by (default: bytes); allocated, or\n" \
+  "                      in use at the end with --leak-only\n"
 
-#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0}
+#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES}
 
 #define REPORT_OPTION_NOT_MINE (-2)
 
@@ -52,9 +57,8 @@ int report_parse_option(const char *cmd, int c, const char *arg,
 
 /*
 ** Report the profile file input ("-": stdin) to output (NULL: stdout).
-** Returns the exit status: EXIT_OK, EXIT_FAILED (damage, I/O; the report
-** of what came before damage is written), EXIT_USAGE (a format the stream
-** has no report in).
+** Returns the exit status: EXIT_OK, or EXIT_FAILED (damage, I/O; the
+** report of what came before damage is written).
 */
 int report_file(const char *input, const char *output,
                 const struct report_options *opt);

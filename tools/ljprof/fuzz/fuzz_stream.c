@@ -1,18 +1,25 @@
 /*
 ** libFuzzer target: a whole profile file through the reader library, as
 ** `ljprof report` runs it: decode, aggregate, render every format of the
-** stream's kind (memprof: text, JSON; sysprof: text, JSON, collapsed).
+** stream's kind, and every profile format (collapsed, pprof, speedscope,
+** HTML) of it.
 */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "lib/memagg.h"
+#include "lib/profile.h"
 #include "lib/report.h"
 #include "lib/stream.h"
 #include "lib/sysagg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void render_profile(FILE *out, const struct profile *p) {
+  for (enum report_format f = REPORT_COLLAPSED; f <= REPORT_HTML; f++)
+    report_profile(out, p, f);
+}
 
 static void render_memprof(FILE *out, struct memagg *agg,
                            const struct symbols *sym, const struct reader *r) {
@@ -23,6 +30,10 @@ static void render_memprof(FILE *out, struct memagg *agg,
   opt.format = REPORT_JSON;
   opt.top = 3;
   report_memprof(out, &in, &opt);
+  struct profile profile;
+  profile_from_memprof(&profile, "fuzz", agg, r, 1, ORDER_EVENTS);
+  render_profile(out, &profile);
+  profile_free(&profile);
 }
 
 static void render_sysprof(FILE *out, const struct sysagg *agg,
@@ -33,8 +44,10 @@ static void render_sysprof(FILE *out, const struct sysagg *agg,
   opt.format = REPORT_JSON;
   opt.top = 3;
   report_sysprof(out, &in, &opt);
-  opt.format = REPORT_COLLAPSED;
-  report_sysprof(out, &in, &opt);
+  struct profile profile;
+  profile_from_sysprof(&profile, "fuzz", agg, r);
+  render_profile(out, &profile);
+  profile_free(&profile);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "memagg.h"
+#include "profile.h"
 #include "reader.h"
 #include "symbols.h"
 #include "sysagg.h"
@@ -18,7 +19,11 @@
 enum report_format {
   REPORT_TEXT,
   REPORT_JSON,
-  REPORT_COLLAPSED /* sysprof only: one line per stack (flamegraph.pl) */
+  /* The profile formats of other tools, for both kinds of stream: */
+  REPORT_COLLAPSED,  /* one line per stack (flamegraph.pl) */
+  REPORT_PPROF,      /* gzip'd profile.proto (go tool pprof) */
+  REPORT_SPEEDSCOPE, /* speedscope's JSON file format */
+  REPORT_HTML        /* a self-contained page with a flame graph */
 };
 
 struct report_options {
@@ -27,6 +32,7 @@ struct report_options {
   int leak_only; /* memprof: only what is still allocated at the end */
   int human;     /* memprof: sizes in B, KiB, MiB, GiB (text) */
   size_t top;    /* at most this many locations per section; 0: all */
+  enum memagg_order count; /* memprof profile formats: bytes or blocks */
 };
 
 struct report_input {
@@ -59,18 +65,34 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
                         const struct report_options *opt);
 int report_sysprof_json(FILE *out, const struct sysprof_report_input *in,
                         const struct report_options *opt);
-int report_sysprof_collapsed(FILE *out, const struct sysprof_report_input *in);
-
 static inline int report_sysprof(FILE *out,
                                  const struct sysprof_report_input *in,
                                  const struct report_options *opt) {
-  switch (opt->format) {
-  case REPORT_JSON:
-    return report_sysprof_json(out, in, opt);
-  case REPORT_COLLAPSED:
-    return report_sysprof_collapsed(out, in);
+  return opt->format == REPORT_JSON ? report_sysprof_json(out, in, opt)
+                                    : report_sysprof_text(out, in, opt);
+}
+
+/* The profile formats; each returns 0, or -1 if writing failed. */
+int report_collapsed(FILE *out, const struct profile *p);
+int report_pprof(FILE *out, const struct profile *p);
+int report_speedscope(FILE *out, const struct profile *p);
+int report_html(FILE *out, const struct profile *p);
+
+static inline int report_is_profile_format(enum report_format format) {
+  return format >= REPORT_COLLAPSED;
+}
+
+static inline int report_profile(FILE *out, const struct profile *p,
+                                 enum report_format format) {
+  switch (format) {
+  case REPORT_PPROF:
+    return report_pprof(out, p);
+  case REPORT_SPEEDSCOPE:
+    return report_speedscope(out, p);
+  case REPORT_HTML:
+    return report_html(out, p);
   default:
-    return report_sysprof_text(out, in, opt);
+    return report_collapsed(out, p);
   }
 }
 

@@ -1,40 +1,28 @@
 /*
-** Collapsed stacks, the input of flamegraph.pl: one line per distinct
-** stack, frames outermost first joined by ';', a space, the sample count,
-** most samples first. Names are given in full, a newline inside one (the
-** source text of load(string) as a chunk name) written as the two
-** characters '\n', so that every stack stays on one line.
+** Collapsed stacks, the input of flamegraph.pl: one line per stack, frames
+** outermost first joined by ';', a space, the shown value (CPU: samples;
+** memory: the allocation site alone, with its bytes or blocks), most first;
+** stacks whose value is 0 (sites that hold nothing at the end, with
+** --leak-only) are left out.
+** Names are given in full, on one line (profile_frame_name()).
 */
 #include <inttypes.h>
-#include <stdlib.h>
 
 #include "report.h"
 
-static void put_frame(const struct symbols *sym, uint32_t loc,
-                      struct sbuf *name, FILE *out) {
-  sbuf_reset(name);
-  symbols_format(sym, loc, NULL, name);
-  for (size_t i = 0; i < name->len; i++) {
-    if (name->data[i] == '\n')
-      fputs("\\n", out);
-    else
-      fputc(name->data[i], out);
-  }
-}
-
-int report_sysprof_collapsed(FILE *out, const struct sysprof_report_input *in) {
-  const struct sysagg *agg = in->agg;
-  struct sbuf name = {0};
-  uint32_t *order = sysagg_rank_stacks(agg);
-  for (size_t i = 0; i < agg->nstacks; i++) {
-    const struct sysagg_stack *st = &agg->stacks[order[i]];
-    for (size_t f = st->depth; f-- > 0;) {
-      put_frame(in->sym, agg->frame_ids[st->first + f], &name, out);
-      if (f) fputc(';', out);
+int report_collapsed(FILE *out, const struct profile *p) {
+  struct sbuf line = {0};
+  for (size_t s = 0; s < p->nstacks; s++) {
+    const struct profile_stack *st = &p->stacks[s];
+    if (!st->values[p->shown]) continue;
+    sbuf_reset(&line);
+    for (size_t f = 0; f < st->depth; f++) {
+      if (f) sbuf_add(&line, ";", 1);
+      profile_frame_name(p, profile_frame_from_root(p, st, f), &line);
     }
-    fprintf(out, " %" PRIu64 "\n", st->count);
+    fwrite(line.data, 1, line.len, out);
+    fprintf(out, " %" PRIu64 "\n", st->values[p->shown]);
   }
-  free(order);
-  sbuf_free(&name);
+  sbuf_free(&line);
   return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

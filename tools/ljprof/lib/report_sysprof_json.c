@@ -28,7 +28,7 @@ static json_t *json_stacks(const struct sysprof_report_input *in,
     json_t *frames = json_array();
     for (size_t f = st->depth; f-- > 0;)
       json_array_append_new(
-          frames, json_location(in->sym, agg->frame_ids[st->first + f],
+          frames, json_location(in->sym, agg->frames[st->first + f].loc,
                                 scratch));
     json_t *item = json_object();
     json_object_set_new(item, "frames", frames);

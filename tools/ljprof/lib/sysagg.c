@@ -10,7 +10,7 @@ void sysagg_init(struct sysagg *agg, struct symbols *sym) {
 }
 
 void sysagg_free(struct sysagg *agg) {
-  free(agg->frame_ids);
+  free(agg->frames);
   free(agg->stacks);
   hashtab_free(&agg->stack_index);
   free(agg->funcs.items);
@@ -18,15 +18,17 @@ void sysagg_free(struct sysagg *agg) {
   memset(agg, 0, sizeof *agg);
 }
 
-static uint32_t hash_ids(const uint32_t *ids, size_t n) {
+static uint32_t hash_frames(const struct sysagg_frame *frames, size_t n) {
   uint64_t h = UINT64_C(0xcbf29ce484222325);
-  for (size_t i = 0; i < n; i++) h = (h ^ ids[i]) * UINT64_C(0x100000001b3);
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func)) *
+        UINT64_C(0x100000001b3);
   return hash_u64(h);
 }
 
 struct stack_probe {
   const struct sysagg *agg;
-  const uint32_t *ids;
+  const struct sysagg_frame *frames;
   size_t n;
 };
 
@@ -34,23 +36,23 @@ static int same_stack(const void *ctx, uint32_t id) {
   const struct stack_probe *p = ctx;
   const struct sysagg_stack *st = &p->agg->stacks[id];
   return st->depth == p->n &&
-         memcmp(&p->agg->frame_ids[st->first], p->ids, p->n * sizeof *p->ids) ==
-             0;
+         memcmp(&p->agg->frames[st->first], p->frames,
+                p->n * sizeof *p->frames) == 0;
 }
 
-/* Count one sample of the stack ids[0 .. n) (the ids may be in frame_ids,
-** past its end, where a new stack is built). */
+/* Count one sample of the stack frames[first .. first + n), built past the
+** end of the frames kept. */
 static void count_stack(struct sysagg *agg, size_t first, size_t n) {
-  const uint32_t *ids = &agg->frame_ids[first];
-  struct stack_probe probe = {agg, ids, n};
-  uint32_t hash = hash_ids(ids, n);
+  const struct sysagg_frame *frames = &agg->frames[first];
+  struct stack_probe probe = {agg, frames, n};
+  uint32_t hash = hash_frames(frames, n);
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
     agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0};
-    agg->nframe_ids = first + n; /* keep the new stack's ids */
+    agg->nframes = first + n; /* keep the new stack's frames */
     hashtab_add(&agg->stack_index, hash, id);
   }
   agg->stacks[id].count = add_sat(agg->stacks[id].count, 1);
@@ -93,13 +95,13 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
     n = 1;
   }
 
-  size_t first = agg->nframe_ids;
-  grow_array((void **)&agg->frame_ids, &agg->frame_ids_cap, first + n,
-             sizeof *agg->frame_ids);
+  size_t first = agg->nframes;
+  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
+             sizeof *agg->frames);
   int lua_self = 1;
   for (size_t i = 0; i < n; i++) {
     const struct sysprof_frame *f = &frames[i];
-    agg->frame_ids[first + i] = f->loc;
+    agg->frames[first + i] = (struct sysagg_frame){f->loc, f->func};
     count_in(&agg->funcs, f->func, sample, i == 0);
     if (f->lua) {
       count_in(&agg->lines, f->loc, sample, lua_self);

@@ -1,6 +1,6 @@
 /*
 ** Sysprof aggregation, as the samples stream: identical stacks counted
-** once each (stacks are sequences of interned frame ids, so memory grows
+** once each (stacks are sequences of location ids, so memory grows
 ** with the distinct stacks, not with the samples), samples per VM state,
 ** and per function and per line the samples spent in it (self) and under
 ** it (total).
@@ -23,8 +23,14 @@
 #include "symbols.h"
 #include "sysprof.h"
 
+/* A frame of a stack: what it is, and the function it is in (for a Lua
+** frame its proto, `@chunk:FIRSTLINE`; otherwise the frame itself). */
+struct sysagg_frame {
+  uint32_t loc, func;
+};
+
 struct sysagg_stack {
-  uint32_t first; /* index of its innermost frame in frame_ids */
+  uint32_t first; /* index of its innermost frame in frames */
   uint32_t depth;
   uint64_t count;
 };
@@ -44,8 +50,8 @@ struct sysagg {
   struct sysprof_meta meta;
   uint64_t samples; /* sample records decoded */
   uint64_t by_vmstate[VMSTATE_COUNT];
-  uint32_t *frame_ids; /* the stacks' frames, innermost first */
-  size_t nframe_ids, frame_ids_cap;
+  struct sysagg_frame *frames; /* the stacks' frames, innermost first */
+  size_t nframes, frames_cap;
   struct sysagg_stack *stacks;
   size_t nstacks, stacks_cap;
   struct hashtab stack_index;
