@@ -81,10 +81,7 @@ static int prof_error(lua_State *L, const char *msg, int err)
   return 3;
 }
 
-/* -- misc.memprof -------------------------------------------------------- */
-
-#define MEMPROF_DEFAULT_PATH	"memprof.bin"
-#define MEMPROF_BUFSIZE		(1024*1024)
+/* -- Profiles started from Lua ------------------------------------------- */
 
 /* The writer contexts of the profiles started from Lua. */
 static void *memprof_file, *sysprof_file;
@@ -97,13 +94,46 @@ static void prof_atexit(void)
   lj_sysprof_exit(sysprof_file);
 }
 
-static void prof_started(void **file, void *ctx)
+/* The file a profile started from Lua writes to; NULL after pushing the
+** error triple. */
+static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize)
+{
+  ProfFile *pf = lj_proffile_open(path, bufsize);
+  if (pf == NULL) {
+    int err = errno;
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    prof_error(L, lua_tostring(L, -1), err);
+  }
+  return pf;
+}
+
+/* What start() returns. The profiler owns the file from start on (on an
+** I/O failure it has closed it already); a refused start leaves it to us. */
+static int prof_started(lua_State *L, int status, ProfFile *pf, void **file)
 {
   static int atexit_set;
-  *file = ctx;
-  if (!atexit_set)
-    atexit_set = atexit(prof_atexit) == 0;
+  if (status == PROFILE_SUCCESS) {
+    *file = pf;
+    if (!atexit_set)
+      atexit_set = atexit(prof_atexit) == 0;
+  } else if (status != PROFILE_ERRIO) {
+    lj_proffile_close(pf, lj_proffile_buf(pf));
+  }
+  return prof_result(L, status, "profiler is running already");
 }
+
+/* What stop() returns. */
+static int prof_stopped(lua_State *L, int status, void **file)
+{
+  if (status != PROFILE_ERRRUN)
+    *file = NULL;
+  return prof_result(L, status, "profiler is not running");
+}
+
+/* -- misc.memprof -------------------------------------------------------- */
+
+#define MEMPROF_DEFAULT_PATH	"memprof.bin"
+#define MEMPROF_BUFSIZE		(1024*1024)
 
 static int memprof_start(lua_State *L)
 {
@@ -115,22 +145,15 @@ static int memprof_start(lua_State *L)
     return prof_error(L, "profiler is disabled", ENOTSUP);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = lj_proffile_open(path, MEMPROF_BUFSIZE)) == NULL) {
-    int err = errno;
-    lua_pushfstring(L, "%s: %s", path, strerror(err));
-    return prof_error(L, lua_tostring(L, -1), err);
-  }
+  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE)) == NULL)
+    return 3;
   opt.ctx = pf;
   opt.buf = lj_proffile_buf(pf);
   opt.len = lj_proffile_bufsize(pf);
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
   status = luaM_memprof_start(L, &opt);
-  if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN)
-    lj_proffile_close(pf, opt.buf);  /* Only an I/O failure calls on_stop. */
-  if (status == PROFILE_SUCCESS)
-    prof_started(&memprof_file, pf);
-  return prof_result(L, status, "profiler is running already");
+  return prof_started(L, status, pf, &memprof_file);
 }
 
 static int memprof_stop(lua_State *L)
@@ -139,9 +162,7 @@ static int memprof_stop(lua_State *L)
   if (!LJ_HASMEMPROF)
     return prof_error(L, "profiler is disabled", ENOTSUP);
   status = luaM_memprof_stop(L);
-  if (status != PROFILE_ERRRUN)
-    memprof_file = NULL;
-  return prof_result(L, status, "profiler is not running");
+  return prof_stopped(L, status, &memprof_file);
 }
 
 static const luaL_Reg memprof_lib[] = {
@@ -228,23 +249,15 @@ static int sysprof_start(lua_State *L)
     return prof_error(L, bad, EINVAL);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = lj_proffile_open(path, SYSPROF_BUFSIZE)) == NULL) {
-    int err = errno;
-    lua_pushfstring(L, "%s: %s", path, strerror(err));
-    return prof_error(L, lua_tostring(L, -1), err);
-  }
+  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE)) == NULL)
+    return 3;
   cfg.ctx = pf;
   cfg.buf = lj_proffile_buf(pf);
   cfg.len = lj_proffile_bufsize(pf);
   cfg.writer = lj_proffile_write;
   cfg.on_stop = lj_proffile_close;
   status = lj_sysprof_start(L, &cfg);
-  if (status == PROFILE_ERRUSE || status == PROFILE_ERRRUN ||
-      status == PROFILE_ERRMEM)
-    lj_proffile_close(pf, cfg.buf);  /* Only an I/O failure calls on_stop. */
-  if (status == PROFILE_SUCCESS)
-    prof_started(&sysprof_file, pf);
-  return prof_result(L, status, "profiler is running already");
+  return prof_started(L, status, pf, &sysprof_file);
 }
 
 static int sysprof_stop(lua_State *L)
@@ -253,9 +266,7 @@ static int sysprof_stop(lua_State *L)
   if (!LJ_HASSYSPROF)
     return prof_error(L, "profiler is disabled", ENOTSUP);
   status = luaM_sysprof_stop(L);
-  if (status != PROFILE_ERRRUN)
-    sysprof_file = NULL;
-  return prof_result(L, status, "profiler is not running");
+  return prof_stopped(L, status, &sysprof_file);
 }
 
 static const luaL_Reg sysprof_lib[] = {

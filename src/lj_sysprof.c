@@ -836,10 +836,10 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
-  if (pipe2(sp->probe, O_CLOEXEC | O_NONBLOCK) != 0) {
+  if (pipe2(sp->probe, O_CLOEXEC | O_NONBLOCK) != 0) {  /* No descriptor. */
     munmap(sp->ring, RING_SIZE);
     atomic_store(&sp->state, SPS_IDLE);
-    return PROFILE_ERRIO;
+    return PROFILE_ERRMEM;
   }
   lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
   write_header(sp);

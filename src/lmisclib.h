@@ -50,7 +50,7 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 #define PROFILE_SUCCESS	0	/* Done. */
 #define PROFILE_ERRUSE	1	/* Bad arguments, or no profiler in this build. */
 #define PROFILE_ERRRUN	2	/* Already running (start), not running (stop). */
-#define PROFILE_ERRMEM	3	/* Out of memory. */
+#define PROFILE_ERRMEM	3	/* Out of memory (or file descriptors). */
 #define PROFILE_ERRIO	4	/* The writer or on_stop failed: see errno. */
 
 /* -- Memory profiler ----------------------------------------------------- */

@@ -56,7 +56,8 @@ static void usage(FILE *out) {
           "  ljprof record --mem --leak-only -o app.mem -- app.lua --port 8080\n"
           "  ljprof record --cpu --interval=1 -- bench.lua\n"
           "  ljprof record --cpu --format=collapsed --report-out=cpu.folded "
-          "-- bench.lua\n");
+          "-- bench.lua\n"
+          "  ljprof record --cpu --format=pprof --report-out=cpu.pb.gz -- bench.lua\n");
 }
 
 enum {

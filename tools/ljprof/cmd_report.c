@@ -17,7 +17,8 @@ static void usage(FILE *out) {
           "sysprof stream) and report it. Memprof: where memory was\n"
           "allocated, reallocated and freed, and what is still allocated at\n"
           "the end. Sysprof: samples by VM state, functions and lines by\n"
-          "self and total samples, or the stacks for a flame graph.\n"
+          "self and total samples. Either, as a profile for other tools:\n"
+          "collapsed stacks, pprof, speedscope, or an HTML flame graph.\n"
           "FILE '-' reads standard input.\n"
           "\n"
           "Options:\n" REPORT_OPTIONS_HELP
@@ -34,6 +35,8 @@ static void usage(FILE *out) {
           "  ljprof report --format=json -o report.json memprof.bin\n"
           "  ljprof report --top 20 sysprof.bin\n"
           "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl >cpu.svg\n"
+          "  ljprof report --format=pprof -o cpu.pb.gz sysprof.bin\n"
+          "  ljprof report --format=html --leak-only -o leaks.html memprof.bin\n"
           "  cat memprof.bin | ljprof report -\n");
 }
 

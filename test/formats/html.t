@@ -1,0 +1,155 @@
+#!/usr/bin/env perl
+# The HTML flame graph: one self-contained file (nothing fetched), opened
+# in a real headless Chromium: the page names the hot frames, a search
+# (#search=TEXT in the address) selects them and gives their total and
+# share, CPU and memory profiles alike; the embedded totals equal the JSON
+# report's; thousands of frames draw quickly. A screenshot of a search is
+# left at $LJPROF_BUILD_DIR/flamegraph.png.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib", "$FindBin::Bin/../ljprof/lib";
+use File::Temp qw(tempdir);
+use JSON::PP;
+use Test::More;
+use LJProf::Lua ();
+use LJProf::Profiles;
+use LJProf::Stream;
+
+my ($chromium) = grep { -x } map { "/usr/bin/$_" } qw(chromium chromium-browser);
+plan skip_all => 'chromium is not installed (Debian chromium)' unless $chromium;
+
+my $dir = LJProf::Lua::scratch();
+
+sub html_report {
+  my ($bin, $name, @opts) = @_;
+  my $file = "$dir/$name.html";
+  my ($rc, undef, $err) = ljprof_out('report', '--format=html', @opts, '-o', $file, $bin);
+  is($rc, 0, "$name: html written") or diag $err;
+  return $file;
+}
+
+# The data the page embeds.
+sub embedded {
+  my ($file) = @_;
+  my ($json) = file_text($file) =~ m{<script type="application/json" id="profile-data">(.*?)</script>}s;
+  return JSON::PP->new->decode($json // 'null');
+}
+
+# Chromium, headless, in a fresh profile; nothing from the network.
+sub chromium {
+  my (@args) = @_;
+  my $profile = tempdir(CLEANUP => 1);
+  my $cmd = join ' ', map { "'$_'" } 'timeout', '90', $chromium, qw(--headless --no-sandbox --disable-gpu
+    --disable-quic --no-first-run --disable-background-networking --disable-component-update
+    --disable-sync), '--window-size=1200,800', "--user-data-dir=$profile", @args;
+  my $out = `$cmd 2>'$dir/chromium.err'`;
+  return ($? >> 8, $out);
+}
+
+sub dom {
+  my ($file, $search) = @_;
+  my $url = "file://$file" . (defined $search ? '#search=' . uri_escape($search) : '');
+  my ($rc, $dom) = chromium('--dump-dom', $url);
+  is($rc, 0, 'chromium rendered ' . ($search // 'the page')) or diag file_text("$dir/chromium.err");
+  return $dom;
+}
+
+sub uri_escape {
+  my ($s) = @_;
+  $s =~ s/([^A-Za-z0-9._~-])/sprintf '%%%02X', ord $1/ge;
+  return $s;
+}
+
+sub unescape_html {
+  my ($s) = @_;
+  $s =~ s/&lt;/</g; $s =~ s/&gt;/>/g; $s =~ s/&quot;/"/g; $s =~ s/&amp;/&/g;
+  return $s;
+}
+
+sub first_top_frame {
+  my ($dom) = @_;
+  my ($name) = $dom =~ m{<tr class="frame"><td class="name">(.*?)</td>};
+  return unescape_html($name // '');
+}
+
+sub self_contained {
+  my ($file, $what) = @_;
+  my $text = file_text($file);
+  unlike($text, qr/\b(?:src|href)\s*=|https?:|\@import|url\(|<link/i, "$what: nothing is fetched from anywhere");
+  is(() = $text =~ /<script\b/g, 2, "$what: the script and the data inline");
+}
+
+{ # CPU
+  my $cpu = cpu_profile();
+  my $file = html_report($cpu->{bin}, 'cpu');
+  self_contained($file, 'cpu');
+  my $json = json_report($cpu->{bin});
+  my $data = embedded($file);
+  is($data->{total}, $json->{samples_with_stacks}, 'cpu round trip: the page total is the samples of the JSON report');
+  is($data->{unit}, 'samples', 'cpu: in samples');
+
+  my $hot = "$cpu->{name}:$cpu->{hot_line}";
+  my $dom = dom($file);
+  is(first_top_frame($dom), $hot, 'cpu: the hottest frame heads the table');
+  like($dom, qr/data-draw-ms="[\d.]+"/, 'cpu: the flame graph was drawn');
+
+  my $needle = (split m{/}, $cpu->{script})[-1] . ":$cpu->{hot_line}";
+  $dom = dom($file, $needle);
+  my ($info) = $dom =~ m{<span id="match-info">(.*?)</span>};
+  my ($value) = $dom =~ /data-matched-value="(\d+)"/;
+  my %stacks = map { join(';', @{ $_->{frames} }) => $_->{count} } @{ $json->{stacks} };
+  my $expect = 0;
+  $expect += $stacks{$_} for grep { /(^|;)\Q$hot\E(;|$)/ } keys %stacks;
+  is($value, $expect, "cpu search '$needle': the matched total is the samples under it ($expect)");
+  like($info // '', qr/^Matched: $expect samples, [\d.]+ ms \([\d.]+% of all\) in 1 frame$/, 'cpu search: total and share shown');
+  my @matches = map { unescape_html($_) } $dom =~ m{<li class="match">(.*?) — }g;
+  is_deeply(\@matches, [$hot], 'cpu search: the matched frame listed');
+
+  # The screenshot: a search highlighted.
+  my $png = ($ENV{LJPROF_BUILD_DIR} // $dir) . '/flamegraph.png';
+  unlink $png;
+  my ($rc) = chromium("--screenshot=$png", "file://$file#search=" . uri_escape($needle));
+  is($rc, 0, 'cpu: screenshot taken');
+  is(substr(file_text($png), 0, 8), "\x89PNG\r\n\x1a\n", "cpu: $png is a PNG");
+}
+
+{ # memory
+  my $mem = memory_profile();
+  my $t = json_report($mem->{bin})->{totals};
+  my $file = html_report($mem->{bin}, 'mem');
+  self_contained($file, 'memory');
+  my $data = embedded($file);
+  is($data->{total}, $t->{alloc_bytes} + $t->{realloc_new_bytes}, 'memory round trip: bytes allocated');
+  is($data->{unit}, 'bytes', 'memory: in bytes');
+  is(first_top_frame(dom($file)), "$mem->{name}:$mem->{garbage_line}", 'memory: the site allocating the most first');
+
+  $file = html_report($mem->{bin}, 'mem-live', '--leak-only');
+  $data = embedded($file);
+  is($data->{total}, $t->{live_bytes}, 'memory in use round trip: bytes live');
+  my $live = "$mem->{name}:$mem->{live_line}";
+  my $dom = dom($file, ":$mem->{live_line}");
+  is(first_top_frame($dom), $live, 'memory in use: the site holding the most first');
+  my ($info) = $dom =~ m{<span id="match-info">(.*?)</span>};
+  like($info // '', qr/^Matched: [\d.]+ [KM]iB \([\d,]+ bytes\) \([\d.]+% of all\)/, 'memory search: bytes and share');
+}
+
+{ # Thousands of frames: 4,000 distinct stacks over 2,000 functions.
+  my (@syms, @samples);
+  push @syms, sym_lfunc(0x1000 + $_ * 16, "\@mod$_.lua", 1) for 0 .. 1999;
+  for my $s (0 .. 3999) {
+    my @frames = map { f_lua(0x1000 + (($s * 7 + $_ * 13) % 2000) * 16, $_ + 1) } 0 .. 15;
+    push @samples, sp_sample(LFUNC, @frames, f_native(0x400000)) for 1 .. 1 + $s % 3;
+  }
+  my $bin = write_file("$dir/wide.bin", symtab(@syms, sym_cfunc(0x400000, 'main'))
+    . sysprof(3, sp_config(MODE_C, 1000, 0), @samples));
+  my $file = html_report($bin, 'wide');
+  my $data = embedded($file);
+  cmp_ok(scalar @{ $data->{frames} }, '>=', 5000, 'wide: thousands of frames (' . scalar(@{ $data->{frames} }) . ')');
+  my $dom = dom($file, 'mod7.lua');
+  my ($ms) = $dom =~ /data-draw-ms="([\d.]+)"/;
+  cmp_ok($ms // 1e9, '<', 100, "wide: a drawing takes $ms ms");
+  like($dom, qr/<span id="match-info">Matched: \d+ samples/, 'wide: the search ran');
+}
+
+done_testing();

@@ -1,0 +1,132 @@
+#!/usr/bin/env perl
+# pprof output, read by the real `go tool pprof`: the hot Lua line of a CPU
+# workload comes first with -lines, and its function (`@file:FIRSTLINE`)
+# without; memory profiles carry allocated and in-use objects and bytes, the
+# largest live site first under inuse_space; every value sums to the JSON
+# report's totals.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib";
+use File::Temp qw(tempdir);
+use Test::More;
+use LJProf::Lua;
+use LJProf::Profiles;
+
+my $go = `sh -c 'command -v go' 2>/dev/null`;
+plan skip_all => 'go is not installed (Debian golang-go)' unless $go;
+
+# go tool pprof without network or a writable home.
+my $gohome = tempdir(CLEANUP => 1);
+$ENV{$_->[0]} = "$gohome/$_->[1]" for [HOME => 'home'], [GOCACHE => 'cache'],
+  [GOPATH => 'gopath'], [PPROF_TMPDIR => 'pprof'];
+mkdir "$gohome/$_" for qw(home cache gopath pprof);
+$ENV{GOTOOLCHAIN} = 'local';
+$ENV{GOPROXY} = 'off';
+$ENV{GOFLAGS} = '';
+
+sub pprof {
+  my @args = @_;
+  my $out = `go tool pprof @args 2>&1`;
+  return ($? >> 8, $out);
+}
+
+# The rows of -top: [flat, name], in order.
+sub top_rows {
+  my ($out) = @_;
+  return map { /^\s*(\S+)\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+(.*)$/ ? [$1, $2] : () } split /\n/, $out;
+}
+
+# -raw: the sample values, summed per sample type.
+sub raw_totals {
+  my ($out) = @_;
+  my ($types) = $out =~ /^Samples:\n(.*)$/m or return {};
+  my @names = map { (split m{/})[0] } split ' ', $types =~ s/\[dflt\]//gr;
+  my ($samples) = $out =~ /^Samples:\n.*?\n(.*?)^\S/ms;
+  my %sum;
+  for (split /\n/, $samples // '') {
+    next unless /^\s+(\d+(?:\s+\d+)*):/;
+    my @v = split ' ', $1;
+    $sum{$names[$_]} += $v[$_] for 0 .. $#names;
+  }
+  return \%sum;
+}
+
+{ # CPU
+  my $cpu = cpu_profile();
+  my $file = scratch() . '/cpu.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, $cpu->{bin});
+  is($rc, 0, 'cpu: pprof written') or diag $err;
+  is(substr(file_text($file), 0, 2), "\x1f\x8b", 'cpu: gzip');
+
+  my $base = quotemeta((split m{/}, $cpu->{script})[-1]);
+  my ($prc, $out) = pprof('-top', '-lines', $file);
+  is($prc, 0, 'cpu: go tool pprof reads it') or diag $out;
+  like($out, qr/^Type: cpu$/m, 'cpu: CPU time is the default sample type');
+  my @rows = top_rows($out);
+  like($rows[0][1], qr/^\@\S*$base:$cpu->{hot_first_line} \S*$base:$cpu->{hot_line}$/,
+       "cpu -lines: the hot line, file.lua:$cpu->{hot_line}, in its function, first") or diag $out;
+
+  ($prc, $out) = pprof('-top', $file);
+  @rows = top_rows($out);
+  like($rows[0][1], qr/^\@\S*$base:$cpu->{hot_first_line}$/, 'cpu: functions are @file.lua:FIRSTLINE') or diag $out;
+  like($out, qr/^\s.*\smain$/m, 'cpu: native frames by symbol');
+  like($out, qr/^\s.*\slua_pcall$/m, 'cpu: lua_pcall among them');
+
+  ($prc, $out) = pprof('-raw', $file);
+  like($out, qr/^PeriodType: cpu nanoseconds$/m, 'cpu: period type cpu/nanoseconds');
+  like($out, qr/^Period: 1000000$/m, 'cpu: period, the 1 ms interval');
+  like($out, qr{^Samples:\nsamples/count cpu/nanoseconds\[dflt\]$}m, 'cpu: sample types samples/count, cpu/nanoseconds');
+  my $json = json_report($cpu->{bin});
+  my $sum = raw_totals($out);
+  is($sum->{samples}, $json->{samples_with_stacks}, "cpu round trip: $sum->{samples} samples as in the JSON report");
+  is($sum->{cpu}, $json->{samples_with_stacks} * 1_000_000, 'cpu round trip: cpu = samples x the interval');
+  like($out, qr/^Mappings\n\s*1: .*luajit/m, 'cpu: the catch-all mapping');
+}
+
+{ # memory
+  my $mem = memory_profile();
+  my $file = scratch() . '/mem.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, $mem->{bin});
+  is($rc, 0, 'memory: pprof written') or diag $err;
+  my $base = quotemeta((split m{/}, $mem->{script})[-1]);
+
+  my ($prc, $out) = pprof('-top', '-lines', '-sample_index=inuse_space', $file);
+  is($prc, 0, 'memory: go tool pprof reads it') or diag $out;
+  my @rows = top_rows($out);
+  like($rows[0][1], qr/$base:$mem->{live_line}$/, "memory inuse_space: the live site, line $mem->{live_line}, first") or diag $out;
+  ($prc, $out) = pprof('-top', '-lines', '-sample_index=alloc_space', $file);
+  @rows = top_rows($out);
+  like($rows[0][1], qr/$base:$mem->{garbage_line}$/, "memory alloc_space: the site allocating the most, line $mem->{garbage_line}, first") or diag $out;
+  ($prc, $out) = pprof('-top', '-sample_index=inuse_objects', $file);
+  like($out, qr/^Type: inuse_objects$/m, 'memory: inuse_objects');
+
+  ($prc, $out) = pprof('-raw', $file);
+  like($out, qr{^Samples:\nalloc_objects/count alloc_space/bytes\[dflt\] inuse_objects/count inuse_space/bytes$}m,
+       'memory: the four sample types');
+  my $t = json_report($mem->{bin})->{totals};
+  my $sum = raw_totals($out);
+  is($sum->{alloc_objects}, $t->{alloc_events} + $t->{realloc_events}, 'memory round trip: objects allocated (allocs + reallocs)');
+  is($sum->{alloc_space}, $t->{alloc_bytes} + $t->{realloc_new_bytes}, 'memory round trip: bytes allocated');
+  is($sum->{inuse_objects}, $t->{live_blocks}, 'memory round trip: blocks in use');
+  is($sum->{inuse_space}, $t->{live_bytes}, 'memory round trip: bytes in use');
+
+  ($prc, $out) = pprof('-top', '-sample_index=alloc_space', $file);
+  like($out, qr/^Type: alloc_space$/m, 'memory: alloc_space is the default sample type');
+  ($rc) = ljprof_out('report', '--format=pprof', '--leak-only', '-o', $file, $mem->{bin});
+  ($prc, $out) = pprof('-top', $file);
+  like($out, qr/^Type: inuse_space$/m, 'memory --leak-only: inuse_space is the default');
+
+  # A damaged stream: the profile of what came before, and a comment.
+  my $cut = scratch() . '/mem-cut.bin';
+  open my $fh, '>:raw', $cut or die $!;
+  my $whole = file_text($mem->{bin});
+  print $fh substr($whole, 0, int(length($whole) * 0.7));
+  close $fh;
+  ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, $cut);
+  is($rc, 1, 'damaged: exit 1');
+  ($prc, $out) = pprof('-comments', $file);
+  like($out, qr/damaged stream, profile of what came before: .*offset \d+/, 'damaged: the comment says where') or diag $out;
+}
+
+done_testing();
