@@ -107,6 +107,10 @@ demo: all
 	@echo "==== ljprof record --mem -- examples/cache.lua"
 	@$(BUILD)/bin/ljprof record --mem -o $(BUILD)/demo-memprof.bin --top 8 \
 	  --human-readable -- examples/cache.lua
+	@echo "==== ljprof record --cpu --format=html -- examples/cache.lua"
+	@$(BUILD)/bin/ljprof record --cpu --interval=1 -o $(BUILD)/demo-sysprof.bin \
+	  --format=html --report-out=$(BUILD)/demo-flamegraph.html -- examples/cache.lua
+	@echo "Flame graph: $(BUILD)/demo-flamegraph.html (open it in a browser)"
 
 TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
 TEST_C      := $(wildcard test/c/*.c)

@@ -18,9 +18,10 @@ local function handle(id)
   return #page
 end
 
+local requests = tonumber(arg and arg[1]) or 50000
 local total = 0
-for id = 1, 2000 do
+for id = 1, requests do
   total = total + handle(id)
-  if id % 500 == 0 then collectgarbage() end
+  if id % 5000 == 0 then collectgarbage() end
 end
-print(string.format("served 2000 pages, %d bytes", total))
+print(string.format("served %d pages, %d bytes", requests, total))

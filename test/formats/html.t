@@ -9,6 +9,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib", "$FindBin::Bin/../ljprof/lib";
+use Cwd ();
 use File::Temp qw(tempdir);
 use JSON::PP;
 use Test::More;
@@ -150,6 +151,23 @@ sub self_contained {
   my ($ms) = $dom =~ /data-draw-ms="([\d.]+)"/;
   cmp_ok($ms // 1e9, '<', 100, "wide: a drawing takes $ms ms");
   like($dom, qr/<span id="match-info">Matched: \d+ samples/, 'wide: the search ran');
+}
+
+# The bundled example, as `make demo` shows it: its flame graph names the
+# example's own lines, and its screenshot is the one the README shows
+# (docs/demo-flamegraph.png is a copy of $LJPROF_BUILD_DIR/demo-flamegraph.png).
+{
+  my $root = Cwd::abs_path("$FindBin::Bin/../..");
+  my $file = "$dir/demo.html";
+  my ($rc, undef, $err) = ljprof_out('record', '--cpu', '--interval=1', '-o', "$dir/demo.bin",
+    '--format=html', "--report-out=$file", '--', "$root/examples/cache.lua");
+  is($rc, 0, 'demo: examples/cache.lua recorded as a flame graph') or diag $err;
+  my $dom = dom($file);
+  like(unescape_html($dom), qr/examples\/cache\.lua:\d+/, 'demo: the page names the example\'s lines');
+  my $png = ($ENV{LJPROF_BUILD_DIR} // $dir) . '/demo-flamegraph.png';
+  unlink $png;
+  ($rc) = chromium("--screenshot=$png", "file://$file");
+  is(substr(file_text($png), 0, 8), "\x89PNG\r\n\x1a\n", "demo: $png is a PNG");
 }
 
 done_testing();
