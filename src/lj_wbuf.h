@@ -62,6 +62,14 @@ static LJ_AINLINE void lj_wbuf_putbyte(struct lj_wbuf *b, uint8_t v)
 static LJ_AINLINE void lj_wbuf_putuleb(struct lj_wbuf *b, uint64_t v)
 {
   uint8_t *p = b->pos;
+  if ((v >> 42) != 0 && (v >> 49) == 0) {  /* A user space address. */
+    p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)((v >> 7) | 0x80);
+    p[2] = (uint8_t)((v >> 14) | 0x80); p[3] = (uint8_t)((v >> 21) | 0x80);
+    p[4] = (uint8_t)((v >> 28) | 0x80); p[5] = (uint8_t)((v >> 35) | 0x80);
+    p[6] = (uint8_t)(v >> 42);
+    b->pos = p + 7;
+    return;
+  }
   for (; v >= 0x80; v >>= 7)
     *p++ = (uint8_t)(v | 0x80);
   *p++ = (uint8_t)v;
