@@ -312,12 +312,13 @@ static void lua_top(SysProf *sp, LuaCursor *c, int32_t st,
   global_State *g = sp->g;
   lua_State *L = gco2th(gcref(g->cur_L));
   TValue *base;
-  c->L = L;
+  c->L = NULL;
   c->frame = NULL;
   c->toppc = NULL;
   c->probe = 1;
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
+  c->L = L;
   if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
     base = mref(g->vmbase, TValue);
   else if (st >= 0)
@@ -395,7 +396,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 			     ucontext_t *uc)
 {
   LuaCursor cur[MAX_THREADS];
-  int ncur = 1, i, innermost = 1;
+  int ncur = 1, i, innermost = 1, lost = 0;
   unw_context_t ctx;
   unw_cursor_t uw;
   lua_top(sp, &cur[0], st, uc);
@@ -403,11 +404,15 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
   if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
     goto rest;
   while (s->nframes < SAMPLE_FRAMES) {
-    unw_word_t ip, spr;
+    unw_word_t ip = 0, spr = 0;
     const char *cf;
-    unw_get_reg(&uw, UNW_REG_IP, &ip);
-    unw_get_reg(&uw, UNW_REG_SP, &spr);
-    if (in_vm(sp, ip) || (st >= 0 && innermost && !in_code(sp, ip))) {
+    if (!lost) {
+      unw_get_reg(&uw, UNW_REG_IP, &ip);
+      unw_get_reg(&uw, UNW_REG_SP, &spr);
+    }
+    /* Compiled code has no unwind entries: a trace, or what it called,
+    ** ends the walk, or leads out of the code we know. */
+    if (in_vm(sp, ip) || (st >= 0 && innermost && (lost || !in_code(sp, ip)))) {
       /* An interpreter activation (or a trace, which runs in one). */
       LuaCursor *c = &cur[0];
       if (innermost) {
@@ -418,7 +423,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 	cf = (const char *)spr;
 	c = cursor_for(sp, cur, &ncur, cf);
       }
-      innermost = 0;
+      innermost = lost = 0;
       if (c != NULL)
 	lua_activation(sp, s, c, 0);
       if (!native_vmcaller(cf, uc, &ctx, &uw))
@@ -428,7 +433,8 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
     if (!in_code(sp, ip))
       break;  /* Not code we know: the walk went astray. */
     sample_addr(s, FR_NATIVE, ip);
-    if (unw_step(&uw) <= 0)
+    lost = unw_step(&uw) <= 0;
+    if (lost && !(st >= 0 && innermost))
       break;
   }
 rest:
