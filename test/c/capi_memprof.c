@@ -195,6 +195,21 @@ int main(void)
   json_decref(doc);
   free(s.data);
 
+  /* A VM whose libraries were never opened can be profiled too. */
+  {
+    lua_State *bare = luaL_newstate();
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(bare, &o), PROFILE_SUCCESS, "start on a VM without libraries");
+    run(bare, "local t = {} for i = 1, 100 do t[i] = {} end", "=bare");
+    tap_is(luaM_memprof_stop(bare), PROFILE_SUCCESS, "stop");
+    doc = report(&s, &rc);
+    tap_is(rc, 0, "ljprof reads it back complete");
+    tap_is(alloc_events(doc, "=bare:1"), 100 + 2, "its 100 tables, the outer one and its array are named");
+    json_decref(doc);
+    free(s.data);
+    lua_close(bare);
+  }
+
   /* The profiler is free again for another VM. */
   o = sink_opts(&s);
   tap_is(luaM_memprof_start(other, &o), PROFILE_SUCCESS, "another VM can profile after lua_close");

@@ -4,9 +4,12 @@
 */
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lua.h"
 #include "lualib.h"
@@ -54,6 +57,13 @@ static void spin(lua_State *L, double seconds)
 	   "for i = 1, 1000 do local _ = i %% 7 end end", seconds);
   if (luaL_dostring(L, code) != 0)
     lua_pop(L, 1);
+}
+
+static void *idle_thread(void *arg)
+{
+  (void)arg;
+  pause();  /* Until the process ends. */
+  return NULL;
 }
 
 static uint64_t sum(const struct luam_Sysprof_Counters *c)
@@ -104,6 +114,38 @@ int main(void)
   tap_is(frames_written, 2 * (int)c.samples, "the backtracer ran for every sample");
   luaM_sysprof_set_backtracer(NULL);
 
+  /* The sampler's signal sent to a thread that does not run the VM is
+  ** ignored there: the VM's thread sleeps, so no sample may appear. */
+  {
+    pthread_t other;
+    struct timespec ms = { 0, 1000000 };
+    uint64_t before;
+    int i;
+    pthread_create(&other, NULL, idle_thread, NULL);
+    tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then signal another thread");
+    luaM_sysprof_report(&c);
+    before = c.samples;
+    for (i = 0; i < 50; i++) {
+      pthread_kill(other, SIGRTMIN + 4);
+      nanosleep(&ms, NULL);
+    }
+    luaM_sysprof_report(&c);
+    tap_is(c.samples, before, "50 signals to another thread: ignored, nothing counted");
+    tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "and the profile stops cleanly");
+  }
+
+  /* A VM whose libraries were never opened can be profiled too. */
+  {
+    lua_State *bare = luaL_newstate();
+    tap_is(luaM_sysprof_start(bare, &o), PROFILE_SUCCESS, "start on a VM without libraries");
+    if (luaL_dostring(bare, "local x = 0 for i = 1, 3e7 do x = x + i % 3 end") != 0)
+      lua_pop(bare, 1);
+    tap_is(luaM_sysprof_stop(bare), PROFILE_SUCCESS, "stop");
+    luaM_sysprof_report(&c);
+    tap_ok(c.samples > 0 && sum(&c) == c.samples, "it was sampled, and the counts add up");
+    lua_close(bare);
+  }
+
   /* lua_close with a profile running completes the stream. */
   free(stream);
   stream = NULL;
@@ -111,7 +153,7 @@ int main(void)
   tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then lua_close");
   spin(L, 0.1);
   lua_close(L);
-  tap_is(stops, 3, "lua_close called on_stop");
+  tap_is(stops, 5, "lua_close called on_stop");
   tap_is(stream[streamlen-1], 0x80, "the stream ends with the epilogue");
   free(stream);
   return tap_done();

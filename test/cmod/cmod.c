@@ -26,6 +26,21 @@ int cmod_call(lua_State *L)
   return lua_gettop(L);
 }
 
+/* cmod.after(f, n): calls f protected (it may fail), then allocates n
+** userdata: what comes after a nested call is the C function's again. */
+int cmod_after(lua_State *L)
+{
+  int i, n = (int)luaL_checkinteger(L, 2);
+  lua_pushvalue(L, 1);
+  lua_pcall(L, 0, 0, 0);
+  lua_createtable(L, n, 0);
+  for (i = 1; i <= n; i++) {
+    lua_newuserdata(L, 64);
+    lua_rawseti(L, -2, i);
+  }
+  return 1;
+}
+
 /* cmod.spin(n): burns CPU in C for n iterations. */
 int cmod_spin(lua_State *L)
 {
@@ -40,6 +55,7 @@ int cmod_spin(lua_State *L)
 static const luaL_Reg cmod_funcs[] = {
   { "alloc", cmod_alloc },
   { "call", cmod_call },
+  { "after", cmod_after },
   { "spin", cmod_spin },
   { NULL, NULL }
 };
