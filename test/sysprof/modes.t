@@ -27,8 +27,8 @@ end
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
 local t = os.clock()
 while os.clock() - t < 1.5 do work(100000) end
-local r = misc.sysprof.report()
 assert(misc.sysprof.stop())
+local r = misc.sysprof.report()  -- the profile's final counts
 local sum = 0
 for _, n in pairs(r.vmstate) do sum = sum + n end
 print(r.samples, sum)

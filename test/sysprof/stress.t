@@ -45,8 +45,8 @@ while os.clock() - t0 < SECONDS do
   collectgarbage("step", 50)
   rounds = rounds + 1
 end
-local r = misc.sysprof.report()
 assert(misc.sysprof.stop())
+local r = misc.sysprof.report()  -- the profile's final counts
 local sum = 0
 for _, n in pairs(r.vmstate) do sum = sum + n end
 print(r.samples, sum, rounds)
