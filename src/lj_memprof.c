@@ -116,51 +116,48 @@ static void memprof_locate(MemLoc *loc, global_State *g)
 
 static void memprof_halt(MemProf *mp);
 
-static void memprof_event(MemProf *mp, uint8_t aevent, const MemLoc *loc)
+/* Header and location of an event; returns where its payload goes. */
+static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
+					 const MemLoc *loc)
 {
   struct lj_wbuf *out = &mp->out;
+  uint8_t *p;
   if (loc->source == ASOURCE_CFUNC)  /* New objects are named first. */
     lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
   lj_wbuf_reserve(out, MEMPROF_EVENT_MAX);
-  lj_wbuf_putbyte(out, aevent | loc->source);
-  switch (loc->source) {
-  case ASOURCE_LFUNC:
-    lj_wbuf_putuleb(out, loc->addr);
-    lj_wbuf_putuleb(out, loc->line);
-    break;
-  case ASOURCE_CFUNC: case ASOURCE_TRACE:
-    lj_wbuf_putuleb(out, loc->addr);
-    break;
-  default:
-    break;
+  p = out->pos;
+  *p++ = aevent | loc->source;
+  if (loc->source == ASOURCE_LFUNC) {
+    p = lj_wbuf_uleb(p, loc->addr);
+    p = lj_wbuf_uleb(p, loc->line);
+  } else if (loc->source != ASOURCE_INT) {
+    p = lj_wbuf_uleb(p, loc->addr);
   }
+  return p;
 }
 
 static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
   MemProf *mp = &memprof;
-  struct lj_wbuf *out = &mp->out;
   void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  uint8_t aevent, *p;
   MemLoc loc;
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
+  aevent = nsize == 0 ? AEVENT_FREE :
+	   ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC;
   memprof_locate(&loc, mp->g);
-  if (nsize == 0) {
-    memprof_event(mp, AEVENT_FREE, &loc);
-    lj_wbuf_putuleb(out, (uintptr_t)ptr);
-    lj_wbuf_putuleb(out, osize);
-  } else if (ptr == NULL) {
-    memprof_event(mp, AEVENT_ALLOC, &loc);
-    lj_wbuf_putuleb(out, (uintptr_t)nptr);
-    lj_wbuf_putuleb(out, nsize);
-  } else {
-    memprof_event(mp, AEVENT_REALLOC, &loc);
-    lj_wbuf_putuleb(out, (uintptr_t)ptr);
-    lj_wbuf_putuleb(out, osize);
-    lj_wbuf_putuleb(out, (uintptr_t)nptr);
-    lj_wbuf_putuleb(out, nsize);
+  p = memprof_event(mp, aevent, &loc);
+  if (aevent & AEVENT_FREE) {  /* A realloc is a free and an alloc. */
+    p = lj_wbuf_uleb(p, (uintptr_t)ptr);
+    p = lj_wbuf_uleb(p, osize);
   }
-  if (LJ_UNLIKELY(lj_wbuf_failed(out)))
+  if (aevent & AEVENT_ALLOC) {
+    p = lj_wbuf_uleb(p, (uintptr_t)nptr);
+    p = lj_wbuf_uleb(p, nsize);
+  }
+  mp->out.pos = p;
+  if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
     memprof_halt(mp);
   return nptr;
 }

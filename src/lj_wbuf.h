@@ -46,47 +46,43 @@ static LJ_AINLINE int lj_wbuf_failed(const struct lj_wbuf *b)
   return (b->flags & LJ_WBUF_STOP) != 0;
 }
 
-/* Make room for n bytes (n <= size). Afterwards the raw writers below may
-** put up to n bytes without further checks. */
+/* Make room for n bytes (n <= size). Afterwards the raw writer may put up
+** to n bytes at b->pos without further checks. */
 static LJ_AINLINE void lj_wbuf_reserve(struct lj_wbuf *b, size_t n)
 {
   if (LJ_UNLIKELY((size_t)(b->size - (size_t)(b->pos - b->buf)) < n))
     lj_wbuf_flush(b);
 }
 
-static LJ_AINLINE void lj_wbuf_putbyte(struct lj_wbuf *b, uint8_t v)
+/* Raw ULEB128 writer: at p, which the caller made room for; returns the
+** next byte. A local p lets the compiler keep it in a register (a store
+** through a byte pointer may alias any field of the buffer). */
+static LJ_AINLINE uint8_t *lj_wbuf_uleb(uint8_t *p, uint64_t v)
 {
-  *b->pos++ = v;
-}
-
-static LJ_AINLINE void lj_wbuf_putuleb(struct lj_wbuf *b, uint64_t v)
-{
-  uint8_t *p = b->pos;
   if ((v >> 42) != 0 && (v >> 49) == 0) {  /* A user space address. */
     p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)((v >> 7) | 0x80);
     p[2] = (uint8_t)((v >> 14) | 0x80); p[3] = (uint8_t)((v >> 21) | 0x80);
     p[4] = (uint8_t)((v >> 28) | 0x80); p[5] = (uint8_t)((v >> 35) | 0x80);
     p[6] = (uint8_t)(v >> 42);
-    b->pos = p + 7;
-    return;
+    return p + 7;
   }
   for (; v >= 0x80; v >>= 7)
     *p++ = (uint8_t)(v | 0x80);
   *p++ = (uint8_t)v;
-  b->pos = p;
+  return p;
 }
 
 /* Checked variants, for everything outside the hot paths. */
 static LJ_AINLINE void lj_wbuf_addbyte(struct lj_wbuf *b, uint8_t v)
 {
   lj_wbuf_reserve(b, 1);
-  lj_wbuf_putbyte(b, v);
+  *b->pos++ = v;
 }
 
 static LJ_AINLINE void lj_wbuf_adduleb(struct lj_wbuf *b, uint64_t v)
 {
   lj_wbuf_reserve(b, LJ_WBUF_ULEB_MAX);
-  lj_wbuf_putuleb(b, v);
+  b->pos = lj_wbuf_uleb(b->pos, v);
 }
 
 #endif
