@@ -5,14 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/event_pipe.h"
 #include "lib/memagg.h"
 #include "lib/stream.h"
 #include "lib/sysagg.h"
 
 #define READ_BUFFER_SIZE (1u << 20)
+
+/* Inputs from this size on are aggregated on a second thread. */
+#define PIPE_MIN_INPUT (4u << 20)
 
 static const struct {
   const char *name;
@@ -126,6 +131,17 @@ static int render(enum stream_kind kind, FILE *out, const char *name,
   return EXIT_FAILED;
 }
 
+/*
+** Is the input long enough for a second thread to pay (or of unknown
+** length: a pipe)? Short ones are read on one thread, without the cost of
+** starting another.
+*/
+static int worth_a_thread(int fd) {
+  struct stat st;
+  return fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+         st.st_size >= PIPE_MIN_INPUT;
+}
+
 int report_file(const char *input, const char *output,
                 const struct report_options *opt) {
   int stdin_input = !strcmp(input, "-");
@@ -150,10 +166,14 @@ int report_file(const char *input, const char *output,
   symbols_init(&sym);
   memagg_init(&memagg, &sym);
   sysagg_init(&sysagg, &sym);
+  struct memprof_sink to_memagg = {memagg_events, &memagg};
+  struct event_pipe *pipe = worth_a_thread(fd) ? event_pipe_start(&to_memagg)
+                                               : NULL;
   struct stream_sinks sinks = {
-      .memprof = {memagg_events, &memagg},
+      .memprof = pipe ? event_pipe_sink(pipe) : to_memagg,
       .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
   enum stream_kind kind = stream_read(&r, &sym, &sinks);
+  if (pipe) event_pipe_finish(pipe);
 
   int status = render(kind, out, name, output, &r, &memagg, &sysagg, opt);
   if (r.status != READER_OK) {

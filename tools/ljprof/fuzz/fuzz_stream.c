@@ -2,12 +2,16 @@
 ** libFuzzer target: a whole profile file through the reader library, as
 ** `ljprof report` runs it: decode, aggregate, render every format of the
 ** stream's kind, and every profile format (collapsed, pprof, speedscope,
-** HTML) of it.
+** HTML) of it. A memprof stream is also decoded through the event pipe (a
+** second thread aggregates), whose text report must be the same.
 */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "lib/event_pipe.h"
 #include "lib/memagg.h"
 #include "lib/profile.h"
 #include "lib/report.h"
@@ -50,6 +54,47 @@ static void render_sysprof(FILE *out, const struct sysagg *agg,
   profile_free(&profile);
 }
 
+/* The text report of a memprof file, aggregated through the pipe or not. */
+static char *memprof_text(const uint8_t *data, size_t size, int piped,
+                          size_t *len) {
+  struct reader r;
+  struct symbols sym;
+  struct memagg memagg;
+  reader_init_mem(&r, data, size);
+  symbols_init(&sym);
+  memagg_init(&memagg, &sym);
+  struct memprof_sink to_memagg = {memagg_events, &memagg};
+  struct event_pipe *pipe = piped ? event_pipe_start(&to_memagg) : NULL;
+  struct stream_sinks sinks = {.memprof = pipe ? event_pipe_sink(pipe)
+                                               : to_memagg};
+  stream_read(&r, &sym, &sinks);
+  if (pipe) event_pipe_finish(pipe);
+  memagg_finish(&memagg);
+  char *text = NULL;
+  FILE *out = open_memstream(&text, len);
+  if (!out) abort();
+  struct report_input in = {"fuzz", &sym, &memagg, &r};
+  struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0};
+  report_memprof(out, &in, &opt);
+  fclose(out);
+  memagg_free(&memagg);
+  symbols_free(&sym);
+  reader_free(&r);
+  return text;
+}
+
+static void check_event_pipe(const uint8_t *data, size_t size) {
+  size_t direct_len, piped_len;
+  char *direct = memprof_text(data, size, 0, &direct_len);
+  char *piped = memprof_text(data, size, 1, &piped_len);
+  if (direct_len != piped_len || memcmp(direct, piped, direct_len) != 0) {
+    fprintf(stderr, "the event pipe changed the report\n");
+    abort();
+  }
+  free(direct);
+  free(piped);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *devnull;
   if (!devnull && !(devnull = fopen("/dev/null", "w"))) return 0;
@@ -68,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   switch (stream_read(&r, &sym, &sinks)) {
   case STREAM_MEMPROF:
     render_memprof(devnull, &memagg, &sym, &r);
+    check_event_pipe(data, size);
     break;
   case STREAM_SYSPROF:
     render_sysprof(devnull, &sysagg, &sym, &r);

@@ -8,7 +8,7 @@
 #define OVERRIDES_INITIAL_SLOTS 1024
 
 static struct override *new_override_slots(size_t count) {
-  struct override *slots = xmalloc(count * sizeof *slots);
+  struct override *slots = xmalloc_table(count * sizeof *slots);
   memset(slots, 0xff, count * sizeof *slots); /* site = OVERRIDE_EMPTY */
   return slots;
 }
@@ -195,9 +195,10 @@ static void pack_overrides(struct overrides *o) {
 }
 
 void memagg_finish(struct memagg *agg) {
-  LIVETAB_FOREACH(&agg->live, b) {
-    struct memstats *st = stats_of(agg, b->owner);
-    st->live_bytes = add_sat(st->live_bytes, b->size);
+  struct live_block b;
+  for (size_t pos = 0; livetab_next(&agg->live, &pos, &b);) {
+    struct memstats *st = stats_of(agg, b.owner);
+    st->live_bytes = add_sat(st->live_bytes, b.size);
     st->live_blocks++;
   }
   memset(&agg->totals, 0, sizeof agg->totals);

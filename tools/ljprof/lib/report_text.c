@@ -4,34 +4,82 @@
 ** reallocation or free touched ("Overrides"), what each site still holds
 ** (HEAP SUMMARY), and ALIASES for chunk names that span lines.
 */
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report.h"
+
+/*
+** The report is written through a buffer of its own, numbers formatted by
+** hand, and each location's name formatted once: a report of a long
+** stream has a line per (site, owner) pair, and fprintf() took as long as
+** the rest of the rendering.
+*/
+#define FLUSH_AT (64u << 10)
+
+/* Where a location's name is in the names formatted so far. */
+struct name_span {
+  size_t start;
+  size_t len; /* SIZE_MAX: not formatted yet */
+};
 
 struct text {
   FILE *out;
   const struct report_input *in;
   const struct report_options *opt;
   struct aliases aliases;
-  struct sbuf name;
+  struct sbuf buf;   /* what is not written out yet */
+  struct sbuf names; /* the names formatted so far, one after the other */
+  struct name_span *name_of; /* by location id */
 };
 
-static const char *loc_name(struct text *t, uint32_t loc) {
-  sbuf_reset(&t->name);
-  symbols_format(t->in->sym, loc, &t->aliases, &t->name);
-  return sbuf_cstr(&t->name);
+static void put_bytes(struct text *t, const char *s, size_t len) {
+  sbuf_add(&t->buf, s, len);
+}
+
+static void put(struct text *t, const char *s) { put_bytes(t, s, strlen(s)); }
+
+static void put_u64(struct text *t, uint64_t v) {
+  char digits[20], *end = digits + sizeof digits, *p = end;
+  do *--p = (char)('0' + v % 10);
+  while (v /= 10);
+  put_bytes(t, p, (size_t)(end - p));
+}
+
+static void write_out(struct text *t) {
+  fwrite(t->buf.data, 1, t->buf.len, t->out);
+  sbuf_reset(&t->buf);
+}
+
+/* The end of a line; the buffer goes out when it is full enough. */
+static void end_line(struct text *t) {
+  put(t, "\n");
+  if (t->buf.len >= FLUSH_AT) write_out(t);
+}
+
+/*
+** A location's name. Its first use formats it, which numbers the aliases
+** in order of first use. It stops at a NUL byte (a chunk name may hold
+** one), as a name printed with "%s" did.
+*/
+static void put_name(struct text *t, uint32_t loc) {
+  struct name_span *span = &t->name_of[loc];
+  if (span->len == SIZE_MAX) {
+    span->start = t->names.len;
+    symbols_format(t->in->sym, loc, &t->aliases, &t->names);
+    span->len = strnlen(t->names.data + span->start,
+                        t->names.len - span->start);
+  }
+  put_bytes(t, t->names.data + span->start, span->len);
 }
 
 static void put_size(struct text *t, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
                                       "EiB"};
-  if (!t->opt->human) {
-    fprintf(t->out, "%" PRIu64 " bytes", bytes);
-    return;
-  }
-  if (bytes < 1024) {
-    fprintf(t->out, "%" PRIu64 " B", bytes);
+  if (!t->opt->human || bytes < 1024) {
+    put_u64(t, bytes);
+    put(t, t->opt->human ? " B" : " bytes");
     return;
   }
   double value = (double)bytes;
@@ -40,39 +88,42 @@ static void put_size(struct text *t, uint64_t bytes) {
     value /= 1024;
     unit++;
   }
-  fprintf(t->out, "%.1f %s", value, units[unit]);
+  sbuf_printf(&t->buf, "%.1f %s", value, units[unit]);
 }
 
 static void put_share(struct text *t, uint64_t part, uint64_t total) {
-  if (total > 0) fprintf(t->out, " (%.1f%%)", 100.0 * (double)part / (double)total);
+  if (total > 0)
+    sbuf_printf(&t->buf, " (%.1f%%)", 100.0 * (double)part / (double)total);
 }
 
 static void put_plural(struct text *t, uint64_t n, const char *one,
                        const char *many) {
-  fprintf(t->out, "%" PRIu64 " %s", n, n == 1 ? one : many);
+  put_u64(t, n);
+  put(t, " ");
+  put(t, n == 1 ? one : many);
 }
 
 static void put_totals(struct text *t) {
   const struct memstats *s = &t->in->agg->totals;
-  fprintf(t->out, "Totals: ");
+  put(t, "Totals: ");
   put_plural(t, s->alloc_events, "allocation", "allocations");
-  fprintf(t->out, " (");
+  put(t, " (");
   put_size(t, s->alloc_bytes);
-  fprintf(t->out, "), ");
+  put(t, "), ");
   put_plural(t, s->realloc_events, "reallocation", "reallocations");
-  fprintf(t->out, " (+");
+  put(t, " (+");
   put_size(t, s->realloc_new_bytes);
-  fprintf(t->out, " / -");
+  put(t, " / -");
   put_size(t, s->realloc_old_bytes);
-  fprintf(t->out, "), ");
+  put(t, "), ");
   put_plural(t, s->free_events, "free", "frees");
-  fprintf(t->out, " (");
+  put(t, " (");
   put_size(t, s->freed_bytes);
-  fprintf(t->out, "); live at the end: ");
+  put(t, "); live at the end: ");
   put_size(t, s->live_bytes);
-  fprintf(t->out, " in ");
+  put(t, " in ");
   put_plural(t, s->live_blocks, "block", "blocks");
-  fprintf(t->out, "\n");
+  end_line(t);
 }
 
 static void put_overrides(struct text *t, const struct overrides *o,
@@ -80,13 +131,16 @@ static void put_overrides(struct text *t, const struct overrides *o,
   size_t n;
   const struct override *ov = memagg_overrides(o, site, &n);
   if (n == 0) return;
-  fprintf(t->out, "\tOverrides:\n");
+  put(t, "\tOverrides:");
+  end_line(t);
   for (size_t i = 0; i < n; i++) {
-    fprintf(t->out, "\t\t%s: ", loc_name(t, ov[i].owner));
+    put(t, "\t\t");
+    put_name(t, ov[i].owner);
+    put(t, ": ");
     put_plural(t, ov[i].events, "event", "events");
-    fprintf(t->out, ", ");
+    put(t, ", ");
     put_size(t, ov[i].bytes);
-    fprintf(t->out, "\n");
+    end_line(t);
   }
 }
 
@@ -108,11 +162,15 @@ static size_t limit(struct text *t, size_t count) {
 }
 
 static void put_more(struct text *t, size_t shown, size_t count) {
-  if (count == 0)
-    fprintf(t->out, "(none)\n");
-  else if (shown < count)
-    fprintf(t->out, "... %zu more location%s\n", count - shown,
-            count - shown == 1 ? "" : "s");
+  if (count == 0) {
+    put(t, "(none)");
+    end_line(t);
+  } else if (shown < count) {
+    put(t, "... ");
+    put_u64(t, count - shown);
+    put(t, count - shown == 1 ? " more location" : " more locations");
+    end_line(t);
+  }
 }
 
 static void put_event_section(struct text *t, const char *title,
@@ -123,25 +181,27 @@ static void put_event_section(struct text *t, const char *title,
   uint32_t *ids = memagg_rank(agg, view, t->opt->order, &count);
   uint64_t total[3];
   section_columns(&agg->totals, view, total);
-  fprintf(t->out, "%s\n", title);
+  put(t, title);
+  end_line(t);
   size_t shown = limit(t, count);
   for (size_t i = 0; i < shown; i++) {
     uint64_t col[3];
     section_columns(memagg_stats(agg, ids[i]), view, col);
-    fprintf(t->out, "%s: ", loc_name(t, ids[i]));
+    put_name(t, ids[i]);
+    put(t, ": ");
     put_plural(t, col[0], "event", "events");
     put_share(t, col[0], total[0]);
-    fprintf(t->out, "  Allocated: ");
+    put(t, "  Allocated: ");
     put_size(t, col[1]);
     put_share(t, col[1], total[1]);
-    fprintf(t->out, "  Freed: ");
+    put(t, "  Freed: ");
     put_size(t, col[2]);
     put_share(t, col[2], total[2]);
-    fprintf(t->out, "\n");
+    end_line(t);
     if (o) put_overrides(t, o, ids[i]);
   }
   put_more(t, shown, count);
-  fprintf(t->out, "\n");
+  end_line(t);
   free(ids);
 }
 
@@ -149,20 +209,22 @@ static void put_heap_summary(struct text *t) {
   const struct memagg *agg = t->in->agg;
   size_t count;
   uint32_t *ids = memagg_rank(agg, VIEW_LIVE, t->opt->order, &count);
-  fprintf(t->out, "HEAP SUMMARY\n");
+  put(t, "HEAP SUMMARY");
+  end_line(t);
   size_t shown = limit(t, count);
   for (size_t i = 0; i < shown; i++) {
     const struct memstats *st = memagg_stats(agg, ids[i]);
-    fprintf(t->out, "%s holds ", loc_name(t, ids[i]));
+    put_name(t, ids[i]);
+    put(t, " holds ");
     put_size(t, st->live_bytes);
     put_share(t, st->live_bytes, agg->totals.live_bytes);
-    fprintf(t->out, " in ");
+    put(t, " in ");
     put_plural(t, st->live_blocks, "block", "blocks");
-    fprintf(t->out, ": ");
+    put(t, ": ");
     put_plural(t, st->alloc_events, "alloc", "allocs");
-    fprintf(t->out, ", ");
+    put(t, ", ");
     put_plural(t, st->owned_frees, "free", "frees");
-    fprintf(t->out, "\n");
+    end_line(t);
   }
   put_more(t, shown, count);
   free(ids);
@@ -170,26 +232,37 @@ static void put_heap_summary(struct text *t) {
 
 static void put_aliases(struct text *t) {
   if (t->aliases.count == 0) return;
-  fprintf(t->out, "\nALIASES\n");
+  end_line(t);
+  put(t, "ALIASES");
+  end_line(t);
   for (size_t i = 0; i < t->aliases.count; i++) {
     const struct symstring *s = &t->in->sym->strings[t->aliases.strings[i]];
-    fprintf(t->out, "CHUNK %zu: ", i + 1);
-    fwrite(s->data, 1, s->len, t->out);
-    fprintf(t->out, "\n");
+    put(t, "CHUNK ");
+    put_u64(t, i + 1);
+    put(t, ": ");
+    put_bytes(t, s->data, s->len);
+    end_line(t);
   }
 }
 
 int report_memprof_text(FILE *out, const struct report_input *in,
                         const struct report_options *opt) {
-  struct text t = {out, in, opt, {0}, {0}};
+  struct text t = {out, in, opt, {0}, {0}, {0}, NULL};
+  size_t nlocations = in->sym->nlocations;
+  t.name_of = xmalloc(nlocations * sizeof *t.name_of);
+  for (size_t i = 0; i < nlocations; i++) t.name_of[i].len = SIZE_MAX;
   if (!opt->leak_only) {
-    fprintf(out, "MEMPROF REPORT: %s\n", in->source);
-    if (in->reader->status != READER_OK)
-      fprintf(out, "WARNING: damaged stream, this report covers what came "
-                   "before the damage: %s\n",
-              in->reader->err_msg);
+    put(&t, "MEMPROF REPORT: ");
+    put(&t, in->source);
+    end_line(&t);
+    if (in->reader->status != READER_OK) {
+      put(&t, "WARNING: damaged stream, this report covers what came "
+              "before the damage: ");
+      put(&t, in->reader->err_msg);
+      end_line(&t);
+    }
     put_totals(&t);
-    fprintf(out, "\n");
+    end_line(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC, NULL);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC,
                       &in->agg->realloc_overrides);
@@ -197,7 +270,10 @@ int report_memprof_text(FILE *out, const struct report_input *in,
   }
   put_heap_summary(&t);
   put_aliases(&t);
+  write_out(&t);
   aliases_free(&t.aliases);
-  sbuf_free(&t.name);
+  sbuf_free(&t.buf);
+  sbuf_free(&t.names);
+  free(t.name_of);
   return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

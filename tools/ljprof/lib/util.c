@@ -28,6 +28,14 @@ void *xrealloc(void *ptr, size_t size) {
   return p;
 }
 
+#define CACHE_LINE 64
+
+void *xmalloc_table(size_t size) {
+  void *p;
+  if (posix_memalign(&p, CACHE_LINE, size ? size : 1) != 0) out_of_memory(size);
+  return p;
+}
+
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size) {
   if (need <= *cap) return;
   size_t ncap = *cap ? *cap : 16;

@@ -12,6 +12,8 @@
 void *xmalloc(size_t size);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *ptr, size_t size);
+/* Memory for a hash table: aligned to a cache line. Free it with free(). */
+void *xmalloc_table(size_t size);
 
 /* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
