@@ -166,11 +166,15 @@ int report_file(const char *input, const char *output,
   symbols_init(&sym);
   memagg_init(&memagg, &sym);
   sysagg_init(&sysagg, &sym);
-  struct memprof_sink to_memagg = {memagg_events, &memagg};
-  struct event_pipe *pipe = worth_a_thread(fd) ? event_pipe_start(&to_memagg)
-                                               : NULL;
+  /* On two threads, the counters by site are kept on the decoder's: the
+  ** other thread's share, the live blocks, is the larger. */
+  struct memprof_sink sites = {memagg_count_sites, &memagg};
+  struct memprof_sink owners = {memagg_count_owners, &memagg};
+  struct event_pipe *pipe =
+      worth_a_thread(fd) ? event_pipe_start(&sites, &owners) : NULL;
   struct stream_sinks sinks = {
-      .memprof = pipe ? event_pipe_sink(pipe) : to_memagg,
+      .memprof = pipe ? event_pipe_sink(pipe)
+                      : (struct memprof_sink){memagg_events, &memagg},
       .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
   enum stream_kind kind = stream_read(&r, &sym, &sinks);
   if (pipe) event_pipe_finish(pipe);

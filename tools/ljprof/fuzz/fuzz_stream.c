@@ -63,10 +63,12 @@ static char *memprof_text(const uint8_t *data, size_t size, int piped,
   reader_init_mem(&r, data, size);
   symbols_init(&sym);
   memagg_init(&memagg, &sym);
-  struct memprof_sink to_memagg = {memagg_events, &memagg};
-  struct event_pipe *pipe = piped ? event_pipe_start(&to_memagg) : NULL;
-  struct stream_sinks sinks = {.memprof = pipe ? event_pipe_sink(pipe)
-                                               : to_memagg};
+  struct memprof_sink sites = {memagg_count_sites, &memagg};
+  struct memprof_sink owners = {memagg_count_owners, &memagg};
+  struct event_pipe *pipe = piped ? event_pipe_start(&sites, &owners) : NULL;
+  struct stream_sinks sinks = {
+      .memprof = pipe ? event_pipe_sink(pipe)
+                      : (struct memprof_sink){memagg_events, &memagg}};
   stream_read(&r, &sym, &sinks);
   if (pipe) event_pipe_finish(pipe);
   memagg_finish(&memagg);

@@ -17,6 +17,8 @@ static void overrides_init(struct overrides *o) {
   o->items = new_override_slots(OVERRIDES_INITIAL_SLOTS);
   o->mask = OVERRIDES_INITIAL_SLOTS - 1;
   o->count = 0;
+  o->site_start = NULL;
+  o->nsites = 0;
 }
 
 void memagg_init(struct memagg *agg, struct symbols *sym) {
@@ -30,25 +32,33 @@ void memagg_init(struct memagg *agg, struct symbols *sym) {
 
 static void overrides_free(struct overrides *o) {
   free(o->items);
+  free(o->site_start);
   o->items = NULL;
+  o->site_start = NULL;
 }
 
 void memagg_free(struct memagg *agg) {
   free(agg->stats);
+  free(agg->owned_frees);
   livetab_free(&agg->live);
   overrides_free(&agg->realloc_overrides);
   overrides_free(&agg->free_overrides);
   memset(agg, 0, sizeof *agg);
 }
 
+/* Extend an array by location id to hold index, new elements zeroed. */
+static void reach(void **items, size_t *count, size_t *cap, uint32_t index,
+                  size_t elem_size) {
+  if (index < *count) return;
+  grow_array(items, cap, (size_t)index + 1, elem_size);
+  memset((char *)*items + *count * elem_size, 0,
+         ((size_t)index + 1 - *count) * elem_size);
+  *count = (size_t)index + 1;
+}
+
 static struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
-  if (loc >= agg->nstats) {
-    grow_array((void **)&agg->stats, &agg->stats_cap, (size_t)loc + 1,
-               sizeof *agg->stats);
-    memset(agg->stats + agg->nstats, 0,
-           ((size_t)loc + 1 - agg->nstats) * sizeof *agg->stats);
-    agg->nstats = (size_t)loc + 1;
-  }
+  reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
+        sizeof *agg->stats);
   return &agg->stats[loc];
 }
 
@@ -99,27 +109,61 @@ static void prefetch_stats(const struct memagg *agg, uint32_t loc) {
   if (loc < agg->nstats) __builtin_prefetch(&agg->stats[loc]);
 }
 
+static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
+  if (owner < agg->nowned) __builtin_prefetch(&agg->owned_frees[owner]);
+}
+
+static void count_owned_free(struct memagg *agg, uint32_t owner) {
+  reach((void **)&agg->owned_frees, &agg->nowned, &agg->owned_cap, owner,
+        sizeof *agg->owned_frees);
+  agg->owned_frees[owner]++;
+}
+
 static struct overrides *overrides_of(struct memagg *agg,
                                       enum memprof_event_kind kind) {
   return kind == MEMPROF_FREE ? &agg->free_overrides : &agg->realloc_overrides;
+}
+
+void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
+  struct memagg *agg = ud;
+  for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct memstats *st = stats_of(agg, ev->loc);
+    switch (ev->kind) {
+    case MEMPROF_ALLOC:
+      st->alloc_events++;
+      st->alloc_bytes = add_sat(st->alloc_bytes, ev->nsize);
+      break;
+    case MEMPROF_FREE:
+      st->free_events++;
+      st->freed_bytes = add_sat(st->freed_bytes, ev->osize);
+      break;
+    case MEMPROF_REALLOC:
+      st->realloc_events++;
+      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, ev->nsize);
+      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, ev->osize);
+      break;
+    }
+  }
 }
 
 /*
 ** A batch goes through three passes, each prefetching what the next one
 ** touches: the tables are far bigger than the caches, and one event at a
 ** time would wait for memory at every step.
-**   1. prefetch the live-table slots of the addresses, the locations' stats;
+**   1. prefetch the live-table slots of the addresses;
 **   2. the live table, in stream order: who owned each block let go;
-**   3. count, in the stats and in the (site, owner) overrides.
+**   3. count, in the owners' frees and in the (site, owner) overrides.
 */
-void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
+void memagg_count_owners(void *ud, const struct memprof_event *evs,
+                         size_t n) {
   struct memagg *agg = ud;
   uint32_t owner[MEMPROF_BATCH];
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (ev->kind != MEMPROF_FREE) livetab_prefetch(&agg->live, ev->naddr);
     if (ev->kind != MEMPROF_ALLOC) livetab_prefetch(&agg->live, ev->oaddr);
-    prefetch_stats(agg, ev->loc);
   }
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
@@ -134,32 +178,22 @@ void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
       /* A block from before the start is adopted by its reallocator. */
       livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
     else if (known)
-      prefetch_stats(agg, old.owner);
+      prefetch_owned_frees(agg, old.owner);
     prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
   }
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
-    struct memstats *st = stats_of(agg, ev->loc);
-    switch (ev->kind) {
-    case MEMPROF_ALLOC:
-      st->alloc_events++;
-      st->alloc_bytes = add_sat(st->alloc_bytes, ev->nsize);
-      break;
-    case MEMPROF_FREE:
-      st->free_events++;
-      st->freed_bytes = add_sat(st->freed_bytes, ev->osize);
-      /* (The before-start pseudo-location never owns a block.) */
-      if (owner[i] != agg->before_start) stats_of(agg, owner[i])->owned_frees++;
-      override_add(&agg->free_overrides, ev->loc, owner[i], ev->osize);
-      break;
-    case MEMPROF_REALLOC:
-      st->realloc_events++;
-      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, ev->nsize);
-      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, ev->osize);
-      override_add(&agg->realloc_overrides, ev->loc, owner[i], ev->osize);
-      break;
-    }
+    if (ev->kind == MEMPROF_ALLOC) continue;
+    /* (The before-start pseudo-location never owns a block.) */
+    if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
+      count_owned_free(agg, owner[i]);
+    override_add(overrides_of(agg, ev->kind), ev->loc, owner[i], ev->osize);
   }
+}
+
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
+  memagg_count_sites(ud, evs, n);
+  memagg_count_owners(ud, evs, n);
 }
 
 static void stats_add(struct memstats *sum, const struct memstats *st) {
@@ -177,21 +211,39 @@ static void stats_add(struct memstats *sum, const struct memstats *st) {
   sum->live_blocks = add_sat(sum->live_blocks, st->live_blocks);
 }
 
+/* Within a site: most bytes first, then most events, then by owner. */
 static int override_cmp(const void *pa, const void *pb) {
   const struct override *a = pa, *b = pb;
-  if (a->site != b->site) return a->site < b->site ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
   if (a->events != b->events) return a->events > b->events ? -1 : 1;
   return a->owner < b->owner ? -1 : a->owner > b->owner;
 }
 
-/* The table is not needed any more: the pairs go to the front, by site. */
-static void pack_overrides(struct overrides *o) {
-  size_t n = 0;
+/*
+** The table is not needed any more: the pairs go to an array grouped by
+** site, by a counting sort (every site id is below nsites), and only each
+** site's own pairs are compared. One qsort() of all the pairs took most of
+** the time left after the last event.
+*/
+static void pack_overrides(struct overrides *o, size_t nsites) {
+  /* Counted at start[site + 2], so that after the prefix sums start[site + 1]
+  ** is where the site's pairs go, and, once they are placed, where they end. */
+  size_t *start = xcalloc(nsites + 2, sizeof *start);
   for (size_t i = 0; i <= o->mask; i++)
-    if (o->items[i].site != OVERRIDE_EMPTY) o->items[n++] = o->items[i];
-  qsort(o->items, n, sizeof *o->items, override_cmp);
+    if (o->items[i].site != OVERRIDE_EMPTY) start[o->items[i].site + 2]++;
+  for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
+  struct override *packed = xmalloc(o->count * sizeof *packed);
+  for (size_t i = 0; i <= o->mask; i++)
+    if (o->items[i].site != OVERRIDE_EMPTY)
+      packed[start[o->items[i].site + 1]++] = o->items[i];
+  free(o->items);
+  for (size_t s = 0; s < nsites; s++)
+    qsort(packed + start[s], start[s + 1] - start[s], sizeof *packed,
+          override_cmp);
+  o->items = packed;
   o->mask = 0;
+  o->site_start = start;
+  o->nsites = nsites;
 }
 
 void memagg_finish(struct memagg *agg) {
@@ -201,28 +253,22 @@ void memagg_finish(struct memagg *agg) {
     st->live_bytes = add_sat(st->live_bytes, b.size);
     st->live_blocks++;
   }
+  for (size_t i = 0; i < agg->nowned; i++)
+    stats_of(agg, (uint32_t)i)->owned_frees = agg->owned_frees[i];
   memset(&agg->totals, 0, sizeof agg->totals);
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
-  pack_overrides(&agg->realloc_overrides);
-  pack_overrides(&agg->free_overrides);
+  pack_overrides(&agg->realloc_overrides, agg->nstats);
+  pack_overrides(&agg->free_overrides, agg->nstats);
 }
 
 const struct override *memagg_overrides(const struct overrides *o,
                                         uint32_t site, size_t *count) {
-  size_t lo = 0, hi = o->count;
-  *count = 0;
-  if (hi == 0) return NULL;
-  while (lo < hi) { /* the first item of the site */
-    size_t mid = lo + (hi - lo) / 2;
-    if (o->items[mid].site < site)
-      lo = mid + 1;
-    else
-      hi = mid;
+  if (site >= o->nsites) {
+    *count = 0;
+    return NULL;
   }
-  size_t end = lo;
-  while (end < o->count && o->items[end].site == site) end++;
-  *count = end - lo;
-  return o->items + lo;
+  *count = o->site_start[site + 1] - o->site_start[site];
+  return o->items + o->site_start[site];
 }
 
 void memagg_view(const struct memstats *st, enum memagg_view view,

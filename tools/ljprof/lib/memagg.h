@@ -40,19 +40,26 @@ struct override {
 /*
 ** The overrides of one event kind. While events come, the (site, owner)
 ** pairs and their counters sit in the slots of an open-addressing table
-** (one memory access counts an event); memagg_finish() packs them to the
-** front, sorted by site.
+** (one memory access counts an event); memagg_finish() packs them into an
+** array grouped by site: those of site s are items[site_start[s]] up to
+** items[site_start[s + 1]], for s below nsites.
 */
 struct overrides {
   struct override *items;
   size_t mask; /* slot count - 1, while counting */
   size_t count;
+  size_t *site_start, nsites; /* set by memagg_finish() */
 };
 
 struct memagg {
   struct symbols *sym;
   struct memstats *stats; /* by location id */
   size_t nstats, stats_cap;
+  /* By owner id, until memagg_finish() copies them into stats: kept apart
+  ** because memagg_count_owners() may run on another thread than
+  ** memagg_count_sites(). */
+  uint64_t *owned_frees;
+  size_t nowned, owned_cap;
   struct memstats totals; /* set by memagg_finish() */
   struct livetab live;
   struct overrides realloc_overrides, free_overrides;
@@ -64,6 +71,15 @@ void memagg_free(struct memagg *agg);
 
 /* A memprof sink: pass the memagg as ud. */
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n);
+
+/*
+** The two halves of memagg_events(), each a sink of its own, that may run
+** on two threads (each batch reaching both, in stream order): the counters
+** of the event's own location (stats' events and bytes), and what needs
+** the owner of the memory (the live blocks, owned frees, overrides).
+*/
+void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n);
+void memagg_count_owners(void *ud, const struct memprof_event *evs, size_t n);
 
 /* After the last event: compute live figures and totals, order overrides. */
 void memagg_finish(struct memagg *agg);
