@@ -6,7 +6,7 @@
 use strict;
 use warnings;
 use FindBin;
-use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib", "$FindBin::Bin/../ljprof/lib";
+use lib "$FindBin::Bin/../lib";
 use List::Util qw(sum0);
 use Test::More;
 use LJProf::Lua ();

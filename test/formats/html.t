@@ -8,7 +8,7 @@
 use strict;
 use warnings;
 use FindBin;
-use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib", "$FindBin::Bin/../ljprof/lib";
+use lib "$FindBin::Bin/../lib";
 use Cwd ();
 use File::Temp qw(tempdir);
 use JSON::PP;

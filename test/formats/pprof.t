@@ -7,7 +7,7 @@
 use strict;
 use warnings;
 use FindBin;
-use lib "$FindBin::Bin/lib", "$FindBin::Bin/../lib";
+use lib "$FindBin::Bin/../lib";
 use File::Temp qw(tempdir);
 use Test::More;
 use LJProf::Lua;

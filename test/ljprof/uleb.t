@@ -7,7 +7,7 @@ use strict;
 use warnings;
 no warnings 'portable';    # 64-bit values
 use FindBin;
-use lib "$FindBin::Bin/lib";
+use lib "$FindBin::Bin/../lib";
 use Test::More;
 use LJProf::Stream;
 use LJProf::Run;
