@@ -42,4 +42,27 @@ cmp_ok($int->{realloc_events}, '>=', 3, 'the deep recursion grew the coroutine s
 is(location($r, "$src:6")->{realloc_events} + location($r, "$src:7")->{realloc_events}, 0,
    'no stack growth was charged to the frames being moved');
 
+# Frees have no coroutine of their own: the one running frees. A hash part
+# that grows inside a coroutine frees its old nodes there.
+my $fbin = scratch() . '/co-free.bin';
+my $frun = run_lua(<<"LUA");
+jit.off()
+collectgarbage("stop")
+assert(misc.memprof.start("$fbin"))
+local co = coroutine.wrap(function()
+  local h = {}
+  for i = 1, 200 do h["k" .. i] = i end
+  coroutine.yield(h)
+end)
+local got = co()
+assert(misc.memprof.stop())
+LUA
+is($frun->{rc}, 0, 'free payload ran') or diag $frun->{err};
+my $fr = memprof_report($fbin);
+my $fsrc = '@' . $frun->{script};
+cmp_ok(location($fr, "$fsrc:6")->{free_events}, '>=', 5,
+       'the rehashes inside the coroutine free at its line');
+is(location($fr, "$fsrc:9")->{free_events} + location($fr, 'INTERNAL')->{free_events}, 0,
+   'none of those frees is charged to the resuming line or to the VM');
+
 done_testing;

@@ -47,4 +47,26 @@ is(scalar(@wrong), 0, '300 short-lived chunks at reused addresses: each named ri
   or diag "@wrong[0 .. 9]";
 ok(!loc_matching($r, qr/unknown proto/), 'no event names a proto the stream never announced');
 
+# New objects are looked for only when the loader's counters move: a C
+# module allocating a thousand times after it was named adds events, not
+# symbol tables (each re-scan would add the ~100 KB of symbols again).
+my $sbin = scratch() . '/rescan.bin';
+my $srun = run_lua(<<"LUA");
+package.cpath = "$ENV{LJPROF_BUILD_DIR}/test/?.so;" .. package.cpath
+local cmod = require("cmod")
+jit.off()
+assert(misc.memprof.start("$sbin"))
+assert(misc.memprof.stop())
+local base = io.open("$sbin", "rb"):seek("end")
+assert(misc.memprof.start("$sbin"))
+for i = 1, 1000 do cmod.alloc(1) end
+assert(misc.memprof.stop())
+print(base, io.open("$sbin", "rb"):seek("end"))
+LUA
+my ($empty, $busy) = split /\s+/, $srun->{out};
+is($srun->{rc}, 0, 'rescan payload ran') or diag $srun->{err};
+cmp_ok($busy - $empty, '<', 100_000,
+       "2000 C-function events add ${\($busy - $empty)} bytes to an empty profile's $empty");
+is(location(memprof_report($sbin), 'cmod_alloc')->{alloc_events}, 2000, 'and they are all named');
+
 done_testing;
