@@ -22,6 +22,15 @@ json_t *json_bytes(const char *data, size_t len) {
   return s;
 }
 
+json_t *json_profile_stack(const struct profile *p,
+                           const struct profile_stack *st) {
+  json_t *stack = json_array();
+  for (size_t f = 0; f < st->depth; f++)
+    json_array_append_new(stack,
+                          json_integer(profile_frame_from_root(p, st, f)));
+  return stack;
+}
+
 json_t *json_location(const struct symbols *sym, uint32_t loc,
                       struct sbuf *scratch) {
   sbuf_reset(scratch);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "profile.h"
 #include "reader.h"
 #include "symbols.h"
 
@@ -18,6 +19,10 @@ json_t *json_u64(uint64_t v);
 /* A JSON string from arbitrary bytes: bytes that are not UTF-8 become the
 ** text \xNN, so any name (symbols are raw bytes) prints. */
 json_t *json_bytes(const char *data, size_t len);
+
+/* A profile stack as the frame indexes from its root to its leaf. */
+json_t *json_profile_stack(const struct profile *p,
+                           const struct profile_stack *st);
 
 /* The full name of a location (no aliases). */
 json_t *json_location(const struct symbols *sym, uint32_t loc,

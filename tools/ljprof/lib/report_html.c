@@ -40,11 +40,7 @@ static json_t *json_data(const struct profile *p) {
   json_t *stacks = json_array(), *values = json_array();
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
-    json_t *stack = json_array();
-    for (size_t f = 0; f < st->depth; f++)
-      json_array_append_new(stack,
-                            json_integer(profile_frame_from_root(p, st, f)));
-    json_array_append_new(stacks, stack);
+    json_array_append_new(stacks, json_profile_stack(p, st));
     json_array_append_new(values, json_u64(st->values[p->shown]));
   }
   json_t *root = json_object();

@@ -40,11 +40,7 @@ static json_t *json_sampled(const struct profile *p) {
   json_t *samples = json_array(), *weights = json_array();
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
-    json_t *stack = json_array();
-    for (size_t f = 0; f < st->depth; f++)
-      json_array_append_new(stack,
-                            json_integer(profile_frame_from_root(p, st, f)));
-    json_array_append_new(samples, stack);
+    json_array_append_new(samples, json_profile_stack(p, st));
     json_array_append_new(weights, json_u64(st->values[value]));
   }
   json_t *profile = json_object();
