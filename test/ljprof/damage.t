@@ -40,30 +40,10 @@ $bin .= "\x80";
 my $full = write_file("$dir/full.bin", $bin);
 is(ljprof('report', $full)->{rc}, 0, 'the whole stream is clean');
 
-sub events_before {
-  my ($len) = @_;
-  my $n = 0;
-  for (@complete) { $n = $_->[1] if $_->[0] <= $len }
-  return $n;
-}
-
-my $bad = 0;
-for my $len (0 .. length($bin) - 1) {
-  my $cut = write_file("$dir/cut.bin", substr($bin, 0, $len));
-  my $r = ljprof_json($cut);
-  my @lines = split /\n/, $r->{err};
-  my $ok = $r->{rc} == 1 && @lines == 1
-        && $lines[0] =~ /^ljprof: \S+cut\.bin: truncated at offset (\d+): expected .+ \(.+\); the stream ends at offset $len$/
-        && $1 <= $len;
-  if ($len >= length $head) {
-    my $t = $r->{json} && $r->{json}{totals};
-    my $n = $t ? $t->{alloc_events} + $t->{realloc_events} + $t->{free_events} : -1;
-    $ok &&= $n == events_before($len) && $r->{json}{error}{offset} <= $len;
-  } else {
-    $ok &&= $r->{out} eq '';    # no memprof section yet: no report
-  }
-  $bad++, diag("cut at $len: rc=$r->{rc} err=$r->{err}") unless $ok;
-}
+my $bad = check_every_cut($bin, length $head, \@complete, sub {
+  my $t = $_[0]{totals};
+  return $t ? $t->{alloc_events} + $t->{realloc_events} + $t->{free_events} : -1;
+});
 is($bad, 0, 'cut at every offset (' . length($bin) . '): one clear line, exit 1, every complete event reported');
 
 # The text report of a cut stream says it is damaged and shows what came.

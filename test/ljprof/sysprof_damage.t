@@ -36,32 +36,12 @@ for my $rec (@records) {
 $bin .= "\x80";
 is(ljprof('report', write_file("$dir/full.bin", $bin))->{rc}, 0, 'the whole stream is clean');
 
-sub samples_before {
-  my ($len) = @_;
-  my $n = 0;
-  for (@complete) { $n = $_->[1] if $_->[0] <= $len }
-  return $n;
-}
-
-my $bad = 0;
-for my $len (0 .. length($bin) - 1) {
-  my $cut = write_file("$dir/cut.bin", substr($bin, 0, $len));
-  my $r = ljprof_json($cut);
-  my @lines = split /\n/, $r->{err};
-  my $ok = $r->{rc} == 1 && @lines == 1
-        && $lines[0] =~ /^ljprof: \S+cut\.bin: truncated at offset (\d+): expected .+ \(.+\); the stream ends at offset $len$/
-        && $1 <= $len;
-  if ($len >= length $head) {
-    my $j = $r->{json};
-    my $stacks = 0;
-    $stacks += $_->{count} for @{ $j ? $j->{stacks} : [] };
-    $ok &&= $j && $j->{samples_with_stacks} == samples_before($len) && $stacks == samples_before($len)
-         && $j->{error}{offset} <= $len;
-  } else {
-    $ok &&= $r->{out} eq '';
-  }
-  $bad++, diag("cut at $len: rc=$r->{rc} err=$r->{err}") unless $ok;
-}
+my $bad = check_every_cut($bin, length $head, \@complete, sub {
+  my $stacks = 0;
+  $stacks += $_->{count} for @{ $_[0]{stacks} };
+  # Every complete sample counted, and each with its stack.
+  return $_[0]{samples_with_stacks} == $stacks ? $stacks : -1;
+});
 is($bad, 0, 'cut at every offset (' . length($bin) . '): one clear line, exit 1, every complete sample reported');
 
 # A cut in the middle of the trace sample: the text report warns and shows

@@ -7,7 +7,7 @@ use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
 
-our @EXPORT = qw(ljprof ljprof_json scratch_dir);
+our @EXPORT = qw(ljprof ljprof_json scratch_dir check_every_cut);
 
 my $dir = tempdir(CLEANUP => 1);
 
@@ -37,6 +37,36 @@ sub ljprof_json {
   $r->{json} = $doc;
   $r->{loc} = { map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] } };
   return $r;
+}
+
+# Cuts $bin at every byte offset: each cut must get one line on stderr
+# naming the offset, exit 1, no report while the profiler section has not
+# begun ($head bytes), and after that exactly the records complete before
+# the cut, as $counted->(JSON report) counts them (@$complete: [end
+# offset, records so far]). Returns how many cuts were wrong.
+sub check_every_cut {
+  my ($bin, $head, $complete, $counted) = @_;
+  my $bad = 0;
+  for my $len (0 .. length($bin) - 1) {
+    my $cut = "$dir/cut.bin";
+    open my $fh, '>:raw', $cut or die "$cut: $!";
+    print $fh substr($bin, 0, $len);
+    close $fh;
+    my $r = ljprof_json($cut);
+    my @lines = split /\n/, $r->{err};
+    my $ok = $r->{rc} == 1 && @lines == 1
+          && $lines[0] =~ /^ljprof: \S+cut\.bin: truncated at offset (\d+): expected .+ \(.+\); the stream ends at offset $len$/
+          && $1 <= $len;
+    if ($len >= $head) {
+      my $want = 0;
+      for (@$complete) { $want = $_->[1] if $_->[0] <= $len }
+      $ok &&= $r->{json} && $counted->($r->{json}) == $want && $r->{json}{error}{offset} <= $len;
+    } else {
+      $ok &&= $r->{out} eq '';    # no profiler section yet: no report
+    }
+    $bad++, Test::More::diag("cut at $len: rc=$r->{rc} err=$r->{err}") unless $ok;
+  }
+  return $bad;
 }
 
 sub slurp {
