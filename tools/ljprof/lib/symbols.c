@@ -290,68 +290,59 @@ enum raw_kind {
   RAW_CODE
 };
 
-/* The cache entry of a raw location: valid if it holds it, now. */
-static struct resolved_location *cache_entry(struct symbols *s,
-                                             enum raw_kind kind, uint64_t a,
-                                             uint64_t b) {
+static uint32_t resolve(struct symbols *s, enum raw_kind kind, uint64_t a,
+                        uint64_t b) {
+  switch (kind) {
+  case RAW_LUA: return resolve_lua(s, a, b);
+  case RAW_CFUNC: return resolve_cfunc(s, a);
+  case RAW_TRACE: return resolve_trace(s, a);
+  case RAW_PROTO: return resolve_proto(s, a);
+  case RAW_FFUNC: return resolve_ffunc(s, a);
+  case RAW_CODE: return resolve_code(s, a);
+  default: return resolve_internal(s);
+  }
+}
+
+/* A raw location's name, from the cache while no binding changed since it
+** was resolved (the generation says), else resolved and cached. */
+static uint32_t cached(struct symbols *s, enum raw_kind kind, uint64_t a,
+                       uint64_t b) {
   uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
-  return &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
-}
-
-static int cache_holds(const struct symbols *s,
-                       const struct resolved_location *e, enum raw_kind kind,
-                       uint64_t a, uint64_t b) {
-  return e->generation == s->generation && e->raw_kind == kind && e->a == a &&
-         e->b == b;
-}
-
-static uint32_t cache_fill(const struct symbols *s,
-                           struct resolved_location *e, enum raw_kind kind,
-                           uint64_t a, uint64_t b, uint32_t loc) {
-  *e = (struct resolved_location){a, b, s->generation, kind, loc};
-  return loc;
+  struct resolved_location *e = &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
+  if (e->generation == s->generation && e->raw_kind == kind && e->a == a &&
+      e->b == b)
+    return e->loc;
+  *e = (struct resolved_location){a, b, s->generation, kind,
+                                  resolve(s, kind, a, b)};
+  return e->loc;
 }
 
 uint32_t symbols_loc_internal(struct symbols *s) {
-  struct resolved_location *e = cache_entry(s, RAW_INTERNAL, 0, 0);
-  if (cache_holds(s, e, RAW_INTERNAL, 0, 0)) return e->loc;
-  return cache_fill(s, e, RAW_INTERNAL, 0, 0, resolve_internal(s));
+  return cached(s, RAW_INTERNAL, 0, 0);
 }
 
 uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
-  struct resolved_location *e = cache_entry(s, RAW_LUA, proto, line);
-  if (cache_holds(s, e, RAW_LUA, proto, line)) return e->loc;
-  return cache_fill(s, e, RAW_LUA, proto, line, resolve_lua(s, proto, line));
+  return cached(s, RAW_LUA, proto, line);
 }
 
 uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
-  struct resolved_location *e = cache_entry(s, RAW_CFUNC, addr, 0);
-  if (cache_holds(s, e, RAW_CFUNC, addr, 0)) return e->loc;
-  return cache_fill(s, e, RAW_CFUNC, addr, 0, resolve_cfunc(s, addr));
+  return cached(s, RAW_CFUNC, addr, 0);
 }
 
 uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
-  struct resolved_location *e = cache_entry(s, RAW_TRACE, traceno, 0);
-  if (cache_holds(s, e, RAW_TRACE, traceno, 0)) return e->loc;
-  return cache_fill(s, e, RAW_TRACE, traceno, 0, resolve_trace(s, traceno));
+  return cached(s, RAW_TRACE, traceno, 0);
 }
 
 uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto) {
-  struct resolved_location *e = cache_entry(s, RAW_PROTO, proto, 0);
-  if (cache_holds(s, e, RAW_PROTO, proto, 0)) return e->loc;
-  return cache_fill(s, e, RAW_PROTO, proto, 0, resolve_proto(s, proto));
+  return cached(s, RAW_PROTO, proto, 0);
 }
 
 uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id) {
-  struct resolved_location *e = cache_entry(s, RAW_FFUNC, id, 0);
-  if (cache_holds(s, e, RAW_FFUNC, id, 0)) return e->loc;
-  return cache_fill(s, e, RAW_FFUNC, id, 0, resolve_ffunc(s, id));
+  return cached(s, RAW_FFUNC, id, 0);
 }
 
 uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
-  struct resolved_location *e = cache_entry(s, RAW_CODE, addr, 0);
-  if (cache_holds(s, e, RAW_CODE, addr, 0)) return e->loc;
-  return cache_fill(s, e, RAW_CODE, addr, 0, resolve_code(s, addr));
+  return cached(s, RAW_CODE, addr, 0);
 }
 
 void aliases_free(struct aliases *a) {
