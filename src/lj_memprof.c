@@ -103,7 +103,7 @@ static void memprof_locate(MemLoc *loc, global_State *g)
 {
   int32_t st = g->vmstate;
   loc->source = ASOURCE_INT;
-  if (st > 0) {  /* A trace runs: vmstate is its number. */
+  if (lj_prof_intrace(st)) {
     loc->source = ASOURCE_TRACE;
     loc->addr = (uint64_t)st;
   } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
@@ -208,6 +208,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
   mp->allocd = g->allocd;
   g->allocf = memprof_allocf;
   mp->state = MPS_PROFILE;
+  lj_prof_forkguard();
   return PROFILE_SUCCESS;
 }
 
@@ -277,6 +278,16 @@ int lj_memprof_busy(void)
   return memprof.state != MPS_IDLE;
 }
 
+/* The child of a fork(): the profile stays the parent's. Its allocations
+** go to the VM's own allocator again, unrecorded; the writer and on_stop
+** are not called (the writer's state is the parent's). */
+void lj_memprof_forked(void)
+{
+  if (memprof.state == MPS_PROFILE)
+    memprof_release(&memprof);
+  memprof.state = MPS_IDLE;
+}
+
 void lj_memprof_exit(void *ctx)
 {
   if (memprof.state == MPS_PROFILE && ctx != NULL && memprof.opt.ctx == ctx)
@@ -318,6 +329,10 @@ void lj_memprof_close(global_State *g)
 int lj_memprof_busy(void)
 {
   return 0;
+}
+
+void lj_memprof_forked(void)
+{
 }
 
 void lj_memprof_exit(void *ctx)

@@ -45,5 +45,7 @@ LJ_FUNC void lj_memprof_close(global_State *g);
 LJ_FUNC int lj_memprof_busy(void);
 /* Process exit: complete the profile whose writer context is ctx, if any. */
 LJ_FUNC void lj_memprof_exit(void *ctx);
+/* In the child of a fork(): forget the parent's profile (lj_prof.h). */
+LJ_FUNC void lj_memprof_forked(void);
 
 #endif

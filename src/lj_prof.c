@@ -5,6 +5,8 @@
 #define lj_prof_c
 #define LUA_CORE
 
+#include <pthread.h>
+
 #include "lj_prof.h"
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
@@ -27,4 +29,23 @@ void lj_prof_close(global_State *g)
 {
   lj_memprof_close(g);
   lj_sysprof_close(g);
+}
+
+/* A profile belongs to the process that started it: its threads, timer
+** and stream stayed with the parent. */
+static void prof_forked(void)
+{
+  lj_memprof_forked();
+  lj_sysprof_forked();
+}
+
+static void prof_atfork(void)
+{
+  pthread_atfork(NULL, NULL, prof_forked);
+}
+
+void lj_prof_forkguard(void)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, prof_atfork);
 }

@@ -21,6 +21,13 @@ static LJ_AINLINE GCfunc *lj_prof_framefunc(lua_State *L, cTValue *frame)
   return frame_func(frame);
 }
 
+/* g->vmstate is ~LJ_VMST_* in the VM's own states, or the number of the
+** trace running (trace numbers start at 1). */
+static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)
+{
+  return vmstate > 0;
+}
+
 /* A proto or a trace is complete: a running profile announces it. */
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
@@ -28,5 +35,8 @@ LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
 #endif
 /* lua_close: profiles of this VM stop and complete their streams. */
 LJ_FUNC void lj_prof_close(global_State *g);
+/* A profile started: from now on, the child of a fork() forgets the
+** profiles of its parent instead of writing into their streams. */
+LJ_FUNC void lj_prof_forkguard(void);
 
 #endif

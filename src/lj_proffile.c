@@ -1,5 +1,9 @@
 /*
 ** Profile streams written to a file by a thread of their own.
+**
+** A file belongs to the process that opened it: a child made by fork()
+** has no writer thread, so it forgets the parent's files (closes its copy
+** of the descriptor, frees the buffers) and never writes into them.
 */
 
 #define lj_proffile_c
@@ -8,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,6 +20,7 @@
 
 struct ProfFile {
   int fd;
+  int slot;			/* Index in open_files. */
   int err;			/* First write error; 0 while all is well. */
   int quit;			/* The thread ends once nothing is pending. */
   uint8_t *buf[2];		/* Off the Lua heap: not in any profile. */
@@ -26,6 +32,53 @@ struct ProfFile {
   pthread_cond_t work;		/* Something is pending, or quit. */
   pthread_cond_t done;		/* Nothing is pending any more. */
 };
+
+static void proffile_free(ProfFile *pf)
+{
+  free(pf->buf[0]);
+  free(pf->buf[1]);
+  free(pf);
+}
+
+/* Files open in this process: a forked child forgets them. A profile of
+** each kind at most, with room to spare. */
+#define MAX_FILES	4
+static ProfFile *_Atomic open_files[MAX_FILES];
+
+/* In the child: only plain memory and close(); the locks and conditions
+** may be held by threads that did not come along. */
+static void proffile_forked(void)
+{
+  int i;
+  for (i = 0; i < MAX_FILES; i++) {
+    ProfFile *pf = atomic_exchange(&open_files[i], NULL);
+    if (pf != NULL) {
+      close(pf->fd);
+      proffile_free(pf);
+    }
+  }
+}
+
+static void proffile_atfork(void)
+{
+  pthread_atfork(NULL, NULL, proffile_forked);
+}
+
+/* Take a slot for pf; 0 when all are taken. */
+static int proffile_register(ProfFile *pf)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  int i;
+  pthread_once(&once, proffile_atfork);
+  for (i = 0; i < MAX_FILES; i++) {
+    ProfFile *none = NULL;
+    if (atomic_compare_exchange_strong(&open_files[i], &none, pf)) {
+      pf->slot = i;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static int proffile_writeall(int fd, const uint8_t *p, size_t n)
 {
@@ -68,13 +121,6 @@ static void *proffile_thread(void *arg)
   return NULL;
 }
 
-static void proffile_free(ProfFile *pf)
-{
-  free(pf->buf[0]);
-  free(pf->buf[1]);
-  free(pf);
-}
-
 ProfFile *lj_proffile_open(const char *path, size_t bufsize)
 {
   ProfFile *pf = calloc(1, sizeof(ProfFile));
@@ -96,10 +142,17 @@ ProfFile *lj_proffile_open(const char *path, size_t bufsize)
     errno = err;
     return NULL;
   }
+  if (!proffile_register(pf)) {
+    close(pf->fd);
+    proffile_free(pf);
+    errno = EMFILE;
+    return NULL;
+  }
   pthread_mutex_init(&pf->lock, NULL);
   pthread_cond_init(&pf->work, NULL);
   pthread_cond_init(&pf->done, NULL);
   if ((err = pthread_create(&pf->thread, NULL, proffile_thread, pf)) != 0) {
+    atomic_store(&open_files[pf->slot], NULL);
     close(pf->fd);
     proffile_free(pf);
     errno = err;
@@ -158,6 +211,7 @@ int lj_proffile_close(void *ctx, uint8_t *buf)
   pthread_cond_signal(&pf->work);
   pthread_mutex_unlock(&pf->lock);
   pthread_join(pf->thread, NULL);
+  atomic_store(&open_files[pf->slot], NULL);
   if (close(pf->fd) != 0 && err == 0)
     err = errno;
   pthread_mutex_destroy(&pf->lock);

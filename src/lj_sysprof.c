@@ -87,7 +87,8 @@ typedef struct SysProf {
   /* Written by the handler only (and read once the profile stopped). */
   uint64_t counts[LJ_VMST__MAX+1];
   uint64_t samples, dropped, overruns;
-  volatile sig_atomic_t updating;  /* The VM's thread writes the ring. */
+  volatile sig_atomic_t updating;  /* The VM's thread writes the ring: a
+				  ** sample now would cut its record. */
   /* Records on their way out: the handler and the VM's thread produce,
   ** the drain thread consumes. */
   uint8_t *ring;
@@ -181,15 +182,21 @@ static void sample_addr(Sample *s, int tag, uintptr_t addr)
 
 /* -- Checks the handler makes before it follows anything ----------------- */
 
-/* Is [p, p+n) readable? Asks the kernel, which answers EFAULT, not SIGSEGV. */
+/* Is [p, p+n) readable? Asks the kernel, which answers EFAULT, not SIGSEGV.
+** Whatever went into the pipe comes out again, also after a partial write
+** (p readable up to a page boundary): a pipe left with bytes in it would
+** fill up and fail every later probe. */
 static int probe_readable(SysProf *sp, const void *p, size_t n)
 {
   uint8_t sink[64];
+  ssize_t w;
   if (n > sizeof(sink) || (uintptr_t)p < 4096 ||
-      (uintptr_t)p >= ((uintptr_t)1 << 47) ||
-      write(sp->probe[1], p, n) != (ssize_t)n)
+      (uintptr_t)p >= ((uintptr_t)1 << 47))
     return 0;
-  return read(sp->probe[0], sink, n) == (ssize_t)n;
+  w = write(sp->probe[1], p, n);
+  if (w > 0 && read(sp->probe[0], sink, (size_t)w) != w)
+    return 0;
+  return w == (ssize_t)n;
 }
 
 static int in_code(SysProf *sp, uintptr_t ip)
@@ -270,7 +277,7 @@ typedef struct LuaCursor {
 /* Write the frames of one interpreter activation: from the cursor down to
 ** the frame the VM was entered with from C. C functions are written only
 ** when their native frames are not (withc). */
-static void lua_activation(SysProf *sp, Sample *s, LuaCursor *c, int withc)
+static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
 {
   cTValue *frame = c->frame, *next = NULL;
   int steps = SAMPLE_FRAMES, dup = 0;
@@ -306,7 +313,7 @@ static void lua_activation(SysProf *sp, Sample *s, LuaCursor *c, int withc)
 
 /* The innermost frame of the coroutine running, from what the VM publishes:
 ** the state, the base of a Lua or fast function, L->base for C. */
-static void lua_top(SysProf *sp, LuaCursor *c, int32_t st,
+static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
 		    const ucontext_t *uc)
 {
   global_State *g = sp->g;
@@ -321,7 +328,7 @@ static void lua_top(SysProf *sp, LuaCursor *c, int32_t st,
   c->L = L;
   if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
     base = mref(g->vmbase, TValue);
-  else if (st >= 0)
+  else if (lj_prof_intrace(st))
     base = tvref(g->jit_base);  /* The frame a trace started in. */
   else
     base = L->base;
@@ -329,8 +336,9 @@ static void lua_top(SysProf *sp, LuaCursor *c, int32_t st,
     return;
   c->frame = base-1;
   /* The interpreter keeps the PC in a register; elsewhere it saved it. */
-  if (st == ~LJ_VMST_LFUNC && in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
-    c->toppc = (const BCIns *)uc->uc_mcontext.gregs[REG_RBX];
+  if (st == ~LJ_VMST_LFUNC &&
+      in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+    c->toppc = (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC];
   else if (L->cframe != NULL)
     c->toppc = cframe_pc(cframe_raw(L->cframe));
 }
@@ -361,11 +369,11 @@ static int native_vmcaller(const char *cf, const ucontext_t *uc,
   if (cf == NULL)
     return 0;
   memcpy(ctx, uc, sizeof(*ctx));
-  r[REG_RIP] = *(const greg_t *)(cf + CFRAME_SIZE - 8);
-  r[REG_RBP] = *(const greg_t *)(cf + CFRAME_SIZE - 16);
-  r[REG_RBX] = *(const greg_t *)(cf + CFRAME_SIZE - 24);
-  r[REG_R15] = *(const greg_t *)(cf + CFRAME_SIZE - 32);
-  r[REG_R14] = *(const greg_t *)(cf + CFRAME_SIZE - 40);
+  r[REG_RIP] = *(const greg_t *)(cf + CFRAME_OFS_RET);
+  r[REG_RBP] = *(const greg_t *)(cf + CFRAME_OFS_RBP);
+  r[REG_RBX] = *(const greg_t *)(cf + CFRAME_OFS_RBX);
+  r[REG_R15] = *(const greg_t *)(cf + CFRAME_OFS_R15);
+  r[REG_R14] = *(const greg_t *)(cf + CFRAME_OFS_R14);
   r[REG_RSP] = (greg_t)(cf + CFRAME_SIZE);
   return unw_init_local(uw, ctx) >= 0;
 }
@@ -399,7 +407,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
   int ncur = 1, i, innermost = 1, lost = 0;
   unw_context_t ctx;
   unw_cursor_t uw;
-  lua_top(sp, &cur[0], st, uc);
+  cursor_top(sp, &cur[0], st, uc);
   memcpy(&ctx, uc, sizeof(ctx));
   if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
     goto rest;
@@ -412,11 +420,12 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
     }
     /* Compiled code has no unwind entries: a trace, or what it called,
     ** ends the walk, or leads out of the code we know. */
-    if (in_vm(sp, ip) || (st >= 0 && innermost && (lost || !in_code(sp, ip)))) {
+    if (in_vm(sp, ip) ||
+	(lj_prof_intrace(st) && innermost && (lost || !in_code(sp, ip)))) {
       /* An interpreter activation (or a trace, which runs in one). */
       LuaCursor *c = &cur[0];
       if (innermost) {
-	if (st >= 0)
+	if (lj_prof_intrace(st))
 	  sample_trace(sp, s, c, st);
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
       } else {
@@ -425,7 +434,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       }
       innermost = lost = 0;
       if (c != NULL)
-	lua_activation(sp, s, c, 0);
+	activation_frames(sp, s, c, 0);
       if (!native_vmcaller(cf, uc, &ctx, &uw))
 	break;
       continue;
@@ -434,27 +443,27 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       break;  /* Not code we know: the walk went astray. */
     sample_addr(s, FR_NATIVE, ip);
     lost = unw_step(&uw) <= 0;
-    if (lost && !(st >= 0 && innermost))
+    if (lost && !(lj_prof_intrace(st) && innermost))
       break;
   }
 rest:
   /* Frames of activations the native walk did not reach. */
   for (i = 0; i < ncur; i++)
     while (cur[i].frame != NULL && s->nframes < SAMPLE_FRAMES)
-      lua_activation(sp, s, &cur[i], 1);
+      activation_frames(sp, s, &cur[i], 1);
 }
 
 /* Mode L: the innermost Lua frame and the innermost native frame. */
 static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   LuaCursor c;
-  lua_top(sp, &c, st, uc);
-  if (st >= 0) {
+  cursor_top(sp, &c, st, uc);
+  if (lj_prof_intrace(st)) {
     sample_trace(sp, s, &c, st);
   } else if (c.frame != NULL) {
     int n = s->nframes;
     while (c.frame != NULL && s->nframes == n)  /* Skips vararg frames. */
-      lua_activation(sp, s, &c, 1);
+      activation_frames(sp, s, &c, 1);
     if (s->nframes > n)  /* Keep only the innermost of the activation. */
       s->nframes = n + 1;
   }
@@ -475,11 +484,11 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
 				 ucontext_t *uc)
 {
   LuaCursor c;
-  lua_top(sp, &c, st, uc);
-  if (st >= 0)
+  cursor_top(sp, &c, st, uc);
+  if (lj_prof_intrace(st))
     sample_trace(sp, s, &c, st);
   while (c.frame != NULL && s->nframes < SAMPLE_FRAMES)
-    lua_activation(sp, s, &c, 1);
+    activation_frames(sp, s, &c, 1);
   backtrace_sample = s;
   sp->backtracer(backtrace_frame);
 }
@@ -493,14 +502,16 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
       (pid_t)syscall(SYS_gettid) == sp->tid) {
     ucontext_t *uc = (ucontext_t *)context;
     int32_t st = sp->g->vmstate;
-    uint32_t vs = st >= 0 ? LJ_VMST_TRACE : (uint32_t)~st;
+    uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
     if (vs > LJ_VMST_TRACE)
       vs = LJ_VMST_INTERP;
     sp->counts[vs]++;
     sp->samples++;
     if (info->si_code == SI_TIMER)
       sp->overruns += (uint64_t)info->si_overrun;
-    if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT && !sp->updating) {
+    if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT && sp->updating) {
+      sp->dropped++;  /* Counted, but its stack cannot be written now. */
+    } else if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT) {
       Sample s;
       s.p = sp->sample;
       s.nframes = 0;
@@ -616,15 +627,19 @@ typedef struct RingUpdate {
   uint8_t buf[4096];
 } RingUpdate;
 
+/* The handler runs on the VM's thread: signal fences keep the ring's
+** stores between the flag's two stores, where the handler sees them. */
 static void update_begin(SysProf *sp, RingUpdate *u)
 {
   sp->updating = 1;
+  atomic_signal_fence(memory_order_seq_cst);
   lj_wbuf_init(&u->out, ring_writer, sp, u->buf, sizeof(u->buf));
 }
 
 static void update_end(SysProf *sp, RingUpdate *u)
 {
   lj_wbuf_flush(&u->out);
+  atomic_signal_fence(memory_order_seq_cst);
   sp->updating = 0;
 }
 
@@ -736,7 +751,7 @@ static void write_stats(SysProf *sp)
 static int sysprof_signal_setup(SysProf *sp)
 {
   struct sigaction sa;
-  sp->signo = SIGRTMIN + 4;
+  sp->signo = SIGRTMIN + LUAM_SYSPROF_SIGRTOFS;
   if (sigaction(sp->signo, NULL, &sp->oldact) != 0)
     return errno;
   if (sp->oldact.sa_handler != SIG_DFL || (sp->oldact.sa_flags & SA_SIGINFO))
@@ -785,6 +800,16 @@ static void sysprof_signal_restore(SysProf *sp)
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* What a profile holds besides its threads and stream; then it is over. */
+static void sysprof_release(SysProf *sp)
+{
+  lj_symtab_freeobjs(&sp->objs);
+  munmap(sp->ring, RING_SIZE);
+  close(sp->probe[0]);
+  close(sp->probe[1]);
+  atomic_store(&sp->state, SPS_IDLE);
+}
+
 /* Undo a start up to the point it reached; the stream ends, on_stop runs. */
 static int sysprof_finish(SysProf *sp, int threads, int err)
 {
@@ -800,11 +825,7 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
   if (err == 0)
     err = sp->out.saved_errno;
   cbfail = sp->cfg.on_stop(sp->cfg.ctx, sp->out.buf);
-  lj_symtab_freeobjs(&sp->objs);
-  munmap(sp->ring, RING_SIZE);
-  close(sp->probe[0]);
-  close(sp->probe[1]);
-  atomic_store(&sp->state, SPS_IDLE);
+  sysprof_release(sp);
   if (err != 0 || cbfail) {
     if (err != 0)
       errno = err;
@@ -863,6 +884,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     return sysprof_finish(sp, 0, err);
   clock_gettime(sysprof_clockid(sp), &sp->t0);
   atomic_store(&sp->state, SPS_PROFILE);
+  lj_prof_forkguard();
   if ((err = sysprof_signal_setup(sp)) != 0 ||
       (err = sysprof_timer_setup(sp)) != 0) {
     atomic_store(&sp->state, SPS_HALT);
@@ -893,6 +915,21 @@ void lj_sysprof_close(global_State *g)
 {
   if (atomic_load(&sysprof.state) != SPS_IDLE && sysprof.g == g)
     luaM_sysprof_stop(mainthread(g));
+}
+
+/* The child of a fork(): the timer (not inherited), the drain thread and
+** the stream stay with the parent; the child's copy of the profile is
+** dropped without writing. The drain thread may have held a lock when the
+** process forked: nothing here waits. */
+void lj_sysprof_forked(void)
+{
+  SysProf *sp = &sysprof;
+  if (atomic_load(&sp->state) == SPS_IDLE)
+    return;
+  atomic_store(&sp->state, SPS_HALT);  /* The handler ignores the signal. */
+  atomic_store(&sp->timer_alive, 0);
+  sigaction(sp->signo, &sp->oldact, NULL);
+  sysprof_release(sp);
 }
 
 void lj_sysprof_exit(void *ctx)
@@ -997,6 +1034,10 @@ void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
 void lj_sysprof_close(global_State *g)
 {
   UNUSED(g);
+}
+
+void lj_sysprof_forked(void)
+{
 }
 
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)

@@ -44,6 +44,8 @@ LJ_FUNC int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg);
 LJ_FUNC int lj_sysprof_busy(void);
 /* Process exit: complete the profile whose writer context is ctx, if any. */
 LJ_FUNC void lj_sysprof_exit(void *ctx);
+/* In the child of a fork(): forget the parent's profile (lj_prof.h). */
+LJ_FUNC void lj_sysprof_forked(void);
 
 /* Through lj_prof.h. */
 LJ_FUNC void lj_sysprof_addproto(global_State *g, const GCproto *pt);

@@ -82,6 +82,12 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 **     It may run inside the allocator, too: no Lua API calls.
 **
 ** The buffer stays in use by the profiler from start until on_stop.
+**
+** A profile belongs to the process that started it. In the child of a
+** fork() the profiler is idle: the child's allocations are not recorded,
+** writer and on_stop are never called there (the stream and the buffers
+** are the parent's), luaM_memprof_stop() says PROFILE_ERRRUN, and the
+** child may start a profile of its own. The same holds for sysprof.
 */
 struct luam_Memprof_Options {
   void *ctx;		/* Passed to writer and on_stop. */
@@ -124,6 +130,13 @@ LUA_API int luaM_memprof_stop(lua_State *L);
 ** except that the writer runs on a thread of the profiler's own (never in
 ** the signal handler, never in the VM's thread): it may block.
 */
+
+/*
+** Samples are taken in the handler of the real-time signal SIGRTMIN +
+** LUAM_SYSPROF_SIGRTOFS, sent to the VM's thread while a profile runs: a
+** host must leave that signal alone (no handler, not blocked there).
+*/
+#define LUAM_SYSPROF_SIGRTOFS	4
 
 #define LUAM_SYSPROF_DEFAULT	0
 #define LUAM_SYSPROF_LEAF	1

@@ -1,13 +1,15 @@
 /*
 ** The memory profiler's C API: return codes, the writer/on_stop contract
 ** (double buffering, a failing writer, ending the stream), lua_close with
-** a profile running, and what the stream says.
+** a profile running, fork(), and what the stream says.
 */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -69,12 +71,15 @@ static struct luam_Memprof_Options sink_opts(Sink *s)
   return o;
 }
 
-static void run(lua_State *L, const char *code, const char *name)
+/* Runs code; 1 if it ran to its end, 0 (and its error shown) if not. */
+static int run(lua_State *L, const char *code, const char *name)
 {
   if (luaL_loadbuffer(L, code, strlen(code), name) || lua_pcall(L, 0, 0, 0)) {
     printf("# %s\n", lua_tostring(L, -1));
     lua_pop(L, 1);
+    return 0;
   }
+  return 1;
 }
 
 /* The JSON report of the stream, by ljprof; NULL if it could not read it. */
@@ -164,8 +169,9 @@ int main(void)
   s.fail_after = s.writes + 2;
   run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end", "=fail");
   tap_is(s.stops, 1, "the failure stopped the profile (on_stop called)");
-  run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end", "=after");
-  tap_ok(1, "the VM runs on after the writer failed");
+  tap_ok(run(L, "local t = {} for i = 1, 2000 do t[i] = { i } end "
+	      "assert(#t == 2000 and t[2000][1] == 2000)", "=after"),
+	 "the VM runs on (and allocates) after the writer failed");
   errno = 0;
   tap_is(luaM_memprof_stop(L), PROFILE_ERRIO, "stop reports PROFILE_ERRIO");
   tap_is(errno, EPIPE, "with the writer's errno");
@@ -181,6 +187,33 @@ int main(void)
   tap_is(s.stops, 1, "ending the stream stopped the profile");
   tap_is(luaM_memprof_stop(L), PROFILE_SUCCESS, "stop then says PROFILE_SUCCESS");
   free(s.data);
+
+  /* fork(): the child's profiler is idle; the host's writer and on_stop
+  ** are never called there, whatever the child allocates or calls. */
+  {
+    pid_t pid;
+    int status = -1, writes;
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start, then fork");
+    fflush(stdout);
+    if ((pid = fork()) == 0) {
+      writes = s.writes;
+      run(L, "local t = {} for i = 1, 20000 do t[i] = { i } end", "=child");
+      _exit(s.writes == writes && s.stops == 0 &&
+	    luaM_memprof_stop(L) == PROFILE_ERRRUN && s.stops == 0 ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "the child allocated, wrote nothing, and had no profile to stop");
+    run(L, payload, "=parent");
+    tap_is(luaM_memprof_stop(L), PROFILE_SUCCESS, "the parent stops its profile");
+    doc = report(&s, &rc);
+    tap_is(rc, 0, "its stream reads back complete");
+    tap_is(alloc_events(doc, "=parent:3"), 10, "with the parent's tables");
+    tap_is(alloc_events(doc, "=child:1"), 0, "and none of the child's");
+    json_decref(doc);
+    free(s.data);
+  }
 
   /* lua_close with a profile running completes the stream. */
   o = sink_opts(&s);

@@ -21,9 +21,11 @@ sub slurp {
   return defined $s ? $s : '';
 }
 
-# run_lua($code, %opt) -> { out, err, rc, script }: $code is written to a
-# file of its own (so its chunk name is @<that file>) and run with luajit,
-# environment from $opt{env}, arguments from $opt{args}.
+# run_lua($code, %opt) -> { out, err, rc, script, timedout }: $code is
+# written to a file of its own (so its chunk name is @<that file>) and run
+# with luajit, environment from $opt{env}, arguments from $opt{args}. With
+# $opt{timeout} (seconds), a run that takes longer is killed with every
+# process it started, and says timedout.
 sub run_lua {
   my ($code, %opt) = @_;
   my $script = sprintf '%s/payload%d.lua', $dir, ++$seq;
@@ -32,14 +34,21 @@ sub run_lua {
   close $fh;
   my $pid = fork // die "fork: $!";
   if ($pid == 0) {
+    setpgrp(0, 0) if $opt{timeout};
     $ENV{$_} = $opt{env}{$_} for keys %{ $opt{env} || {} };
     open STDOUT, '>', "$dir/stdout" or die $!;
     open STDERR, '>', "$dir/stderr" or die $!;
     exec($opt{luajit} || 'luajit', $script, @{ $opt{args} || [] }) or die "exec: $!";
   }
-  waitpid $pid, 0;
+  my $timedout = 0;
+  {
+    local $SIG{ALRM} = sub { $timedout = 1; kill 'KILL', -$pid };
+    alarm($opt{timeout} || 0);
+    waitpid $pid, 0;
+    alarm 0;
+  }
   return { out => slurp("$dir/stdout"), err => slurp("$dir/stderr"),
-	   rc => $? >> 8, script => $script };
+	   rc => $? >> 8, script => $script, timedout => $timedout };
 }
 
 # The JSON report of a memprof file: { json, rc, err, loc => {name => entry} }.
