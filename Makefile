@@ -144,9 +144,9 @@ asan: $(STAGED)
 
 # Delivers the sampler's signal at chosen instructions (ptrace).
 TEST_SIGSTEP := $(BUILD)/test/sigstep
-$(TEST_SIGSTEP): test/sysprof/sigstep.c
+$(TEST_SIGSTEP): test/sysprof/sigstep.c $(STAGED)
 	@mkdir -p $(@D)
-	@$(CC) -O1 -g -Wall -Wextra -o $@ $<
+	@$(CC) $(TEST_CFLAGS) -o $@ $<
 
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"

@@ -115,18 +115,21 @@ int main(void)
   luaM_sysprof_set_backtracer(NULL);
 
   /* The sampler's signal sent to a thread that does not run the VM is
-  ** ignored there: the VM's thread sleeps, so no sample may appear. */
+  ** ignored there. The VM's thread only sleeps and signals, and its timer
+  ** is set far beyond that, so no sample may appear. */
   {
     pthread_t other;
     struct timespec ms = { 0, 1000000 };
     uint64_t before;
     int i;
     pthread_create(&other, NULL, idle_thread, NULL);
+    o.interval = 60000;
     tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then signal another thread");
+    o.interval = 1;
     luaM_sysprof_report(&c);
     before = c.samples;
     for (i = 0; i < 50; i++) {
-      pthread_kill(other, SIGRTMIN + 4);
+      pthread_kill(other, SIGRTMIN + LUAM_SYSPROF_SIGRTOFS);
       nanosleep(&ms, NULL);
     }
     luaM_sysprof_report(&c);

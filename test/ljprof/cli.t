@@ -17,6 +17,12 @@ is($r->{rc}, 0, '--help exits 0');
 like($r->{out}, qr/^Usage: ljprof COMMAND/m, '--help shows usage');
 like($r->{out}, qr/^  report /m, '--help lists report');
 like($r->{out}, qr/^  record /m, '--help lists record');
+{
+  my ($summary) = $r->{out} =~ /^  report +(.*(?:\n {13,}.*)*)/m;
+  my @missing = grep { ($summary // '') !~ /\b\Q$_\E\b/i }
+                qw(text JSON collapsed pprof speedscope HTML);
+  is("@missing", '', "--help's summary of report names every format it writes");
+}
 like($r->{out}, qr/^Examples:\n  ljprof record --mem -- app\.lua\n(?:  ljprof .*\n)*  ljprof report /m,
      '--help shows examples of record and report');
 

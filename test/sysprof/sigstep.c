@@ -1,17 +1,21 @@
 /*
 ** sigstep: delivers the sampler's signal at chosen instructions.
 **
-**   sigstep RTOFS STEPS EVERY LUAJIT SCRIPT...
+**   sigstep STEPS EVERY LUAJIT SCRIPT...
+**   sigstep --probe
 **
 ** Runs LUAJIT SCRIPT under ptrace. Once the script raises SIGUSR1 (after
 ** starting the profiler), its thread is single-stepped for STEPS
-** instructions and, at every EVERY-th one, receives SIGRTMIN+RTOFS (the
-** sampler's signal) right there: a
-** hardware breakpoint on the interrupted instruction catches the return
-** from the handler, so stepping goes on where it left. Then the script runs on
-** alone. Prints how many signals its handler took there, and how many
-** found the signal blocked (those run later, or are dropped at stop);
-** exits with the script's status.
+** instructions and, at every EVERY-th one, receives the sampler's signal
+** (lmisclib.h) right there: a hardware breakpoint on the interrupted
+** instruction catches the return from the handler, so stepping goes on
+** where it left. Then the script runs on alone. Prints how many signals
+** its handler took there, and how many found the signal blocked (those
+** run later, or are dropped at stop); exits with the script's status.
+**
+** Needs ptrace and hardware breakpoints, which virtual machines may not
+** give: --probe tries both on a child of its own. Either mode exits with
+** 77 and says why on stderr when the kernel refuses them.
 */
 
 #define _GNU_SOURCE
@@ -26,14 +30,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lmisclib.h"
+
+#define EXIT_UNSUPPORTED	77
+
 static pid_t child;
 
-static void die(const char *what)
+static void quit(int status, const char *what)
 {
   fprintf(stderr, "sigstep: %s: %s\n", what, strerror(errno));
   if (child > 0)
     kill(child, SIGKILL);
-  exit(2);
+  exit(status);
+}
+
+static void die(const char *what)
+{
+  quit(2, what);
+}
+
+/* The kernel refused a facility: the caller skips, it does not fail. */
+static void unsupported(const char *what)
+{
+  quit(EXIT_UNSUPPORTED, what);
 }
 
 /* Wait for the next stop; returns the stop signal, or -1 if it exited. */
@@ -75,10 +94,68 @@ static void hwbreak(unsigned long addr)
   size_t dr0 = offsetof(struct user, u_debugreg[0]);
   size_t dr7 = offsetof(struct user, u_debugreg[7]);
   if (addr != 0 && ptrace(PTRACE_POKEUSER, child, dr0, addr) < 0)
-    die("PTRACE_POKEUSER DR0");
+    unsupported("hardware breakpoints (PTRACE_POKEUSER DR0)");
   /* DR7: enable breakpoint 0, on execution, locally. */
   if (ptrace(PTRACE_POKEUSER, child, dr7, addr != 0 ? 1ul : 0ul) < 0)
-    die("PTRACE_POKEUSER DR7");
+    unsupported("hardware breakpoints (PTRACE_POKEUSER DR7)");
+}
+
+/* Starts the child, stopped and traced; its own code runs after that. */
+static void start_traced(void (*run)(char **), char **argv)
+{
+  int status;
+  if ((child = fork()) < 0)
+    die("fork");
+  if (child == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
+      _exit(EXIT_UNSUPPORTED);
+    raise(SIGSTOP);
+    run(argv);
+    _exit(0);
+  }
+  if (wait_stop(&status) < 0) {
+    errno = EPERM;
+    if (exit_status == EXIT_UNSUPPORTED)
+      unsupported("ptrace (PTRACE_TRACEME)");
+    die("the traced child ended at once");
+  }
+  ptrace(PTRACE_SETOPTIONS, child, 0, PTRACE_O_EXITKILL);
+}
+
+static void run_exec(char **argv)
+{
+  execv(argv[0], argv);
+  _exit(127);
+}
+
+/* The probe: the child calls this, with a breakpoint set on it. */
+static void __attribute__((noinline)) probe_target(char **argv)
+{
+  (void)argv;
+  __asm__ volatile ("" ::: "memory");
+}
+
+/* ptrace and an execution breakpoint that fires where it is set. */
+static int probe(void)
+{
+  struct user_regs_struct regs;
+  int status;
+  start_traced(probe_target, NULL);
+  hwbreak((unsigned long)probe_target);
+  if (ptrace(PTRACE_CONT, child, 0, 0) < 0)
+    die("PTRACE_CONT");
+  if (wait_stop(&status) != SIGTRAP)
+    unsupported("hardware breakpoints (no trap at the breakpoint)");
+  if (ptrace(PTRACE_GETREGS, child, 0, &regs) < 0)
+    die("PTRACE_GETREGS");
+  if (regs.rip != (unsigned long)probe_target) {
+    errno = EINVAL;
+    unsupported("hardware breakpoints (a trap elsewhere)");
+  }
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+  printf("ptrace and hardware breakpoints work\n");
+  return 0;
 }
 
 /* Is signo pending for the child, blocked where it was sent? */
@@ -148,25 +225,18 @@ static int deliver_here(int signo)
 
 int main(int argc, char **argv)
 {
-  int signo, every, status, alive = 1;
+  int signo = SIGRTMIN + LUAM_SYSPROF_SIGRTOFS, every, status, alive = 1;
   long steps, i, delivered = 0, blocked = 0;
-  if (argc < 6) {
-    fprintf(stderr, "usage: sigstep RTOFS STEPS EVERY LUAJIT SCRIPT...\n");
+  if (argc == 2 && strcmp(argv[1], "--probe") == 0)
+    return probe();
+  if (argc < 5) {
+    fprintf(stderr, "usage: sigstep STEPS EVERY LUAJIT SCRIPT...\n"
+		    "       sigstep --probe\n");
     return 2;
   }
-  signo = SIGRTMIN + atoi(argv[1]);
-  steps = atol(argv[2]);
-  every = atoi(argv[3]);
-  if ((child = fork()) < 0)
-    die("fork");
-  if (child == 0) {
-    ptrace(PTRACE_TRACEME, 0, 0, 0);
-    execv(argv[4], argv + 4);
-    _exit(127);
-  }
-  if (wait_stop(&status) < 0)  /* The exec. */
-    die("exec");
-  ptrace(PTRACE_SETOPTIONS, child, 0, PTRACE_O_EXITKILL);
+  steps = atol(argv[1]);
+  every = atoi(argv[2]);
+  start_traced(run_exec, argv + 3);
   if (!run_to_ready()) {
     fprintf(stderr, "sigstep: the script ended before it was ready\n");
     return 2;

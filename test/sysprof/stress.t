@@ -2,7 +2,8 @@
 # Seconds of sampling at 1 ms through everything that moves stacks: the
 # collector, coroutines, errors unwinding, FFI callbacks, fast functions on
 # top, traces. No crash, complete streams, counts that add up: on the VM,
-# and again on its AddressSanitizer build when there is one.
+# and again on its AddressSanitizer build when there is one. Durations are
+# in CPU time, so a loaded machine changes nothing but the wall clock.
 use strict;
 use warnings;
 use FindBin;
@@ -68,9 +69,14 @@ for my $vm (@vms) {
     is($sum, $samples, "$what: counts add up");
     my $doc = eval { JSON::PP->new->decode(scalar `ljprof report --format=json '$bin' 2>/dev/null`) };
     ok($doc && !$doc->{error}, "$what: the stream reads back complete");
+    # Every sample has its stack, or is counted as dropped (the ring was
+    # full, or the VM's thread was writing a symbol into it).
     my $stacks = 0;
     $stacks += $_->{count} for @{ $doc ? $doc->{stacks} : [] };
-    cmp_ok($stacks, '>=', 0.9 * ($samples || 1), "$what: nearly every sample has its stack ($stacks)");
+    my $dropped = $doc ? $doc->{dropped} : -1;
+    is($stacks + $dropped, $samples, "$what: each sample has its stack or is counted as dropped "
+       . "($stacks + $dropped)");
+    cmp_ok($stacks, '>=', ($samples || 1) / 2, "$what: most samples have their stacks");
   }
 }
 

@@ -30,7 +30,10 @@ do -- jit.profile delivers samples with a valid VM state and stack
   t.like(best, "busy", "the busiest function is busy()")
 end
 
-do -- the VM state letters: each workload shows its own
+-- The VM state letters: each workload shows its own. Each runs for 0.3 s
+-- of CPU time (the clock jit.profile samples), so that a loaded machine
+-- gives it as many samples as an idle one.
+do
   local function letters(f)
     local n, count = 0, {}
     profile.start("i1", function(thread, samples, vmstate)
@@ -53,9 +56,10 @@ do -- the VM state letters: each workload shows its own
         jit.off(); local go, x = stop_at(0.3), 0
         while go() do for i = 1, 1000 do x = x + i % 7 end end; jit.on() end },
     { "N", "compiled code", function()
-        local x = 0
-        for _ = 1, 200 do for i = 1, 1e6 do x = x + i % 7 end end end },
-    { "C", "a C function", function() cmod.spin(2e8) end },
+        local go, x = stop_at(0.3), 0
+        while go() do for i = 1, 1e6 do x = x + i % 7 end end end },
+    { "C", "a C function", function()
+        local go = stop_at(0.3); while go() do cmod.spin(2e7) end end },
     { "G", "the garbage collector", function()
         local t = {}; for i = 1, 2e5 do t[i] = { i } end
         local go = stop_at(0.3); while go() do collectgarbage() end end },

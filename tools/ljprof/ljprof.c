@@ -19,7 +19,7 @@ static const struct command commands[] = {
      "run a Lua script under the memory or CPU profiler, then report"},
     {"report", cmd_report,
      "turn a memprof or sysprof stream into a report (text, JSON, "
-     "collapsed stacks)"},
+     "collapsed, pprof, speedscope, HTML)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
