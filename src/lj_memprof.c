@@ -63,11 +63,15 @@ typedef struct MemLoc {
 static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
 			   cTValue *nextframe)
 {
-  /* Unknown lines (no PC saved yet, or trace recording) are line 0. */
+  /* No line known (no PC saved yet, or the trace recorder at work): ljm
+  ** v3 cannot say "unknown line", and line 0 would be a line that does
+  ** not exist: the event is internal, as the reference has it. */
   BCLine line = lj_debug_frameline(L, fn, nextframe);
+  if (line <= 0)
+    return;
   loc->source = ASOURCE_LFUNC;
   loc->addr = (uintptr_t)funcproto(fn);
-  loc->line = line > 0 ? (uint64_t)line : 0;
+  loc->line = (uint64_t)line;
 }
 
 /* A function runs: name it from the top frame of the allocating coroutine.

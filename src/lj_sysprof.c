@@ -53,6 +53,7 @@ enum {
   REC_PROTO = 10, REC_CSYM, REC_TRACE, REC_FFNAME, REC_CONFIG, REC_STATS
 };
 #define LJP_END			((uint8_t)0x80)
+#define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
 
 /* Frame tags of a sample. */
 enum { FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE };
@@ -170,7 +171,7 @@ static void sample_lua(Sample *s, const GCproto *pt, BCLine line)
 {
   if (sample_frame(s, FR_LUA)) {
     sample_uleb(s, (uintptr_t)pt);
-    sample_uleb(s, line > 0 ? (uint64_t)line : 0);
+    sample_uleb(s, line >= 0 ? (uint64_t)line : LJP_LINE_UNKNOWN);
   }
 }
 
@@ -213,13 +214,19 @@ static int in_vm(SysProf *sp, uintptr_t ip)
   return ip >= sp->vm_lo && ip < sp->vm_hi;
 }
 
-/* Line of the instruction before pc (pc as the VM keeps it: one ahead). */
-static BCLine pc_line(const GCproto *pt, const BCIns *pc)
+/* Does pc (as the VM keeps it: one ahead) lie in the bytecode of pt? */
+static int pc_inproto(const GCproto *pt, const BCIns *pc)
 {
   const BCIns *bc = proto_bc(pt);
-  if (pc == NULL || pc <= bc || pc > bc + pt->sizebc)
-    return 0;
-  return lj_debug_line((GCproto *)pt, (BCPos)(pc - bc) - 1);
+  return pc > bc && pc <= bc + pt->sizebc;
+}
+
+/* Line of the instruction before pc; -1 when pc is not one of pt's. */
+static BCLine pc_line(const GCproto *pt, const BCIns *pc)
+{
+  if (!pc_inproto(pt, pc))
+    return -1;
+  return lj_debug_line((GCproto *)pt, (BCPos)(pc - proto_bc(pt)) - 1);
 }
 
 /* The PC a frame returns to in the frame below it, if it is a Lua one. */
@@ -266,13 +273,51 @@ static cTValue *frame_below(SysProf *sp, lua_State *L, cTValue *frame,
 
 /* -- Lua frames ---------------------------------------------------------- */
 
+#define TOPPC_MAX	4
+
 /* Where the walk of a coroutine's frames stands. */
 typedef struct LuaCursor {
   lua_State *L;
   cTValue *frame;	/* Next frame to write; NULL: done. */
-  const BCIns *toppc;	/* PC of that frame, if it is the innermost one. */
+  /* If that frame is the innermost one: where its PC may be, best first.
+  ** The first that lies in its function's bytecode is taken. */
+  const BCIns *toppc[TOPPC_MAX];
+  int ntoppc;
   int probe;		/* That frame may be changing under us. */
 } LuaCursor;
+
+static void cursor_addpc(LuaCursor *c, const BCIns *pc)
+{
+  if (pc != NULL && c->ntoppc < TOPPC_MAX)
+    c->toppc[c->ntoppc++] = pc;
+}
+
+/* A candidate better than those known: it goes first. */
+static void cursor_bestpc(LuaCursor *c, const BCIns *pc)
+{
+  int i;
+  if (c->ntoppc == TOPPC_MAX)
+    c->ntoppc--;
+  for (i = c->ntoppc; i > 0; i--)
+    c->toppc[i] = c->toppc[i-1];
+  c->toppc[0] = pc;
+  c->ntoppc++;
+}
+
+/* The innermost frame's PC, if a candidate is one of pt's. A candidate
+** that is the frame's own return PC says the frame is returning: *ret. */
+static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
+				 cTValue *frame, int *ret)
+{
+  int i;
+  for (i = 0; i < c->ntoppc; i++)
+    if (pc_inproto(pt, c->toppc[i]))
+      return c->toppc[i];
+  for (i = 0; i < c->ntoppc; i++)
+    if (frame_islua(frame) && c->toppc[i] == frame_pc(frame))
+      *ret = 1;
+  return NULL;
+}
 
 /* Write the frames of one interpreter activation: from the cursor down to
 ** the frame the VM was entered with from C. C functions are written only
@@ -291,8 +336,11 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
 	       (frame_iscont(frame) && frame_iscont_fficb(frame));
     if (!dup) {
       if (isluafunc(fn)) {
-	const BCIns *pc = next != NULL ? frame_retpc(next) : c->toppc;
-	sample_lua(s, funcproto(fn), pc_line(funcproto(fn), pc));
+	int ret = 0;
+	const BCIns *pc = next != NULL ? frame_retpc(next) :
+			  cursor_toppc(c, funcproto(fn), frame, &ret);
+	if (!ret)  /* A returning frame is gone: its caller runs on. */
+	  sample_lua(s, funcproto(fn), pc_line(funcproto(fn), pc));
       } else if (isffunc(fn)) {
 	sample_addr(s, FR_FFUNC, fn->c.ffid);
       } else if (withc) {
@@ -308,7 +356,7 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
       break;
   }
   c->frame = (next != NULL && frame != NULL) ? frame : NULL;
-  c->toppc = NULL;
+  c->ntoppc = 0;
 }
 
 /* The innermost frame of the coroutine running, from what the VM publishes:
@@ -321,7 +369,7 @@ static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
   TValue *base;
   c->L = NULL;
   c->frame = NULL;
-  c->toppc = NULL;
+  c->ntoppc = 0;
   c->probe = 1;
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
@@ -335,12 +383,40 @@ static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
   if (base == NULL || lj_prof_framefunc(L, base-1) == NULL)
     return;
   c->frame = base-1;
-  /* The interpreter keeps the PC in a register; elsewhere it saved it. */
-  if (st == ~LJ_VMST_LFUNC &&
-      in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
-    c->toppc = (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC];
-  else if (L->cframe != NULL)
-    c->toppc = cframe_pc(cframe_raw(L->cframe));
+  /* The interpreter keeps the PC in a register (also for an instruction
+  ** after a fast function returned: the base is published, the state not
+  ** yet). Calling a function, it has loaded the callee's PC there already,
+  ** but has stored its own in the link of the new frame, at BASE. C code
+  ** saved the PC it called from in the C frame. */
+  if ((st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
+      in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+    cTValue *nb = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
+    cursor_addpc(c, (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC]);
+    if (nb-1 > c->frame && lj_prof_framefunc(L, nb-1) != NULL &&
+	frame_islua(nb-1))
+      cursor_addpc(c, frame_pc(nb-1));
+  }
+#if LJ_HASJIT
+  /* The compiler at work: the instruction it records (one ahead, as the
+  ** VM keeps PCs). L->cframe is then the compiler's own C frame. */
+  if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT || st == ~LJ_VMST_ASM)
+    cursor_addpc(c, G2J(g)->pc + 1);
+#endif
+  /* Not while Lua or a fast function runs: the interpreter updates that
+  ** slot only before some of its calls, so it may be stale and yet lie in
+  ** the function's bytecode. */
+  if (L->cframe != NULL && st != ~LJ_VMST_LFUNC && st != ~LJ_VMST_FFUNC)
+    cursor_addpc(c, cframe_pc(cframe_raw(L->cframe)));
+}
+
+/* Unwinding C code the interpreter called directly (libm for `^`, its
+** helpers) has reached the interpreter: the unwinder restored the PC's
+** register, the best candidate for the innermost frame. */
+static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
+{
+  unw_word_t pc = 0;
+  unw_get_reg(uw, UNW_X86_64_RBX, &pc);  /* CFRAME_GREG_PC's number. */
+  cursor_bestpc(c, (const BCIns *)pc);
 }
 
 /* The trace running, its start, and (through c) the frames below it. */
@@ -353,8 +429,33 @@ static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno)
     sample_uleb(s, (uint64_t)traceno);
     sample_uleb(s, (uintptr_t)pt);
     sample_uleb(s, (uint64_t)pc_line(pt, mref(T->startpc, const BCIns) + 1));
-    c->toppc = mref(T->startpc, const BCIns) + 1;
+    /* Until a map from machine code to PCs says better: where the trace
+    ** started, or, for a side trace that started in a deeper frame, where
+    ** its root did, in the frame the root was entered from. */
+    c->ntoppc = 0;
+    cursor_addpc(c, mref(T->startpc, const BCIns) + 1);
+    if (T->root != 0 && T->root < J->sizetrace && traceref(J, T->root) != NULL)
+      cursor_addpc(c, mref(traceref(J, T->root)->startpc, const BCIns) + 1);
   }
+}
+
+/* The trace whose machine code holds ip, or 0: C code called from a
+** trace (the collector, table helpers) returns there. */
+static int32_t trace_at(SysProf *sp, uintptr_t ip)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(sp->g);
+  TraceNo i;
+  for (i = 1; i < J->sizetrace; i++) {
+    GCtrace *T = traceref(J, i);
+    if (T != NULL && ip >= (uintptr_t)T->mcode &&
+	ip < (uintptr_t)T->mcode + T->szmcode)
+      return (int32_t)i;
+  }
+#else
+  UNUSED(sp); UNUSED(ip);
+#endif
+  return 0;
 }
 
 /* -- Native frames ------------------------------------------------------- */
@@ -393,7 +494,7 @@ static LuaCursor *cursor_for(SysProf *sp, LuaCursor *cur, int *ncur,
     return NULL;
   cur[*ncur].L = L;
   cur[*ncur].frame = lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
-  cur[*ncur].toppc = NULL;
+  cur[*ncur].ntoppc = 0;
   cur[*ncur].probe = 0;
   return &cur[(*ncur)++];
 }
@@ -404,10 +505,13 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 			     ucontext_t *uc)
 {
   LuaCursor cur[MAX_THREADS];
-  int ncur = 1, i, innermost = 1, lost = 0;
+  int ncur = 1, i, innermost = 1, lost = 0, stepped = 0;
+  int32_t traceno = lj_prof_intrace(st) ? st : 0;
   unw_context_t ctx;
   unw_cursor_t uw;
+  cTValue *top;
   cursor_top(sp, &cur[0], st, uc);
+  top = cur[0].frame;
   memcpy(&ctx, uc, sizeof(ctx));
   if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
     goto rest;
@@ -418,20 +522,26 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       unw_get_reg(&uw, UNW_REG_IP, &ip);
       unw_get_reg(&uw, UNW_REG_SP, &spr);
     }
+    /* C code called from a trace returns into it, in any VM state. */
+    if (!traceno && innermost && stepped && !lost && !in_vm(sp, ip) &&
+	!in_code(sp, ip))
+      traceno = trace_at(sp, (uintptr_t)ip);
     /* Compiled code has no unwind entries: a trace, or what it called,
     ** ends the walk, or leads out of the code we know. */
     if (in_vm(sp, ip) ||
-	(lj_prof_intrace(st) && innermost && (lost || !in_code(sp, ip)))) {
+	(traceno && innermost && (lost || !in_code(sp, ip)))) {
       /* An interpreter activation (or a trace, which runs in one). */
       LuaCursor *c = &cur[0];
       if (innermost) {
-	if (lj_prof_intrace(st))
-	  sample_trace(sp, s, c, st);
+	if (traceno)
+	  sample_trace(sp, s, c, traceno);
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
       } else {
 	cf = (const char *)spr;
 	c = cursor_for(sp, cur, &ncur, cf);
       }
+      if (c == &cur[0] && stepped && c->frame == top && top != NULL)
+	cursor_vmreturn(c, &uw);
       innermost = lost = 0;
       if (c != NULL)
 	activation_frames(sp, s, c, 0);
@@ -443,7 +553,8 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       break;  /* Not code we know: the walk went astray. */
     sample_addr(s, FR_NATIVE, ip);
     lost = unw_step(&uw) <= 0;
-    if (lost && !(lj_prof_intrace(st) && innermost))
+    stepped = 1;
+    if (lost && !(traceno && innermost))
       break;
   }
 rest:
@@ -453,13 +564,43 @@ rest:
       activation_frames(sp, s, &cur[i], 1);
 }
 
+#define LEAF_STEPS	16
+
+/* Mode L, a sample in C code: a few unwind steps find what called it, the
+** interpreter (and the PC it runs) or a trace. */
+static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
+			   int32_t traceno)
+{
+  unw_context_t ctx;
+  unw_cursor_t uw;
+  int steps;
+  memcpy(&ctx, uc, sizeof(ctx));
+  if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
+    return traceno;
+  for (steps = 0; steps < LEAF_STEPS && unw_step(&uw) > 0; steps++) {
+    unw_word_t ip = 0;
+    unw_get_reg(&uw, UNW_REG_IP, &ip);
+    if (in_vm(sp, ip)) {
+      cursor_vmreturn(c, &uw);
+      break;
+    }
+    if (!in_code(sp, ip))
+      return traceno ? traceno : trace_at(sp, (uintptr_t)ip);
+  }
+  return traceno;
+}
+
 /* Mode L: the innermost Lua frame and the innermost native frame. */
 static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   LuaCursor c;
+  int32_t traceno = lj_prof_intrace(st) ? st : 0;
   cursor_top(sp, &c, st, uc);
-  if (lj_prof_intrace(st)) {
-    sample_trace(sp, s, &c, st);
+  if (!in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]) &&
+      in_code(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+    traceno = leaf_caller(sp, &c, uc, traceno);
+  if (traceno) {
+    sample_trace(sp, s, &c, traceno);
   } else if (c.frame != NULL) {
     int n = s->nframes;
     while (c.frame != NULL && s->nframes == n)  /* Skips vararg frames. */

@@ -163,6 +163,22 @@ $j = ljprof_json(write_file("$dir/nostats.bin", $syms . sysprof(3, sp_config(MOD
 is_deeply([$j->{samples}, $j->{vmstate}{LFUNC}, $j->{vmstate}{GC}, $j->{rate_achieved}], [4, 3, 1, undef],
           'no stats record: counts from the samples, no rate');
 
+# A Lua frame whose line the VM could not tell (0xffffffff): named by the
+# function's first line and "(line ?)" in every form, and counted.
+$file = write_file("$dir/noline.bin", $syms . sysprof(3, sp_config(MODE_C, 1000, 0),
+  sp_sample(LFUNC, f_lua(0x200, 0xffffffff), f_lua(0x100, 3), f_native(0x401050)),
+  sp_sample(LFUNC, f_lua(0x999, 0xffffffff), f_native(0x401050)),
+  ($nested) x 2, sp_stats(4, [0, 4], 0, 0, 4_000_000)));
+is(ljprof('report', '--format=collapsed', $file)->{out},
+   "main;lua_pcall;\@a.lua:3;cmod_call;lua_call;\@b.lua:7 2\n"
+   . "main;\@a.lua:3;\@b.lua:5 (line ?) 1\nmain;\@<unknown proto 0x999> (line ?) 1\n",
+   'line unknown: @chunk:FIRSTLINE (line ?), never a line of its own');
+$r = ljprof('report', $file);
+like($r->{out}, qr/^Line unknown: 2 samples \(50\.0%\) have a Lua frame whose line/m,
+     'line unknown: the text report says how many samples');
+unlike($r->{out}, qr/:4294967295/, 'line unknown: the raw value is never printed');
+is(ljprof_json($file)->{json}{samples_line_unknown}, 2, 'line unknown: JSON counts them');
+
 # stdin, -o.
 $r = ljprof({ stdin => "$dir/v3.bin" }, 'report', '--format=collapsed', '-o', "$dir/out.folded", '-');
 is($r->{rc}, 0, 'stdin and -o: exit 0');

@@ -1,8 +1,8 @@
 #!/usr/bin/env perl
 # The sampler's signal delivered at every few instructions, in a row,
 # through calls, returns, fast functions, C functions, coroutines, errors
-# and traces: every delivery is handled and counted, nothing crashes, and
-# the stream reads back.
+# and traces: every delivery is handled and counted, nothing crashes, the
+# stream reads back, and every Lua frame has its line.
 use strict;
 use warnings;
 use FindBin;
@@ -56,5 +56,13 @@ ok(defined $samples && $samples >= $delivered && $samples <= $delivered + $block
 my $report = `ljprof report --format=collapsed '$bin' 2>&1`;
 is($? >> 8, 0, 'the stream reads back complete');
 like($report, qr/\Q$script\E:6/, 'samples name the functions the signal landed in');
+# Instruction by instruction through calls, returns, errors and coroutine
+# switches: the sampler always knows the line.
+my @stacks = $report =~ /^(.*) \d+$/mg;
+my @zero = grep { /\@[^;]*:0(;|$)/ } @stacks;
+my @unknown = grep { /\(line \?\)/ } @stacks;
+is(scalar @zero, 0, 'no Lua frame at line 0') or diag join "\n", @zero[0 .. ($#zero < 4 ? $#zero : 4)];
+is(scalar @unknown, 0, 'no Lua frame whose line is unknown')
+  or diag join "\n", @unknown[0 .. ($#unknown < 4 ? $#unknown : 4)];
 
 done_testing;

@@ -74,6 +74,8 @@ static void add_meta(json_t *root, const struct sysagg *agg) {
                                          : json_null());
   json_object_set_new(root, "samples", json_u64(sysagg_samples(agg)));
   json_object_set_new(root, "samples_with_stacks", json_u64(agg->samples));
+  json_object_set_new(root, "samples_line_unknown",
+                      json_u64(agg->line_unknown));
   json_object_set_new(root, "dropped",
                       m->has_stats ? json_u64(m->dropped) : json_null());
   json_object_set_new(root, "overruns",

@@ -52,6 +52,12 @@ static void put_samples(struct text *t) {
             agg->samples);
   else
     fprintf(t->out, " (no statistics recorded)\n");
+  if (agg->line_unknown)
+    fprintf(t->out,
+            "Line unknown: %" PRIu64 " samples (%.1f%%) have a Lua frame whose "
+            "line the VM could not tell, shown as (line ?)\n",
+            agg->line_unknown, 100.0 * (double)agg->line_unknown /
+                                   (double)(agg->samples ? agg->samples : 1));
   double achieved, asked;
   if (!sysagg_rate(agg, &achieved, &asked)) return;
   fprintf(t->out, "Rate: %.1f samples/s achieved, %.1f asked", achieved,

@@ -167,6 +167,12 @@ uint32_t symbols_loc_before_start(struct symbols *s) {
 static uint32_t resolve_lua(struct symbols *s, uint64_t proto,
                            uint64_t line) {
   uint32_t chunk = proto_chunk(s, proto);
+  uint32_t id = keymap_get(&s->protos, proto);
+  if (line == SYMBOLS_LINE_UNKNOWN && id != HASHTAB_NONE)
+    return location_id(s, (struct location){
+        .kind = LOC_LUA_NOLINE,
+        .name = s->proto_bindings[id].chunk,
+        .line = s->proto_bindings[id].first_line});
   if (chunk == SYMBOLS_NONE)
     return location_id(s, (struct location){.kind = LOC_LUA_UNKNOWN,
                                             .name = SYMBOLS_NONE,
@@ -376,7 +382,9 @@ static void format_chunk(const struct symbols *s, uint32_t chunk,
 
 /* Lines are signed in the VM: -1 (all ones) marks "no line". */
 static void format_line(uint64_t line, struct sbuf *sb) {
-  if (line > INT64_MAX)
+  if (line == SYMBOLS_LINE_UNKNOWN)
+    sbuf_printf(sb, " (line ?)");
+  else if (line > INT64_MAX)
     sbuf_printf(sb, ":%" PRId64, (int64_t)(line - INT64_MAX - 1) + INT64_MIN);
   else
     sbuf_printf(sb, ":%" PRIu64, line);
@@ -401,6 +409,10 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
   case LOC_LUA:
   case LOC_LUA_UNKNOWN:
     format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    break;
+  case LOC_LUA_NOLINE: /* named by where the function is defined */
+    format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    format_line(SYMBOLS_LINE_UNKNOWN, sb);
     break;
   case LOC_CFUNC:
   case LOC_FFUNC:

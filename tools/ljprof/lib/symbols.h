@@ -20,10 +20,15 @@
 
 #define SYMBOLS_NONE UINT32_MAX
 
+/* The line of a Lua frame whose PC the VM could not confirm (ljp v3). */
+#define SYMBOLS_LINE_UNKNOWN UINT64_C(0xffffffff)
+
 enum loc_kind {
   LOC_INTERNAL,      /* the VM itself: interpreter, GC, JIT compiler */
   LOC_LUA,           /* name: chunk, line */
   LOC_LUA_UNKNOWN,   /* addr: a proto the symbol table does not name, line */
+  LOC_LUA_NOLINE,    /* name: chunk, line: the function's first; the line
+                        that ran is unknown (SYMBOLS_LINE_UNKNOWN) */
   LOC_CFUNC,         /* name: symbol */
   LOC_CFUNC_UNKNOWN, /* addr */
   LOC_TRACE,         /* traceno; start: name (chunk) or addr (proto), line */

@@ -98,16 +98,20 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
   size_t first = agg->nframes;
   grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
              sizeof *agg->frames);
-  int lua_self = 1;
+  int lua_self = 1, noline = 0;
   for (size_t i = 0; i < n; i++) {
     const struct sysprof_frame *f = &frames[i];
+    const struct location *loc = &agg->sym->locations[f->loc];
     agg->frames[first + i] = (struct sysagg_frame){f->loc, f->func};
     count_in(&agg->funcs, f->func, sample, i == 0);
     if (f->lua) {
       count_in(&agg->lines, f->loc, sample, lua_self);
       lua_self = 0;
     }
+    noline |= loc->kind == LOC_LUA_NOLINE ||
+              (loc->kind == LOC_LUA_UNKNOWN && loc->line == SYMBOLS_LINE_UNKNOWN);
   }
+  agg->line_unknown += noline;
   count_stack(agg, first, n);
 }
 

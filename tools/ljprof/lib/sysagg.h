@@ -49,6 +49,7 @@ struct sysagg {
   struct symbols *sym;
   struct sysprof_meta meta;
   uint64_t samples; /* sample records decoded */
+  uint64_t line_unknown; /* of those, with a Lua frame whose line is unknown */
   uint64_t by_vmstate[VMSTATE_COUNT];
   struct sysagg_frame *frames; /* the stacks' frames, innermost first */
   size_t nframes, frames_cap;

@@ -1,0 +1,151 @@
+#!/usr/bin/env perl
+# The line of every Lua frame is one the program has: where the sample
+# lands in C code the interpreter calls directly (libm's pow for `^`), in
+# a call or return sequence, or in a collector step taken by a trace, the
+# innermost Lua frame names the line that runs, never line 0, and "line
+# unknown" stays rare and says so.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use LJProf::Lua;
+
+# Runs $code (PATH and MODE filled in) and returns the collapsed stacks
+# as [frames, count] pairs, frames outermost first, plus the JSON report.
+sub profile {
+  my ($name, $code, $mode) = @_;
+  my $bin = scratch() . "/$name.bin";
+  $code =~ s/PATH/"$bin"/g;
+  $code =~ s/MODE/"$mode"/g;
+  my $run = run_lua($code);
+  is($run->{rc}, 0, "$name: ran") or diag $run->{err};
+  my ($stacks) = collapsed($bin);
+  my $doc = eval { JSON::PP->new->decode(scalar `ljprof report --format=json '$bin' 2>/dev/null`) };
+  return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks], $doc, $run->{script});
+}
+
+# The innermost Lua frame of a stack, or undef.
+sub innermost_lua {
+  my ($frames) = @_;
+  my ($lua) = grep { /^\@/ } reverse @$frames;
+  return $lua;
+}
+
+# Counts over the stacks: all, line 0, line unknown, innermost at $want.
+sub line_counts {
+  my ($stacks, $want) = @_;
+  my %n = (all => 0, zero => 0, unknown => 0, want => 0);
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    $n{all} += $count;
+    $n{zero} += $count if grep { /^\@.*:0$/ } @$frames;
+    $n{unknown} += $count if grep { /\(line \?\)$/ } @$frames;
+    my $lua = innermost_lua($frames);
+    $n{want} += $count if defined $lua && $lua eq $want;
+  }
+  return \%n;
+}
+
+# -- `^` calls libm's pow from the interpreter, JIT off ---------------------
+
+my $pow = <<'LUA';
+jit.off()
+local x, t0 = 0, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1 do
+  for i = 1, 10000 do x = x + (i + 0.5) ^ 1.37 end  -- line 5
+end
+assert(misc.sysprof.stop())
+LUA
+
+for my $mode ('C', 'L') {
+  my ($stacks, $doc, $script) = profile("pow-$mode", $pow, $mode);
+  my $n = line_counts($stacks, "\@$script:5");
+  is($n->{zero}, 0, "pow, mode $mode: no Lua frame at line 0");
+  cmp_ok($n->{unknown}, '<=', 0.005 * $n->{all}, "pow, mode $mode: line unknown in at most 0.5% ($n->{unknown} of $n->{all})");
+  cmp_ok($n->{want}, '>=', 0.9 * $n->{all}, "pow, mode $mode: the loop's line is innermost in 90% ($n->{want})");
+  # Samples in libm: the Lua frame right above the C code is line 5.
+  my ($inpow, $right) = (0, 0);
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    my @f = @$frames;
+    next if grep { $_ eq 'os.clock' } @f;  # the loop's condition, line 4
+    my ($i) = grep { $f[$_] =~ /^\@/ } reverse 0 .. $#f;
+    next unless defined $i;
+    # Mode C: frames below the innermost Lua one; mode L: the one native
+    # frame, outside the interpreter's own code.
+    my @c = $mode eq 'C' ? @f[$i + 1 .. $#f] : grep { !/^\@/ } @f;
+    next unless @c && $c[0] !~ /^(\@|TRACE|lj_(BC|vm|ff|fff)_)/;
+    $inpow += $count;
+    $right += $count if $f[$i] eq "\@$script:5";
+  }
+  cmp_ok($inpow, '>', 10, "pow, mode $mode: samples landed in C code under the loop ($inpow)");
+  is($right, $inpow, "pow, mode $mode: each of them names line 5 above the C code");
+  is($doc && $doc->{samples_line_unknown}, $n->{unknown},
+     "pow, mode $mode: the report counts the samples with a line unknown");
+}
+
+# -- Calls and returns of small functions, JIT off --------------------------
+
+my $calls = <<'LUA';
+jit.off()
+local function id(v) return v end              -- line 2
+local function pair(a, b) return a, b end      -- line 3
+local x, t0 = 0, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1 do
+  for i = 1, 10000 do x = x + id(i) + select(2, pair(i, x)) + math.abs(-i) end  -- line 7
+end
+assert(misc.sysprof.stop())
+LUA
+
+{
+  my ($stacks, $doc, $script) = profile('calls', $calls, 'C');
+  my $n = line_counts($stacks, "\@$script:7");
+  is($n->{zero}, 0, 'calls: no Lua frame at line 0');
+  cmp_ok($n->{unknown}, '<=', 0.005 * $n->{all}, "calls: line unknown in at most 0.5% ($n->{unknown} of $n->{all})");
+  my $callee = 0;
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    my $lua = innermost_lua($frames) // '';
+    $callee += $count if $lua =~ /:(2|3)$/;
+    ok(0, "calls: a sample outside lines 2, 3, 7 and the loop: @$frames")
+      if $lua =~ /\Q$script\E:(\d+)/ && $1 !~ /^(2|3|6|7)$/;
+  }
+  cmp_ok($n->{want} + $callee, '>=', 0.9 * $n->{all},
+         "calls: the loop's line or a callee's is innermost in 90% ($n->{want} + $callee)");
+}
+
+# -- A collector step taken by a trace, JIT on ---------------------------------
+
+my $gc = <<'LUA';
+local keep, t0 = {}, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1 do
+  for i = 1, 100000 do keep[i % 1000 + 1] = { i, i } end  -- line 4
+end
+assert(misc.sysprof.stop())
+LUA
+
+SKIP: {
+  skip 'no JIT in this build', 4 unless `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
+  my ($stacks, $doc, $script) = profile('gc-trace', $gc, 'C');
+  my $n = line_counts($stacks, "\@$script:4");
+  is($n->{zero}, 0, 'gc under a trace: no Lua frame at line 0');
+  cmp_ok($n->{unknown}, '<=', 0.005 * $n->{all}, "gc under a trace: line unknown in at most 0.5% ($n->{unknown} of $n->{all})");
+  my ($steps, $named) = (0, 0);
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    next unless grep { $_ eq 'lj_gc_step_jit' } @$frames;
+    $steps += $count;
+    my $s = join ';', @$frames;
+    $named += $count if index($s, "\@$script:4;TRACE [") >= 0
+                        && $s =~ /;TRACE \[\d+\] [^;]*;lj_gc_step_jit;/;
+  }
+  cmp_ok($steps, '>', 5, "gc under a trace: samples in lj_gc_step_jit ($steps)");
+  is($named, $steps, 'gc under a trace: each names line 4 and the trace above the collector');
+}
+
+done_testing;
