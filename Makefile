@@ -167,6 +167,8 @@ $(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
 	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
 
 BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
+# LuaJIT's own test suite, whose bench/ programs bench/lines.lua profiles.
+LJ_BENCH_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 
 bench: all $(PRISTINE)/src/luajit
 	@scripts/deps bench/apt-packages
@@ -178,6 +180,13 @@ bench: all $(PRISTINE)/src/luajit
 	@$(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
+	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"
+	@if [ -n "$(LJ_BENCH_TGZ)" ] && [ -f "$(LJ_BENCH_TGZ)" ]; then \
+	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
+	  tar -xzf $(LJ_BENCH_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
+	  $(BENCH_LUA) bench/lines.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof \
+	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
+	else echo "(skipped: no $(LJ_BENCH_TGZ))"; fi
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
 

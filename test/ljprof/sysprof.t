@@ -168,16 +168,18 @@ is_deeply([$j->{samples}, $j->{vmstate}{LFUNC}, $j->{vmstate}{GC}, $j->{rate_ach
 $file = write_file("$dir/noline.bin", $syms . sysprof(3, sp_config(MODE_C, 1000, 0),
   sp_sample(LFUNC, f_lua(0x200, 0xffffffff), f_lua(0x100, 3), f_native(0x401050)),
   sp_sample(LFUNC, f_lua(0x999, 0xffffffff), f_native(0x401050)),
-  ($nested) x 2, sp_stats(4, [0, 4], 0, 0, 4_000_000)));
+  sp_sample(LFUNC, f_lua(0x300, 0xffffffff), f_native(0x401050)),
+  ($nested) x 2, sp_stats(5, [0, 5], 0, 0, 5_000_000)));
 is(ljprof('report', '--format=collapsed', $file)->{out},
    "main;lua_pcall;\@a.lua:3;cmod_call;lua_call;\@b.lua:7 2\n"
-   . "main;\@a.lua:3;\@b.lua:5 (line ?) 1\nmain;\@<unknown proto 0x999> (line ?) 1\n",
-   'line unknown: @chunk:FIRSTLINE (line ?), never a line of its own');
+   . "main;\@a.lua:3;\@b.lua:5 (line ?) 1\nmain;\@<unknown proto 0x999> (line ?) 1\n"
+   . "main;local x = 1\\nreturn x (line ?) 1\n",
+   'line unknown: @chunk:FIRSTLINE (line ?) (a main chunk by its name), never a line of its own');
 $r = ljprof('report', $file);
-like($r->{out}, qr/^Line unknown: 2 samples \(50\.0%\) have a Lua frame whose line/m,
+like($r->{out}, qr/^Line unknown: 3 samples \(60\.0%\) have a Lua frame whose line/m,
      'line unknown: the text report says how many samples');
-unlike($r->{out}, qr/:4294967295/, 'line unknown: the raw value is never printed');
-is(ljprof_json($file)->{json}{samples_line_unknown}, 2, 'line unknown: JSON counts them');
+unlike($r->{out}, qr/:4294967295|:0 \(line/, 'line unknown: the raw value and line 0 are never printed');
+is(ljprof_json($file)->{json}{samples_line_unknown}, 3, 'line unknown: JSON counts them');
 
 # stdin, -o.
 $r = ljprof({ stdin => "$dir/v3.bin" }, 'report', '--format=collapsed', '-o', "$dir/out.folded", '-');

@@ -410,9 +410,11 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
   case LOC_LUA_UNKNOWN:
     format_lua(s, loc->name, loc->addr, loc->line, a, sb);
     break;
-  case LOC_LUA_NOLINE: /* named by where the function is defined */
-    format_lua(s, loc->name, loc->addr, loc->line, a, sb);
-    format_line(SYMBOLS_LINE_UNKNOWN, sb);
+  case LOC_LUA_NOLINE: /* named by where the function is defined; a main
+                          chunk (first line 0) by its chunk alone */
+    format_lua(s, loc->name, loc->addr,
+               loc->line ? loc->line : SYMBOLS_LINE_UNKNOWN, a, sb);
+    if (loc->line) format_line(SYMBOLS_LINE_UNKNOWN, sb);
     break;
   case LOC_CFUNC:
   case LOC_FFUNC:
