@@ -148,6 +148,7 @@ static void ring_drain(SysProf *sp, size_t head)
 typedef struct Sample {
   uint8_t *p;
   int nframes;
+  int maxframes;	/* Frames beyond this are left out. */
 } Sample;
 
 static void sample_uleb(Sample *s, uint64_t v)
@@ -160,7 +161,7 @@ static void sample_uleb(Sample *s, uint64_t v)
 /* Starts a frame; 0 when the sample is full and the frame is left out. */
 static int sample_frame(Sample *s, int tag)
 {
-  if (s->nframes >= SAMPLE_FRAMES)
+  if (s->nframes >= s->maxframes)
     return 0;
   s->nframes++;
   *s->p++ = (uint8_t)tag;
@@ -419,8 +420,88 @@ static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
   cursor_bestpc(c, (const BCIns *)pc);
 }
 
-/* The trace running, its start, and (through c) the frames below it. */
-static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno)
+#if LJ_HASJIT
+#define INLINED_MAX	64	/* Frames a trace inlined, kept per sample. */
+#define PROTO_SCAN_MAX	65536	/* Instructions searched for a header. */
+
+/* The snapshot in force at ip in T's machine code: the last one whose
+** code starts at or before ip (the assembler keeps snap->mcofs). */
+static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
+{
+  uintptr_t ofs = ip - (uintptr_t)T->mcode;
+  SnapNo lo = 0, hi = T->nsnap;
+  if (ip < (uintptr_t)T->mcode || ofs >= T->szmcode)
+    return NULL;
+  while (lo < hi) {
+    SnapNo mid = (lo + hi) >> 1;
+    if (ofs < T->snap[mid].mcofs) hi = mid; else lo = mid + 1;
+  }
+  return lo > 0 ? &T->snap[lo-1] : NULL;
+}
+
+/* The proto of pc (one ahead), an instruction of a function a live trace
+** holds: its header is the first function header at or before it. */
+static const GCproto *pc_proto(const BCIns *pc)
+{
+  const BCIns *p = pc - 1;
+  int n;
+  for (n = 0; n < PROTO_SCAN_MAX; n++, p--) {
+    BCOp op = bc_op(*p);
+    if (op >= BC_FUNCF && op <= BC_JFUNCV) {
+      const GCproto *pt = (const GCproto *)((const char *)p - sizeof(GCproto));
+      return pt->gct == ~LJ_TPROTO && pc_inproto(pt, pc) ? pt : NULL;
+    }
+  }
+  return NULL;
+}
+
+/* The Lua frames a trace runs at ip, as its snapshot there has them: the
+** snapshot's PC in the innermost, then the return PC (kept as a constant)
+** of each frame the trace inlined, from the innermost out. All but the
+** last go into the sample, the last is the PC of the frame the trace was
+** entered in: the cursor's. 0 when the snapshot cannot tell. */
+static int trace_frames(Sample *s, LuaCursor *c, const GCtrace *T,
+			uintptr_t ip)
+{
+  const SnapShot *snap = trace_snap(T, ip);
+  const BCIns *pcs[INLINED_MAX+1];
+  const GCproto *pts[INLINED_MAX];
+  const SnapEntry *map;
+  uint64_t pcbase;
+  MSize n;
+  int m = 0, i;
+  if (snap == NULL)
+    return 0;
+  map = &T->snapmap[snap->mapofs];
+  memcpy(&pcbase, &map[snap->nent], sizeof(pcbase));
+  pcs[m++] = (const BCIns *)(uintptr_t)(pcbase >> 8) + 1;
+  for (n = snap->nent; n > 0; n--) {
+    SnapEntry sn = map[n-1];
+    IRRef ref = snap_ref(sn);
+    uint64_t link;
+    if (!(sn & (SNAP_FRAME|SNAP_CONT)) || snap_slot(sn) <= 1)
+      continue;
+    if (!irref_isk(ref) || !ir_isk64(&T->ir[ref]) || m > INLINED_MAX)
+      return 0;
+    link = ir_k64(&T->ir[ref])->u64;
+    if ((link & FRAME_TYPE) != FRAME_LUA)
+      return 0;  /* A continuation: its frames are not plain Lua ones. */
+    if ((pts[m-1] = pc_proto(pcs[m-1])) == NULL)
+      return 0;
+    pcs[m++] = (const BCIns *)(uintptr_t)link;
+  }
+  for (i = 0; i < m-1; i++)
+    sample_lua(s, pts[i], pc_line(pts[i], pcs[i]));
+  c->ntoppc = 0;
+  cursor_addpc(c, pcs[m-1]);
+  return 1;
+}
+#endif
+
+/* The trace running at ip, the frames it inlined, and (through c) the
+** frames below it. */
+static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno,
+			 uintptr_t ip)
 {
   jit_State *J = G2J(sp->g);
   GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
@@ -429,9 +510,11 @@ static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno)
     sample_uleb(s, (uint64_t)traceno);
     sample_uleb(s, (uintptr_t)pt);
     sample_uleb(s, (uint64_t)pc_line(pt, mref(T->startpc, const BCIns) + 1));
-    /* Until a map from machine code to PCs says better: where the trace
-    ** started, or, for a side trace that started in a deeper frame, where
-    ** its root did, in the frame the root was entered from. */
+    if (trace_frames(s, c, T, ip))
+      return;
+    /* Outside the trace's snapshots (exit stubs, a walk that got lost):
+    ** where the trace started, or, for a side trace that started in a
+    ** deeper frame, where its root did, in the frame it was entered from. */
     c->ntoppc = 0;
     cursor_addpc(c, mref(T->startpc, const BCIns) + 1);
     if (T->root != 0 && T->root < J->sizetrace && traceref(J, T->root) != NULL)
@@ -534,7 +617,8 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       LuaCursor *c = &cur[0];
       if (innermost) {
 	if (traceno)
-	  sample_trace(sp, s, c, traceno);
+	  sample_trace(sp, s, c, traceno, lost ?
+		       (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : (uintptr_t)ip);
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
       } else {
 	cf = (const char *)spr;
@@ -569,7 +653,7 @@ rest:
 /* Mode L, a sample in C code: a few unwind steps find what called it, the
 ** interpreter (and the PC it runs) or a trace. */
 static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
-			   int32_t traceno)
+			   int32_t traceno, uintptr_t *tip)
 {
   unw_context_t ctx;
   unw_cursor_t uw;
@@ -584,8 +668,10 @@ static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
       cursor_vmreturn(c, &uw);
       break;
     }
-    if (!in_code(sp, ip))
+    if (!in_code(sp, ip)) {  /* Returns into a trace. */
+      *tip = (uintptr_t)ip;
       return traceno ? traceno : trace_at(sp, (uintptr_t)ip);
+    }
   }
   return traceno;
 }
@@ -595,19 +681,17 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   LuaCursor c;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
+  uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
   cursor_top(sp, &c, st, uc);
-  if (!in_vm(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]) &&
-      in_code(sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
-    traceno = leaf_caller(sp, &c, uc, traceno);
-  if (traceno) {
-    sample_trace(sp, s, &c, traceno);
-  } else if (c.frame != NULL) {
-    int n = s->nframes;
-    while (c.frame != NULL && s->nframes == n)  /* Skips vararg frames. */
-      activation_frames(sp, s, &c, 1);
-    if (s->nframes > n)  /* Keep only the innermost of the activation. */
-      s->nframes = n + 1;
-  }
+  if (!in_vm(sp, ip) && in_code(sp, ip))
+    traceno = leaf_caller(sp, &c, uc, traceno, &ip);
+  /* The trace, if one runs, and one frame of Lua: the innermost. */
+  s->maxframes = traceno ? 2 : 1;
+  if (traceno)
+    sample_trace(sp, s, &c, traceno, ip);
+  while (c.frame != NULL && s->nframes < s->maxframes)
+    activation_frames(sp, s, &c, 1);  /* A vararg frame writes nothing. */
+  s->maxframes = s->nframes + 1;
   sample_addr(s, FR_NATIVE, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 }
 
@@ -627,7 +711,7 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
   LuaCursor c;
   cursor_top(sp, &c, st, uc);
   if (lj_prof_intrace(st))
-    sample_trace(sp, s, &c, st);
+    sample_trace(sp, s, &c, st, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
   while (c.frame != NULL && s->nframes < SAMPLE_FRAMES)
     activation_frames(sp, s, &c, 1);
   backtrace_sample = s;
@@ -656,6 +740,7 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
       Sample s;
       s.p = sp->sample;
       s.nframes = 0;
+      s.maxframes = SAMPLE_FRAMES;
       *s.p++ = (uint8_t)vs;
       if (sp->backtracer != NULL)
 	sample_hostbacktrace(sp, &s, st, uc);

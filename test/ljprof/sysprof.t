@@ -83,13 +83,14 @@ my $lself = section($t, 'LINES BY SELF');
 like($lself, qr/\A\@b\.lua:7: 5 self \(35\.7%\), 5 total \(35\.7%\)\n/, 'lines: the innermost Lua line');
 like($lself, qr/^\@a\.lua:6: 1 self \(7\.1%\), 1 total/m, 'lines: a Lua line is charged for the C code it calls');
 like($lself, qr/^\@a\.lua:3: 0 self \(0\.0%\), 5 total \(35\.7%\)$/m, 'lines: a calling line has total only');
-like($lself, qr/^TRACE \[3\] \@a\.lua:2: 1 self/m, 'lines: a trace');
+like($lself, qr/^\@a\.lua:9: 1 self/m, 'lines: a line a trace runs has the self');
+unlike($lself, qr/^TRACE/m, 'lines: traces are the code running lines, not lines');
 like($lself, qr/^CHUNK 1:2: 1 self/m, 'lines: a multi-line chunk is aliased');
 unlike($lself, qr/^main:/m, 'lines: no native frames');
 like($t, qr/^ALIASES\nCHUNK 1: local x = 1\nreturn x$/m, 'text: ALIASES');
 
 $r = ljprof('report', '--top', '2', $file);
-like(section($r->{out}, 'LINES BY TOTAL'), qr/\A[^\n]+\n[^\n]+\n... 11 more\z/, '--top 2: two lines and how many more');
+like(section($r->{out}, 'LINES BY TOTAL'), qr/\A[^\n]+\n[^\n]+\n... 9 more\z/, '--top 2: two lines and how many more');
 
 # JSON.
 my $j = ljprof_json($file)->{json};

@@ -142,10 +142,48 @@ SKIP: {
     $steps += $count;
     my $s = join ';', @$frames;
     $named += $count if index($s, "\@$script:4;TRACE [") >= 0
-                        && $s =~ /;TRACE \[\d+\] [^;]*;lj_gc_step_jit;/;
+                        && $s =~ /;TRACE \[\d+\] [^;]*;lj_gc_step_jit(;|$)/;
   }
   cmp_ok($steps, '>', 5, "gc under a trace: samples in lj_gc_step_jit ($steps)");
   is($named, $steps, 'gc under a trace: each names line 4 and the trace above the collector');
+}
+
+# -- Inside traces: the snapshot in force names the line, and the frames
+# the trace inlined sit above the line that called them ----------------
+
+my $inlined = <<'LUA';
+local function callee(x)
+  if x % 3 == 0 then return math.sqrt(x) * 1.5 end   -- line 2
+  return x * 0.5                                       -- line 3
+end
+local s, t0 = 0, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1 do
+  for i = 1, 1e6 do s = s + callee(i) end  -- line 8
+end
+assert(misc.sysprof.stop())
+LUA
+
+SKIP: {
+  skip 'no JIT in this build', 5 unless `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
+  my ($stacks, $doc, $script) = profile('inlined', $inlined, 'C');
+  my ($traced, $callee, $under_call, $unknown) = (0, 0, 0, 0);
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    my $st = join ';', @$frames;
+    next unless $st =~ /TRACE \[/;
+    $traced += $count;
+    $unknown += $count if $st =~ /\(line \?\)/;
+    next unless $st =~ /\Q$script\E:[23];TRACE/;
+    $callee += $count;
+    $under_call += $count if index($st, "\@$script:8;\@$script:") >= 0;
+  }
+  cmp_ok($traced, '>', 100, "inlined: most samples are in traces ($traced)");
+  is($unknown, 0, 'inlined: no line unknown in a trace');
+  cmp_ok($callee, '>', 0.1 * $traced, "inlined: the inlined callee's lines have samples ($callee)");
+  is($under_call, $callee, "inlined: each sits above the caller's line 8");
+  my $n = line_counts($stacks, '');
+  is($n->{zero}, 0, 'inlined: no Lua frame at line 0');
 }
 
 done_testing;

@@ -7,9 +7,9 @@
 **
 ** - Functions: every frame's function (a Lua frame's proto, otherwise the
 **   frame itself); self is the innermost frame's function.
-** - Lines: frames of Lua (Lua lines, C and fast functions, traces); self is
-**   the innermost frame of Lua, so a line that calls C code is charged for
-**   the time spent there.
+** - Lines: frames of Lua (Lua lines, C and fast functions); self is the
+**   innermost frame of Lua, so a line that calls C code, or runs in a
+**   trace, is charged for the time spent there.
 ** - Total counts a sample once even when a function recurses.
 ** - A sample without frames is counted under the pseudo-frame `[STATE]`.
 */

@@ -160,9 +160,9 @@ static struct sysprof_frame resolve(struct symbols *sym,
   case TAG_NATIVE:
     loc = symbols_loc_code(sym, f->a);
     return (struct sysprof_frame){loc, loc, 0};
-  default: /* TAG_TRACE */
+  default: /* TAG_TRACE: the code running the Lua lines, not one of them */
     loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
-    return (struct sysprof_frame){loc, loc, 1};
+    return (struct sysprof_frame){loc, loc, 0};
   }
 }
 

@@ -60,8 +60,8 @@ struct sysprof_meta {
 struct sysprof_frame {
   uint32_t loc;  /* the frame: a line, a symbol, a trace, ... */
   uint32_t func; /* the function it is in (a Lua frame's proto) */
-  int lua;       /* a frame of Lua (Lua, C or fast function, trace), not
-                    a native one */
+  int lua;       /* a frame of Lua (Lua, C or fast function), not a native
+                    one or a trace's code */
 };
 
 struct sysprof_sample {
