@@ -363,7 +363,7 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
 /* The innermost frame of the coroutine running, from what the VM publishes:
 ** the state, the base of a Lua or fast function, L->base for C. */
 static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
-		    const ucontext_t *uc)
+		       const ucontext_t *uc)
 {
   global_State *g = sp->g;
   lua_State *L = gco2th(gcref(g->cur_L));
@@ -500,8 +500,8 @@ static int trace_frames(Sample *s, LuaCursor *c, const GCtrace *T,
 
 /* The trace running at ip, the frames it inlined, and (through c) the
 ** frames below it. */
-static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c, int32_t traceno,
-			 uintptr_t ip)
+static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
+			 int32_t traceno, uintptr_t ip)
 {
   jit_State *J = G2J(sp->g);
   GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
