@@ -245,8 +245,10 @@ static int sysprof_start(lua_State *L)
   int status;
   if (!LJ_HASSYSPROF)
     return prof_error(L, "profiler is disabled", ENOTSUP);
-  if (bad != NULL)
-    return prof_error(L, bad, EINVAL);
+  if (bad != NULL) {  /* The reference's words first: scripts match them. */
+    lua_pushfstring(L, "profiler misuse: %s", bad);
+    return prof_error(L, lua_tostring(L, -1), EINVAL);
+  }
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = prof_open(L, path, SYSPROF_BUFSIZE)) == NULL)

@@ -37,10 +37,12 @@ t.cmp(last.vmstate.LFUNC + last.vmstate.TRACE, ">", 0.8 * last.samples,
       "spinning Lua is counted as LFUNC or TRACE (" .. last.vmstate.LFUNC .. " + " ..
       last.vmstate.TRACE .. " of " .. last.samples .. ")")
 
-triple("an unknown mode", "mode must be", EINVAL, sp.start({ mode = "X", path = tmp }))
-triple("a zero interval", "interval must be", EINVAL, sp.start({ interval = 0, path = tmp }))
-triple("an unknown clock", "clock must be", EINVAL, sp.start({ clock = "sun", path = tmp }))
-triple("options that are not a table", "options must be a table", EINVAL, sp.start("C"))
+-- Bad options: the reference's "profiler misuse", then what is wrong.
+triple("an unknown mode", "^profiler misuse: mode must be", EINVAL, sp.start({ mode = "X", path = tmp }))
+triple("a zero interval", "^profiler misuse: interval must be", EINVAL, sp.start({ interval = 0, path = tmp }))
+triple("a negative interval", "^profiler misuse: interval must be", EINVAL, sp.start({ interval = -1, path = tmp }))
+triple("an unknown clock", "^profiler misuse: clock must be", EINVAL, sp.start({ clock = "sun", path = tmp }))
+triple("options that are not a table", "^profiler misuse: options must be a table", EINVAL, sp.start("C"))
 triple("a path that cannot be opened", "^/nonexistent%-dir/s%.bin: No such file", ENOENT,
        sp.start({ path = "/nonexistent-dir/s.bin" }))
 
