@@ -43,6 +43,7 @@
 #include "lj_vm.h"
 #include "lj_ff.h"
 #include "lj_prof.h"
+#include "lj_proftrace.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -215,21 +216,6 @@ static int in_vm(SysProf *sp, uintptr_t ip)
   return ip >= sp->vm_lo && ip < sp->vm_hi;
 }
 
-/* Does pc (as the VM keeps it: one ahead) lie in the bytecode of pt? */
-static int pc_inproto(const GCproto *pt, const BCIns *pc)
-{
-  const BCIns *bc = proto_bc(pt);
-  return pc > bc && pc <= bc + pt->sizebc;
-}
-
-/* Line of the instruction before pc; -1 when pc is not one of pt's. */
-static BCLine pc_line(const GCproto *pt, const BCIns *pc)
-{
-  if (!pc_inproto(pt, pc))
-    return -1;
-  return lj_debug_line((GCproto *)pt, (BCPos)(pc - proto_bc(pt)) - 1);
-}
-
 /* The PC a frame returns to in the frame below it, if it is a Lua one. */
 static const BCIns *frame_retpc(cTValue *frame)
 {
@@ -312,7 +298,7 @@ static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
 {
   int i;
   for (i = 0; i < c->ntoppc; i++)
-    if (pc_inproto(pt, c->toppc[i]))
+    if (lj_proftrace_inproto(pt, c->toppc[i]))
       return c->toppc[i];
   for (i = 0; i < c->ntoppc; i++)
     if (frame_islua(frame) && c->toppc[i] == frame_pc(frame))
@@ -341,7 +327,7 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
 	const BCIns *pc = next != NULL ? frame_retpc(next) :
 			  cursor_toppc(c, funcproto(fn), frame, &ret);
 	if (!ret)  /* A returning frame is gone: its caller runs on. */
-	  sample_lua(s, funcproto(fn), pc_line(funcproto(fn), pc));
+	  sample_lua(s, funcproto(fn), lj_proftrace_line(funcproto(fn), pc));
       } else if (isffunc(fn)) {
 	sample_addr(s, FR_FFUNC, fn->c.ffid);
       } else if (withc) {
@@ -421,79 +407,21 @@ static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
 }
 
 #if LJ_HASJIT
-#define INLINED_MAX	64	/* Frames a trace inlined, kept per sample. */
-#define PROTO_SCAN_MAX	65536	/* Instructions searched for a header. */
-
-/* The snapshot in force at ip in T's machine code: the last one whose
-** code starts at or before ip (the assembler keeps snap->mcofs). */
-static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
-{
-  uintptr_t ofs = ip - (uintptr_t)T->mcode;
-  SnapNo lo = 0, hi = T->nsnap;
-  if (ip < (uintptr_t)T->mcode || ofs >= T->szmcode)
-    return NULL;
-  while (lo < hi) {
-    SnapNo mid = (lo + hi) >> 1;
-    if (ofs < T->snap[mid].mcofs) hi = mid; else lo = mid + 1;
-  }
-  return lo > 0 ? &T->snap[lo-1] : NULL;
-}
-
-/* The proto of pc (one ahead), an instruction of a function a live trace
-** holds: its header is the first function header at or before it. */
-static const GCproto *pc_proto(const BCIns *pc)
-{
-  const BCIns *p = pc - 1;
-  int n;
-  for (n = 0; n < PROTO_SCAN_MAX; n++, p--) {
-    BCOp op = bc_op(*p);
-    if (op >= BC_FUNCF && op <= BC_JFUNCV) {
-      const GCproto *pt = (const GCproto *)((const char *)p - sizeof(GCproto));
-      return pt->gct == ~LJ_TPROTO && pc_inproto(pt, pc) ? pt : NULL;
-    }
-  }
-  return NULL;
-}
-
-/* The Lua frames a trace runs at ip, as its snapshot there has them: the
-** snapshot's PC in the innermost, then the return PC (kept as a constant)
-** of each frame the trace inlined, from the innermost out. All but the
-** last go into the sample, the last is the PC of the frame the trace was
-** entered in: the cursor's. 0 when the snapshot cannot tell. */
+/* The Lua frames the trace runs at ip: all but the one it was entered in
+** go into the sample; that one is the cursor's, with its PC. 0 when the
+** trace cannot tell. */
 static int trace_frames(Sample *s, LuaCursor *c, const GCtrace *T,
 			uintptr_t ip)
 {
-  const SnapShot *snap = trace_snap(T, ip);
-  const BCIns *pcs[INLINED_MAX+1];
-  const GCproto *pts[INLINED_MAX];
-  const SnapEntry *map;
-  uint64_t pcbase;
-  MSize n;
-  int m = 0, i;
-  if (snap == NULL)
+  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+  int n = lj_proftrace_frames(T, ip, pts, pcs), i;
+  if (n == 0)
     return 0;
-  map = &T->snapmap[snap->mapofs];
-  memcpy(&pcbase, &map[snap->nent], sizeof(pcbase));
-  pcs[m++] = (const BCIns *)(uintptr_t)(pcbase >> 8) + 1;
-  for (n = snap->nent; n > 0; n--) {
-    SnapEntry sn = map[n-1];
-    IRRef ref = snap_ref(sn);
-    uint64_t link;
-    if (!(sn & (SNAP_FRAME|SNAP_CONT)) || snap_slot(sn) <= 1)
-      continue;
-    if (!irref_isk(ref) || !ir_isk64(&T->ir[ref]) || m > INLINED_MAX)
-      return 0;
-    link = ir_k64(&T->ir[ref])->u64;
-    if ((link & FRAME_TYPE) != FRAME_LUA)
-      return 0;  /* A continuation: its frames are not plain Lua ones. */
-    if ((pts[m-1] = pc_proto(pcs[m-1])) == NULL)
-      return 0;
-    pcs[m++] = (const BCIns *)(uintptr_t)link;
-  }
-  for (i = 0; i < m-1; i++)
-    sample_lua(s, pts[i], pc_line(pts[i], pcs[i]));
+  for (i = 0; i < n-1; i++)
+    sample_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
   c->ntoppc = 0;
-  cursor_addpc(c, pcs[m-1]);
+  cursor_addpc(c, pcs[n-1]);
   return 1;
 }
 #endif
@@ -507,16 +435,19 @@ static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
   GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
   if (T != NULL && sample_frame(s, FR_TRACE)) {
     GCproto *pt = &gcref(T->startpt)->pt;
+    const BCIns *startpc = mref(T->startpc, const BCIns) + 1;
     sample_uleb(s, (uint64_t)traceno);
     sample_uleb(s, (uintptr_t)pt);
-    sample_uleb(s, (uint64_t)pc_line(pt, mref(T->startpc, const BCIns) + 1));
+    sample_uleb(s, (uint64_t)lj_proftrace_line(pt, startpc));
+#if LJ_HASJIT
     if (trace_frames(s, c, T, ip))
       return;
+#endif
     /* Outside the trace's snapshots (exit stubs, a walk that got lost):
     ** where the trace started, or, for a side trace that started in a
     ** deeper frame, where its root did, in the frame it was entered from. */
     c->ntoppc = 0;
-    cursor_addpc(c, mref(T->startpc, const BCIns) + 1);
+    cursor_addpc(c, startpc);
     if (T->root != 0 && T->root < J->sizetrace && traceref(J, T->root) != NULL)
       cursor_addpc(c, mref(traceref(J, T->root)->startpc, const BCIns) + 1);
   }
