@@ -81,6 +81,14 @@ static int prof_error(lua_State *L, const char *msg, int err)
   return 3;
 }
 
+/* Bad options: the reference's words first (scripts match them), then
+** what is wrong. */
+static int prof_misuse(lua_State *L, const char *why)
+{
+  lua_pushfstring(L, "profiler misuse: %s", why);
+  return prof_error(L, lua_tostring(L, -1), EINVAL);
+}
+
 /* -- Profiles started from Lua ------------------------------------------- */
 
 /* The writer contexts of the profiles started from Lua. */
@@ -135,14 +143,46 @@ static int prof_stopped(lua_State *L, int status, void **file)
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 #define MEMPROF_BUFSIZE		(1024*1024)
 
+/* start(path), the reference's call, writes its format (v3); start{path =
+** PATH, format = "v3" | "v4"} writes v4 unless told otherwise. NULL or an
+** error message. */
+static const char *memprof_options(lua_State *L, const char **path,
+				   int *format)
+{
+  const char *fmt = "v4";
+  *path = MEMPROF_DEFAULT_PATH;
+  *format = LUAM_MEMPROF_V3;
+  if (lua_isnoneornil(L, 1))
+    return NULL;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    *path = lua_tostring(L, 1);
+    return NULL;
+  }
+  if (!lua_istable(L, 1))
+    return "options must be a path or a table";
+  lua_getfield(L, 1, "path");
+  lua_getfield(L, 1, "format");
+  if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+    return "path must be a string";
+  if (!lua_isnil(L, -1) && (fmt = lua_tostring(L, -1)) == NULL)
+    fmt = "";
+  if (strcmp(fmt, "v3") == 0) *format = LUAM_MEMPROF_V3;
+  else if (strcmp(fmt, "v4") == 0) *format = LUAM_MEMPROF_V4;
+  else return "format must be \"v3\" or \"v4\"";
+  return NULL;
+}
+
 static int memprof_start(lua_State *L)
 {
-  const char *path = luaL_optstring(L, 1, MEMPROF_DEFAULT_PATH);
+  const char *path;
   struct luam_Memprof_Options opt;
   ProfFile *pf;
-  int status;
+  int status, format;
+  const char *bad = memprof_options(L, &path, &format);
   if (!LJ_HASMEMPROF)
     return prof_error(L, "profiler is disabled", ENOTSUP);
+  if (bad != NULL)
+    return prof_misuse(L, bad);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = prof_open(L, path, MEMPROF_BUFSIZE)) == NULL)
@@ -152,6 +192,7 @@ static int memprof_start(lua_State *L)
   opt.len = lj_proffile_bufsize(pf);
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
+  luaM_memprof_set_format(format);
   status = luaM_memprof_start(L, &opt);
   return prof_started(L, status, pf, &memprof_file);
 }
@@ -245,10 +286,8 @@ static int sysprof_start(lua_State *L)
   int status;
   if (!LJ_HASSYSPROF)
     return prof_error(L, "profiler is disabled", ENOTSUP);
-  if (bad != NULL) {  /* The reference's words first: scripts match them. */
-    lua_pushfstring(L, "profiler misuse: %s", bad);
-    return prof_error(L, lua_tostring(L, -1), EINVAL);
-  }
+  if (bad != NULL)
+    return prof_misuse(L, bad);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = prof_open(L, path, SYSPROF_BUFSIZE)) == NULL)

@@ -21,8 +21,10 @@
 #include "lj_debug.h"
 #include "lj_frame.h"
 #include "lj_prof.h"
+#include "lj_proftrace.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
+#include "lj_dispatch.h"
 #endif
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
@@ -38,6 +40,7 @@ enum {
 typedef struct MemProf {
   global_State *g;		/* Profiled VM. */
   int state;
+  int version;			/* Of the stream: LJM_VERSION*. */
   int saved_errno;		/* Why the profile halted. */
   lua_Alloc allocf;		/* The VM's own allocator, */
   void *allocd;			/* and its state. */
@@ -49,8 +52,11 @@ typedef struct MemProf {
 /* One profile per process: the allocator callback has no other context. */
 static MemProf memprof;
 
-/* Largest event: header, two location and four payload numbers. */
-#define MEMPROF_EVENT_MAX	(1 + 6*LJ_WBUF_ULEB_MAX)
+/* The stream version of the next profile (luaM_memprof_set_format). */
+static int next_version = LJM_VERSION_REFERENCE;
+
+/* Largest event: header, three location and four payload numbers. */
+#define MEMPROF_EVENT_MAX	(1 + 7*LJ_WBUF_ULEB_MAX)
 
 /* -- Attribution --------------------------------------------------------- */
 
@@ -58,6 +64,7 @@ typedef struct MemLoc {
   uint8_t source;	/* ASOURCE_*. */
   uint64_t addr;	/* Proto, C function or trace number. */
   uint64_t line;	/* Line, for Lua functions. */
+  uint64_t traceno;	/* Trace, for Lua lines in a trace. */
 } MemLoc;
 
 static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
@@ -103,13 +110,52 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
   }
 }
 
+#if LJ_HASJIT
+/* A trace allocates: the line it runs there, from the return address of
+** the C code it called (stream version 4). Left as the trace if the trace
+** cannot tell. */
+static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
+{
+  GCtrace *T = traceref(G2J(g), traceno);
+  lua_State *L = gco2th(gcref(g->cur_L));
+  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+  const GCproto *pt;
+  uintptr_t ra;
+  BCLine line;
+  int n;
+  if (T == NULL || L == NULL || L->cframe == NULL ||
+      (ra = lj_proftrace_retaddr(T, cframe_raw(L->cframe))) == 0 ||
+      (n = lj_proftrace_frames(T, ra, pts, pcs)) == 0)
+    return;
+  if (n > 1) {  /* In a function the trace inlined. */
+    pt = pts[0];
+  } else {  /* In the function the trace was entered in. */
+    TValue *base = tvref(g->jit_base);
+    GCfunc *fn = base != NULL ? lj_prof_framefunc(L, base-1) : NULL;
+    if (fn == NULL || !isluafunc(fn))
+      return;
+    pt = funcproto(fn);
+  }
+  if ((line = lj_proftrace_line(pt, pcs[0])) <= 0)
+    return;
+  loc->source = ASOURCE_TRACE_LUA;
+  loc->addr = (uintptr_t)pt;
+  loc->line = (uint64_t)line;
+}
+#endif
+
 static void memprof_locate(MemLoc *loc, global_State *g)
 {
   int32_t st = g->vmstate;
   loc->source = ASOURCE_INT;
   if (lj_prof_intrace(st)) {
     loc->source = ASOURCE_TRACE;
-    loc->addr = (uint64_t)st;
+    loc->addr = loc->traceno = (uint64_t)st;
+#if LJ_HASJIT
+    if (memprof.version >= 4)
+      memprof_loctrace(loc, g, st);
+#endif
   } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
 	     st == ~LJ_VMST_CFUNC) {
     memprof_locfunc(loc, g);
@@ -131,7 +177,9 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
   lj_wbuf_reserve(out, MEMPROF_EVENT_MAX);
   p = out->pos;
   *p++ = aevent | loc->source;
-  if (loc->source == ASOURCE_LFUNC) {
+  if (loc->source == ASOURCE_TRACE_LUA)
+    p = lj_wbuf_uleb(p, loc->traceno);
+  if (loc->source == ASOURCE_LFUNC || loc->source == ASOURCE_TRACE_LUA) {
     p = lj_wbuf_uleb(p, loc->addr);
     p = lj_wbuf_uleb(p, loc->line);
   } else if (loc->source != ASOURCE_INT) {
@@ -184,10 +232,20 @@ static void memprof_halt(MemProf *mp)
   mp->state = MPS_HALT;
 }
 
+LUA_API int luaM_memprof_set_format(int format)
+{
+  if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
+    return PROFILE_ERRUSE;
+  if (memprof.state != MPS_IDLE)
+    return PROFILE_ERRRUN;
+  next_version = format;
+  return PROFILE_SUCCESS;
+}
+
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
-  static const uint8_t prologue[] = { 'l', 'j', 'm', LJM_VERSION, 0, 0, 0 };
+  uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
   MemProf *mp = &memprof;
   global_State *g = G(L);
   if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
@@ -198,6 +256,8 @@ LUA_API int luaM_memprof_start(lua_State *L,
   mp->g = g;
   mp->opt = *opt;
   mp->saved_errno = 0;
+  mp->version = next_version;
+  prologue[3] = (uint8_t)mp->version;
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
   lj_symtab_dump(&mp->out, g, &mp->objs);
   lj_wbuf_addn(&mp->out, prologue, sizeof(prologue));
@@ -299,6 +359,12 @@ void lj_memprof_exit(void *ctx)
 }
 
 #else /* !LJ_HASMEMPROF */
+
+LUA_API int luaM_memprof_set_format(int format)
+{
+  UNUSED(format);
+  return PROFILE_ERRUSE;
+}
 
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)

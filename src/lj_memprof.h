@@ -16,7 +16,9 @@
 #define LJ_HASMEMPROF		0
 #endif
 
-#define LJM_VERSION		3
+/* Stream versions: 3 is the reference's; 4 adds ASOURCE_TRACE_LUA. */
+#define LJM_VERSION_REFERENCE	3
+#define LJM_VERSION		4
 
 /* Event header: [F UU SSS EE], high bit to low. */
 #define AEVENT_SYMTAB		((uint8_t)0)
@@ -28,6 +30,7 @@
 #define ASOURCE_LFUNC		((uint8_t)(2 << 2))
 #define ASOURCE_CFUNC		((uint8_t)(3 << 2))
 #define ASOURCE_TRACE		((uint8_t)(4 << 2))
+#define ASOURCE_TRACE_LUA	((uint8_t)(5 << 2))	/* Trace, proto, line. */
 
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 

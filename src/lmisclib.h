@@ -59,7 +59,8 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 ** While it runs, the memory profiler replaces the VM's allocator and
 ** streams every allocation, reallocation and free, with the place that
 ** caused it, in the format documented in docs/formats.md (symbol table
-** `ljs` v3 followed by memprof `ljm` v3). One profile runs per process.
+** `ljs` v3 followed by memprof `ljm` v3, or v4: luaM_memprof_set_format).
+** One profile runs per process.
 **
 ** The stream goes through the host's callbacks:
 **
@@ -96,6 +97,17 @@ struct luam_Memprof_Options {
   size_t (*writer)(const void **data, size_t len, void *ctx);
   int (*on_stop)(void *ctx, uint8_t *buf);
 };
+
+/*
+** The stream format of the profiles started next: LUAM_MEMPROF_V3, the
+** reference's (the default: an allocation made by a trace is charged to
+** the trace), or LUAM_MEMPROF_V4, which charges it to the Lua line the
+** trace runs there. PROFILE_ERRUSE for another value, PROFILE_ERRRUN
+** while a profile runs.
+*/
+#define LUAM_MEMPROF_V3		3
+#define LUAM_MEMPROF_V4		4
+LUA_API int luaM_memprof_set_format(int format);
 
 /*
 ** Start profiling the VM of L: writes the symbol table, then events.

@@ -189,7 +189,7 @@ static char *luajit_beside_me(void) {
 static void start_chunk(const struct args *a, char *buf, size_t size) {
   if (a->profiler == PROFILER_MEM)
     snprintf(buf, size,
-             "assert(misc.memprof.start(os.getenv(\"" STREAM_ENV "\")))");
+             "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")}))");
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "

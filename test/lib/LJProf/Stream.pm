@@ -17,7 +17,7 @@ use Exporter 'import';
 our @EXPORT = qw(
   uleb str prologue
   symtab sym_lfunc sym_cfunc sym_trace
-  memprof internal lua cfunc trace
+  memprof memprof_v4 internal lua cfunc trace trace_lua
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace
@@ -59,6 +59,7 @@ sub internal { return [1, ''] }
 sub lua      { my ($proto, $line) = @_; return [2, uleb($proto) . uleb($line)] }
 sub cfunc    { my ($addr) = @_; return [3, uleb($addr)] }
 sub trace    { my ($no) = @_; return [4, uleb($no)] }
+sub trace_lua { my ($no, $proto, $line) = @_; return [5, uleb($no) . uleb($proto) . uleb($line)] }  # v4
 
 # Memprof events: header [F UU SSS EE], the location, the payload.
 sub event { my ($ev, $loc, @fields) = @_; return chr($loc->[0] << 2 | $ev) . $loc->[1] . join('', map { uleb($_) } @fields) }
@@ -72,6 +73,7 @@ sub upd_cfunc { return "\x0C" . cfunc_fields(@_) }  # (addr, name)
 sub upd_trace { return "\x10" . trace_fields(@_) }  # (trace no, proto, line)
 
 sub memprof { return prologue('ljm', 3) . join('', @_) . "\x80" }
+sub memprof_v4 { return prologue('ljm', 4) . join('', @_) . "\x80" }
 
 # Sysprof: VM states (the first byte of a sample) and profiling modes.
 use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,

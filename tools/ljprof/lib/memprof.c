@@ -15,7 +15,8 @@ enum source {
   SRC_INTERNAL = 1,
   SRC_LFUNC = 2,
   SRC_CFUNC = 3,
-  SRC_TRACE = 4
+  SRC_TRACE = 4,
+  SRC_TRACE_LUA = 5 /* v4: trace number, proto address, line */
 };
 
 static int bad_header(struct reader *r, uint64_t at, uint8_t header,
@@ -31,6 +32,7 @@ struct raw_location {
   unsigned source;
   uint64_t a; /* proto address, C function address or trace number */
   uint64_t line;
+  uint64_t traceno; /* SRC_TRACE_LUA */
 };
 
 static int read_location(struct reader *r, struct raw_location *loc) {
@@ -42,6 +44,10 @@ static int read_location(struct reader *r, struct raw_location *loc) {
            reader_uleb(r, &loc->line, "location: line");
   case SRC_CFUNC:
     return reader_uleb(r, &loc->a, "location: C function address");
+  case SRC_TRACE_LUA:
+    return reader_uleb(r, &loc->traceno, "location: trace number") &&
+           reader_uleb(r, &loc->a, "location: proto address") &&
+           reader_uleb(r, &loc->line, "location: line");
   default: /* SRC_TRACE; the caller checked the range */
     return reader_uleb(r, &loc->a, "location: trace number");
   }
@@ -53,6 +59,7 @@ static uint32_t resolve_location(struct symbols *sym,
   case SRC_INTERNAL:
     return symbols_loc_internal(sym);
   case SRC_LFUNC:
+  case SRC_TRACE_LUA: /* the line is what the reports name */
     return symbols_loc_lua(sym, loc->a, loc->line);
   case SRC_CFUNC:
     return symbols_loc_cfunc(sym, loc->a);
@@ -85,8 +92,9 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
   return symtab_read_entry(r, sym, type, scratch);
 }
 
-/* The longest event: a header, a Lua location and a realloc payload. */
-#define EVENT_MAX_BYTES (1 + 6 * ULEB128_MAX_BYTES)
+/* The longest event: a header, a trace's Lua location and a realloc
+** payload. */
+#define EVENT_MAX_BYTES (1 + 7 * ULEB128_MAX_BYTES)
 
 /* The next field of an event in a window of EVENT_MAX_BYTES at *p. */
 static int take_field(const uint8_t **p, uint64_t *out) {
@@ -101,18 +109,21 @@ static int take_field(const uint8_t **p, uint64_t *out) {
 ** Returns the bytes it takes, or 0 for anything else (a symtab update,
 ** the end, damage), which the careful path then decodes and words.
 */
-static size_t decode_event(const uint8_t *window, struct raw_location *loc,
+static size_t decode_event(const uint8_t *window, unsigned last_source,
+                           struct raw_location *loc,
                            struct memprof_event *ev) {
   uint8_t header = window[0];
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   if ((header & HEADER_END) || event == EV_SYMTAB || source < SRC_INTERNAL ||
-      source > SRC_TRACE)
+      source > last_source)
     return 0;
   const uint8_t *p = window + 1;
   int ok = 1;
-  *loc = (struct raw_location){source, 0, 0};
-  if (source != SRC_INTERNAL) ok = take_field(&p, &loc->a);
-  if (source == SRC_LFUNC) ok = ok && take_field(&p, &loc->line);
+  *loc = (struct raw_location){source, 0, 0, 0};
+  if (source == SRC_TRACE_LUA) ok = take_field(&p, &loc->traceno);
+  if (source != SRC_INTERNAL) ok = ok && take_field(&p, &loc->a);
+  if (source == SRC_LFUNC || source == SRC_TRACE_LUA)
+    ok = ok && take_field(&p, &loc->line);
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (event != MEMPROF_ALLOC)
     ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
@@ -126,8 +137,8 @@ enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_END, ITEM_DAMAGED };
 
 /* The careful path: any item, read byte by byte, errors worded. */
 static enum item read_item(struct reader *r, struct symbols *sym,
-                           struct raw_location *loc, struct memprof_event *ev,
-                           struct sbuf *scratch) {
+                           unsigned last_source, struct raw_location *loc,
+                           struct memprof_event *ev, struct sbuf *scratch) {
   uint8_t header;
   if (!reader_u8(r, &header, "event header or end (0x80)")) return ITEM_DAMAGED;
   if (header & HEADER_END) return ITEM_END;
@@ -140,16 +151,17 @@ static enum item read_item(struct reader *r, struct symbols *sym,
     return read_symtab_update(r, sym, source, scratch) ? ITEM_SYMTAB_UPDATE
                                                        : ITEM_DAMAGED;
   }
-  if (source < SRC_INTERNAL || source > SRC_TRACE)
+  if (source < SRC_INTERNAL || source > last_source)
     return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
-  *loc = (struct raw_location){source, 0, 0};
+  *loc = (struct raw_location){source, 0, 0, 0};
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   return read_location(r, loc) && read_payload(r, ev) ? ITEM_EVENT
                                                       : ITEM_DAMAGED;
 }
 
-int memprof_read_events(struct reader *r, struct symbols *sym,
+int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
+  unsigned last_source = version >= 4 ? SRC_TRACE_LUA : SRC_TRACE;
   struct sbuf scratch = {0};
   struct memprof_event batch[MEMPROF_BATCH];
   size_t n = 0;
@@ -158,11 +170,11 @@ int memprof_read_events(struct reader *r, struct symbols *sym,
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];
     const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
-    size_t used = window ? decode_event(window, &loc, ev) : 0;
+    size_t used = window ? decode_event(window, last_source, &loc, ev) : 0;
     if (used) {
       reader_skip(r, used);
     } else {
-      item = read_item(r, sym, &loc, ev, &scratch);
+      item = read_item(r, sym, last_source, &loc, ev, &scratch);
       if (item == ITEM_SYMTAB_UPDATE) continue;
       if (item != ITEM_EVENT) break;
     }

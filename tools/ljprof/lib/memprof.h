@@ -12,7 +12,9 @@
 #include "reader.h"
 #include "symbols.h"
 
-#define MEMPROF_VERSION 3
+/* 3: the reference's; 4: ours, adds Lua lines inside traces. */
+#define MEMPROF_VERSION_REFERENCE 3
+#define MEMPROF_VERSION 4
 
 enum memprof_event_kind {
   MEMPROF_ALLOC = 1,  /* naddr, nsize */
@@ -39,11 +41,12 @@ struct memprof_sink {
 };
 
 /*
-** Decode events up to and with the end byte, delivering every complete
-** event to the sink (also when the stream is damaged: all events before
-** the damage). Returns 1 at the end byte, 0 on error (in the reader).
+** Decode the events of a stream of that version up to and with the end
+** byte, delivering every complete event to the sink (also when the stream
+** is damaged: all events before the damage). Returns 1 at the end byte, 0
+** on error (in the reader).
 */
-int memprof_read_events(struct reader *r, struct symbols *sym,
+int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink);
 
 #endif

@@ -16,8 +16,9 @@ struct section {
 
 static const struct section SYMTAB = {"ljs", "symtab", SYMTAB_VERSION,
                                       SYMTAB_VERSION, "3"};
-static const struct section MEMPROF = {"ljm", "memprof", MEMPROF_VERSION,
-                                       MEMPROF_VERSION, "3"};
+static const struct section MEMPROF = {"ljm", "memprof",
+                                       MEMPROF_VERSION_REFERENCE,
+                                       MEMPROF_VERSION, "3 or 4"};
 static const struct section SYSPROF = {"ljp", "sysprof",
                                        SYSPROF_VERSION_REFERENCE,
                                        SYSPROF_VERSION, "2 or 3"};
@@ -84,7 +85,7 @@ enum stream_kind stream_read(struct reader *r, struct symbols *sym,
   if (!version) return STREAM_UNKNOWN;
   int complete = sec == &SYSPROF
                      ? sysprof_read_records(r, sym, version, &sinks->sysprof)
-                     : memprof_read_events(r, sym, &sinks->memprof);
+                     : memprof_read_events(r, sym, version, &sinks->memprof);
   if (complete) check_nothing_after(r, sec);
   return sec == &SYSPROF ? STREAM_SYSPROF : STREAM_MEMPROF;
 }

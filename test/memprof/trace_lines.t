@@ -1,0 +1,85 @@
+#!/usr/bin/env perl
+# Stream version 4 (the table form of start() and `ljprof record`): what
+# compiled code allocates is charged to the Lua line the trace runs, the
+# same lines and counts as with the JIT off; format "v3" keeps the
+# reference's stream, charged to traces.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use LJProf::Lua;
+use LJProf::Run;
+
+# Three lines allocate tables that escape (none is sunk), in a loop hot
+# enough to be compiled.
+my $payload = <<'LUA';
+local jitmode, format, path = arg[1], arg[2], arg[3]
+if jitmode == "off" then jit.off() end
+local keep = {}
+for i = 1, 300 do keep[i] = false end
+collectgarbage() collectgarbage("stop")
+assert(misc.memprof.start({ path = path, format = format }))
+for i = 1, 3000 do
+  local a = { i }                                     -- line 8
+  local b = { i, i, i, i, i, i, i, i, i }             -- line 9
+  local c = { x = i, y = i }                          -- line 10
+  keep[i % 300 + 1] = a; keep[(i + 100) % 300 + 1] = b; keep[(i + 200) % 300 + 1] = c
+end
+assert(misc.memprof.stop())
+LUA
+
+my %events;
+for my $case (['off', 'v4'], ['on', 'v4'], ['on', 'v3']) {
+  my ($jit, $format) = @$case;
+  my $bin = scratch() . "/lines-$jit-$format.bin";
+  my $run = run_lua($payload, args => [$jit, $format, $bin]);
+  is($run->{rc}, 0, "JIT $jit, $format: ran") or diag $run->{err};
+  open my $fh, '<:raw', $bin or die "$bin: $!";
+  local $/;
+  my $stream = <$fh>;
+  my $at = index($stream, "ljm");
+  is(ord(substr($stream, $at + 3, 1)), $format eq 'v4' ? 4 : 3, "JIT $jit, $format: the stream says its version");
+  my $r = memprof_report($bin);
+  is($r->{rc}, 0, "JIT $jit, $format: the stream reads back complete") or diag $r->{err};
+  my $src = '@' . $run->{script};
+  $events{"$jit-$format"} = { map { $_ => location($r, "$src:$_")->{alloc_events} } 8, 9, 10 };
+  $events{"$jit-$format"}{trace} = 0;
+  $events{"$jit-$format"}{trace} += $_->{alloc_events} for loc_matching($r, qr/^TRACE/);
+}
+
+my ($off, $on, $v3) = @events{'off-v4', 'on-v4', 'on-v3'};
+for my $line (8, 9, 10) {
+  cmp_ok($off->{$line}, '>=', 3000, "JIT off: line $line allocates on each of the 3000 iterations ($off->{$line})");
+  is($on->{$line}, $off->{$line}, "JIT on, v4: line $line is charged exactly as with the JIT off");
+}
+is($on->{trace}, 0, 'JIT on, v4: nothing is left charged to a trace');
+cmp_ok($v3->{trace}, '>', 2000 * 3, "JIT on, v3: the reference's stream charges the trace ($v3->{trace})");
+cmp_ok($v3->{8} + $v3->{9} + $v3->{10}, '<', 1000 * 3, 'JIT on, v3: and not the lines');
+
+# The table form's default is v4; the reference's call start(path) is v3.
+my $bin = scratch() . '/default.bin';
+my $run = run_lua(<<"LUA");
+assert(misc.memprof.start({ path = "$bin" })) assert(misc.memprof.stop())
+local f = assert(io.open("$bin", "rb")) local s = f:read("*a") f:close()
+io.write(s:byte(s:find("ljm", 1, true) + 3), " ")
+assert(misc.memprof.start("$bin")) assert(misc.memprof.stop())
+f = assert(io.open("$bin", "rb")) s = f:read("*a") f:close()
+io.write(s:byte(s:find("ljm", 1, true) + 3))
+LUA
+is($run->{out}, '4 3', 'start{path} writes v4, start(path) v3');
+
+# ljprof record writes v4: the demo's cache entries are charged to the line
+# that makes them, not to a trace.
+my $demo = "$FindBin::Bin/../../examples/cache.lua";
+my $rec = ljprof('record', '--mem', '-o', scratch() . '/demo.bin', '--format=json', '--', $demo, 3000);
+is($rec->{rc}, 0, 'record: the demo ran') or diag $rec->{err};
+my ($json) = $rec->{out} =~ /(\{.*\})\s*\z/s;
+my $doc = eval { JSON::PP->new->decode($json) };
+my %loc = map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] };
+my ($line17) = grep { /cache\.lua:17$/ } keys %loc;
+ok($line17, 'record: the demo names line 17 (cache[id] = { ... })');
+is($line17 && $loc{$line17}{live_blocks}, 2 * 3000 + 1, 'record: line 17 holds every cache entry (2 blocks each, and the cache)');
+is(scalar(grep { /^TRACE/ && $loc{$_}{live_bytes} > 0 } keys %loc), 0, 'record: no trace holds memory');
+
+done_testing;
