@@ -37,6 +37,15 @@ enum {
   MPS_HALT	/* The writer failed: stopped, stop() reports the error. */
 };
 
+/* The Lua line of a trace's call site (stream version 4). */
+#define TRACELINE_CACHE		64	/* Power of two. */
+typedef struct TraceLine {
+  uintptr_t ra;			/* Return address into the trace; 0: none. */
+  uint64_t traceno;
+  uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
+  uint64_t proto, line;
+} TraceLine;
+
 typedef struct MemProf {
   global_State *g;		/* Profiled VM. */
   int state;
@@ -47,6 +56,9 @@ typedef struct MemProf {
   struct luam_Memprof_Options opt;
   struct lj_wbuf out;
   struct lj_symtab_objs objs;	/* ELF objects the stream names. */
+  /* By return address; emptied when a trace appears (it may reuse the
+  ** machine code of one that is gone). */
+  TraceLine tracelines[TRACELINE_CACHE];
 } MemProf;
 
 /* One profile per process: the allocator callback has no other context. */
@@ -114,19 +126,15 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
 /* A trace allocates: the line it runs there, from the return address of
 ** the C code it called (stream version 4). Left as the trace if the trace
 ** cannot tell. */
-static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
+static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
+			     GCtrace *T, uintptr_t ra)
 {
-  GCtrace *T = traceref(G2J(g), traceno);
-  lua_State *L = gco2th(gcref(g->cur_L));
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   const GCproto *pt;
-  uintptr_t ra;
   BCLine line;
-  int n;
-  if (T == NULL || L == NULL || L->cframe == NULL ||
-      (ra = lj_proftrace_retaddr(T, cframe_raw(L->cframe))) == 0 ||
-      (n = lj_proftrace_frames(T, ra, pts, pcs)) == 0)
+  int n = lj_proftrace_frames(T, ra, pts, pcs);
+  if (n == 0)
     return;
   if (n > 1) {  /* In a function the trace inlined. */
     pt = pts[0];
@@ -142,6 +150,31 @@ static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
   loc->source = ASOURCE_TRACE_LUA;
   loc->addr = (uintptr_t)pt;
   loc->line = (uint64_t)line;
+}
+
+/* A trace allocates from few call sites, each always at the same line:
+** the answer is kept by return address. */
+static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
+{
+  GCtrace *T = traceref(G2J(g), traceno);
+  lua_State *L = gco2th(gcref(g->cur_L));
+  TraceLine *tl;
+  uintptr_t ra;
+  if (T == NULL || L == NULL || L->cframe == NULL ||
+      (ra = lj_proftrace_retaddr(T, cframe_raw(L->cframe))) == 0)
+    return;
+  tl = &memprof.tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  if (tl->ra != ra || tl->traceno != (uint64_t)traceno) {
+    memprof_tracelua(loc, g, L, T, ra);
+    tl->ra = ra;
+    tl->traceno = (uint64_t)traceno;
+    tl->source = loc->source;
+    tl->proto = loc->addr;
+    tl->line = loc->line;
+  }
+  loc->source = tl->source;
+  loc->addr = tl->proto;
+  loc->line = tl->line;
 }
 #endif
 
@@ -257,6 +290,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
   mp->opt = *opt;
   mp->saved_errno = 0;
   mp->version = next_version;
+  memset(mp->tracelines, 0, sizeof(mp->tracelines));
   prologue[3] = (uint8_t)mp->version;
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
   lj_symtab_dump(&mp->out, g, &mp->objs);
@@ -324,6 +358,7 @@ void lj_memprof_addproto(global_State *g, const GCproto *pt)
 void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
   if (memprof_running(g)) {
+    memset(memprof.tracelines, 0, sizeof(memprof.tracelines));
     lj_symtab_writetrace(&memprof.out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
       memprof_halt(&memprof);
