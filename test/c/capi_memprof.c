@@ -4,6 +4,7 @@
 ** a profile running, fork(), and what the stream says.
 */
 
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,25 @@ int main(void)
   tap_is(alloc_events(doc, "=close:3"), 10, "and it holds the payload's 10 tables");
   json_decref(doc);
   free(s.data);
+
+  /* The stream format: v3 unless asked, v4 when asked, set only between
+  ** profiles. */
+  {
+    lua_State *v = luaL_newstate();
+    const uint8_t *ljm;
+    tap_is(luaM_memprof_set_format(5), PROFILE_ERRUSE, "set_format(5): PROFILE_ERRUSE");
+    tap_is(luaM_memprof_set_format(LUAM_MEMPROF_V4), PROFILE_SUCCESS, "set_format(V4)");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start");
+    tap_is(luaM_memprof_set_format(LUAM_MEMPROF_V3), PROFILE_ERRRUN,
+	   "set_format while a profile runs: PROFILE_ERRRUN");
+    tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
+    ljm = memmem(s.data, s.len, "ljm", 3);
+    tap_ok(ljm != NULL && ljm[3] == 4, "the stream is ljm v4");
+    free(s.data);
+    tap_is(luaM_memprof_set_format(LUAM_MEMPROF_V3), PROFILE_SUCCESS, "set_format(V3)");
+    lua_close(v);
+  }
 
   /* A VM whose libraries were never opened can be profiled too. */
   {
