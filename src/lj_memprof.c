@@ -37,13 +37,19 @@ enum {
   MPS_HALT	/* The writer failed: stopped, stop() reports the error. */
 };
 
-/* The Lua line of a trace's call site (stream version 4). */
+/* Where an event comes from. */
+typedef struct MemLoc {
+  uint8_t source;	/* ASOURCE_*. */
+  uint64_t addr;	/* Proto, C function or trace number. */
+  uint64_t line;	/* Line, for Lua functions. */
+  uint64_t traceno;	/* Trace, for Lua lines in a trace. */
+} MemLoc;
+
+/* The location of a trace's call site (stream version 4). */
 #define TRACELINE_CACHE		64	/* Power of two. */
 typedef struct TraceLine {
   uintptr_t ra;			/* Return address into the trace; 0: none. */
-  uint64_t traceno;
-  uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
-  uint64_t proto, line;
+  MemLoc loc;			/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
 } TraceLine;
 
 typedef struct MemProf {
@@ -71,13 +77,6 @@ static int next_version = LJM_VERSION_REFERENCE;
 #define MEMPROF_EVENT_MAX	(1 + 7*LJ_WBUF_ULEB_MAX)
 
 /* -- Attribution --------------------------------------------------------- */
-
-typedef struct MemLoc {
-  uint8_t source;	/* ASOURCE_*. */
-  uint64_t addr;	/* Proto, C function or trace number. */
-  uint64_t line;	/* Line, for Lua functions. */
-  uint64_t traceno;	/* Trace, for Lua lines in a trace. */
-} MemLoc;
 
 static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
 			   cTValue *nextframe)
@@ -164,17 +163,12 @@ static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
       (ra = lj_proftrace_retaddr(T, cframe_raw(L->cframe))) == 0)
     return;
   tl = &memprof.tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
-  if (tl->ra != ra || tl->traceno != (uint64_t)traceno) {
+  if (tl->ra != ra || tl->loc.traceno != loc->traceno) {
     memprof_tracelua(loc, g, L, T, ra);
     tl->ra = ra;
-    tl->traceno = (uint64_t)traceno;
-    tl->source = loc->source;
-    tl->proto = loc->addr;
-    tl->line = loc->line;
+    tl->loc = *loc;
   }
-  loc->source = tl->source;
-  loc->addr = tl->proto;
-  loc->line = tl->line;
+  *loc = tl->loc;
 }
 #endif
 

@@ -12,6 +12,8 @@ use Test::More;
 use JSON::PP;
 use LJProf::Lua;
 
+my $has_jit = `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
+
 # Runs $code (PATH and MODE filled in) and returns the collapsed stacks
 # as [frames, count] pairs, frames outermost first, plus the JSON report.
 sub profile {
@@ -130,7 +132,7 @@ assert(misc.sysprof.stop())
 LUA
 
 SKIP: {
-  skip 'no JIT in this build', 4 unless `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
+  skip 'no JIT in this build', 4 unless $has_jit;
   my ($stacks, $doc, $script) = profile('gc-trace', $gc, 'C');
   my $n = line_counts($stacks, "\@$script:4");
   is($n->{zero}, 0, 'gc under a trace: no Lua frame at line 0');
@@ -165,7 +167,7 @@ assert(misc.sysprof.stop())
 LUA
 
 SKIP: {
-  skip 'no JIT in this build', 5 unless `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
+  skip 'no JIT in this build', 5 unless $has_jit;
   my ($stacks, $doc, $script) = profile('inlined', $inlined, 'C');
   my ($traced, $callee, $under_call, $unknown) = (0, 0, 0, 0);
   for (@$stacks) {
