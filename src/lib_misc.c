@@ -192,8 +192,7 @@ static int memprof_start(lua_State *L)
   opt.len = lj_proffile_bufsize(pf);
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
-  luaM_memprof_set_format(format);
-  status = luaM_memprof_start(L, &opt);
+  status = lj_memprof_start(L, &opt, format);
   return prof_started(L, status, pf, &memprof_file);
 }
 

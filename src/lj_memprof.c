@@ -272,6 +272,12 @@ LUA_API int luaM_memprof_set_format(int format)
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
+  return lj_memprof_start(L, opt, next_version);
+}
+
+int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
+		     int version)
+{
   uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
   MemProf *mp = &memprof;
   global_State *g = G(L);
@@ -283,7 +289,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
   mp->g = g;
   mp->opt = *opt;
   mp->saved_errno = 0;
-  mp->version = next_version;
+  mp->version = version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
   prologue[3] = (uint8_t)mp->version;
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
@@ -392,6 +398,13 @@ void lj_memprof_exit(void *ctx)
 LUA_API int luaM_memprof_set_format(int format)
 {
   UNUSED(format);
+  return PROFILE_ERRUSE;
+}
+
+int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
+		     int version)
+{
+  UNUSED(L); UNUSED(opt); UNUSED(version);
   return PROFILE_ERRUSE;
 }
 

@@ -35,6 +35,13 @@
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 
 struct GCtrace;
+struct luam_Memprof_Options;
+
+/* luaM_memprof_start with the stream version given (LJM_VERSION*), not
+** the one luaM_memprof_set_format chose for the C API. */
+LJ_FUNC int lj_memprof_start(lua_State *L,
+			     const struct luam_Memprof_Options *opt,
+			     int version);
 
 /* Through lj_prof.h: code that appears while profiling is announced. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, const GCproto *pt);

@@ -99,7 +99,8 @@ struct luam_Memprof_Options {
 };
 
 /*
-** The stream format of the profiles started next: LUAM_MEMPROF_V3, the
+** The stream format of the profiles luaM_memprof_start starts from now
+** on (misc.memprof.start chooses its own): LUAM_MEMPROF_V3, the
 ** reference's (the default: an allocation made by a trace is charged to
 ** the trace), or LUAM_MEMPROF_V4, which charges it to the Lua line the
 ** trace runs there. PROFILE_ERRUSE for another value, PROFILE_ERRRUN
