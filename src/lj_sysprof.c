@@ -37,7 +37,6 @@
 #include <libunwind.h>
 
 #include "lj_frame.h"
-#include "lj_debug.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_vm.h"

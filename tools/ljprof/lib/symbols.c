@@ -166,20 +166,19 @@ uint32_t symbols_loc_before_start(struct symbols *s) {
 
 static uint32_t resolve_lua(struct symbols *s, uint64_t proto,
                            uint64_t line) {
-  uint32_t chunk = proto_chunk(s, proto);
   uint32_t id = keymap_get(&s->protos, proto);
-  if (line == SYMBOLS_LINE_UNKNOWN && id != HASHTAB_NONE)
-    return location_id(s, (struct location){
-        .kind = LOC_LUA_NOLINE,
-        .name = s->proto_bindings[id].chunk,
-        .line = s->proto_bindings[id].first_line});
-  if (chunk == SYMBOLS_NONE)
+  if (id == HASHTAB_NONE)
     return location_id(s, (struct location){.kind = LOC_LUA_UNKNOWN,
                                             .name = SYMBOLS_NONE,
                                             .addr = proto,
                                             .line = line});
+  const struct proto_binding *p = &s->proto_bindings[id];
+  if (line == SYMBOLS_LINE_UNKNOWN)
+    return location_id(s, (struct location){.kind = LOC_LUA_NOLINE,
+                                            .name = p->chunk,
+                                            .line = p->first_line});
   return location_id(s, (struct location){.kind = LOC_LUA,
-                                          .name = chunk,
+                                          .name = p->chunk,
                                           .line = line});
 }
 
