@@ -132,7 +132,7 @@ static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   const GCproto *pt;
   BCLine line;
-  int n = lj_proftrace_frames(T, ra, pts, pcs);
+  int n = lj_proftrace_frames(T, ra - 1, pts, pcs);  /* In the call. */
   if (n == 0)
     return;
   if (n > 1) {  /* In a function the trace inlined. */

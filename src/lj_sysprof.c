@@ -548,7 +548,8 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
       if (innermost) {
 	if (traceno)
 	  sample_trace(sp, s, c, traceno, lost ?
-		       (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : (uintptr_t)ip);
+		       (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] :
+		       (uintptr_t)ip - (stepped != 0));  /* In the call. */
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
       } else {
 	cf = (const char *)spr;
@@ -598,8 +599,8 @@ static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
       cursor_vmreturn(c, &uw);
       break;
     }
-    if (!in_code(sp, ip)) {  /* Returns into a trace. */
-      *tip = (uintptr_t)ip;
+    if (!in_code(sp, ip)) {  /* Returns into a trace, after its call. */
+      *tip = (uintptr_t)ip - 1;
       return traceno ? traceno : trace_at(sp, (uintptr_t)ip);
     }
   }

@@ -188,4 +188,118 @@ SKIP: {
   is($n->{zero}, 0, 'inlined: no Lua frame at line 0');
 }
 
+# -- Inside traces, the line each piece of machine code runs: shares of
+# lines of very different cost as with the JIT off ----------------------
+
+# Each line's cost is a memset of a known size (8:2:1), so that it is the
+# same compiled or interpreted; the middle one runs in an inlined callee.
+my $costs = <<'LUA';
+local ffi = require("ffi")
+ffi.cdef("void *memset(void *s, int c, size_t n);")
+local C, buf = ffi.C, ffi.new("uint8_t[262144]")
+local function fill(n)
+  C.memset(buf, n, 65536)                                   -- line 5
+  return n
+end
+if arg[1] == "off" then jit.off() end
+local s, t0 = 0, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1.5 do
+  for i = 1, 200 do
+    C.memset(buf, i, 262144)                                -- line 13
+    s = s + fill(i)                                         -- line 14
+    C.memset(buf, i, 32768)                                 -- line 15
+  end
+end
+assert(misc.sysprof.stop())
+LUA
+
+# Share of the samples whose innermost Lua frame is at each line.
+sub line_shares {
+  my ($stacks, $script) = @_;
+  my (%n, $all);
+  for (@$stacks) {
+    my ($frames, $count) = @$_;
+    $all += $count;
+    my $lua = innermost_lua($frames) // next;
+    $n{$1} += $count if $lua =~ /^\@\Q$script\E:(\d+)$/;
+  }
+  return { map { $_ => 100 * ($n{$_} // 0) / $all } 5, 13, 15 };
+}
+
+SKIP: {
+  skip 'no JIT in this build', 11 unless $has_jit;
+  my %share;
+  for my $jit ('on', 'off') {
+    (my $code = $costs) =~ s/arg\[1\]/"$jit"/;
+    my ($stacks, $doc, $script) = profile("costs-$jit", $code, 'C');
+    $share{$jit} = line_shares($stacks, $script);
+    next unless $jit eq 'on';
+    my ($calls, $under) = (0, 0);
+    for (@$stacks) {
+      my ($frames, $count) = @$_;
+      my $st = join ';', @$frames;
+      next unless $st =~ /:5;TRACE \[/;
+      $calls += $count;
+      $under += $count if index($st, "\@$script:14;\@$script:5;TRACE [") >= 0;
+    }
+    cmp_ok($calls, '>', 0, "costs, JIT on: the inlined callee's line 5 has samples ($calls)");
+    is($under, $calls, "costs, JIT on: each sits right above its call, line 14");
+  }
+  my ($on, $off) = @share{'on', 'off'};
+  my $shares = join ', ', map { sprintf "%d: %.1f%% on, %.1f%% off", $_, $on->{$_}, $off->{$_} } 13, 5, 15;
+  cmp_ok($on->{13}, '>', $on->{5}, "costs, JIT on: the costly line ranks first ($shares)");
+  cmp_ok($on->{5}, '>', $on->{15}, 'costs, JIT on: then the callee, then the cheap line');
+  for my $line (13, 5, 15) {
+    cmp_ok(abs($on->{$line} - $off->{$line}), '<=', 10, "costs: line ${line}'s share is within 10 points of the JIT-off one");
+  }
+  cmp_ok($on->{13} + $on->{5} + $on->{15}, '>=', 90, 'costs, JIT on: the three lines hold 90% of the samples');
+}
+
+# -- The issue's loop: libm's sin and cos on one line, an inlined small
+# function, a cheap line; side traces; traces flushed while sampled ------
+
+my $mixed = <<'LUA';
+local function small(x)
+  return x * 0.5 + 1
+end
+local a, b, c, t0 = 0, 0, 0, os.clock()
+assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
+while os.clock() - t0 < 1 do
+  for i = 1, 100000 do
+    a = a + math.sin(i) * math.cos(i)                       -- line 8
+    c = c + small(i)                                        -- line 9
+    if i % 4 == 0 then b = b + math.sqrt(i) * 1.5           -- line 10
+    else b = b - math.exp(i % 7) end                        -- line 11
+  end
+  if FLUSH then jit.flush() end
+end
+assert(misc.sysprof.stop())
+LUA
+
+SKIP: {
+  skip 'no JIT in this build', 10 unless $has_jit;
+  for my $flush (0, 1) {
+    (my $code = $mixed) =~ s/FLUSH/$flush ? 'true' : 'false'/e;
+    my $what = $flush ? 'mixed, flushed each round' : 'mixed';
+    my ($stacks, $doc, $script) = profile($flush ? 'mixed-flush' : 'mixed', $code, 'C');
+    my (%self, $all, $stray);
+    for (@$stacks) {
+      my ($frames, $count) = @$_;
+      $all += $count;
+      my $lua = innermost_lua($frames) // next;
+      next unless $lua =~ /^\@\Q$script\E:(\d+)$/;
+      $self{$1} += $count;
+      $stray .= "$lua " if $1 !~ /^([2-9]|1[0-3])$/;
+    }
+    my ($top) = sort { $self{$b} <=> $self{$a} } keys %self;
+    is($top, 8, "$what: the sin/cos line ranks first (" . join(', ', map { "$_: $self{$_}" } sort { $a <=> $b } keys %self) . ")");
+    cmp_ok(($self{10} // 0) + ($self{11} // 0), '>', 0, "$what: the branches of the side trace have samples");
+    is($stray, undef, "$what: every line named is one the loop runs");
+    my $n = line_counts($stacks, '');
+    is($n->{zero}, 0, "$what: no Lua frame at line 0");
+    cmp_ok($n->{unknown}, '<=', 0.01 * $n->{all}, "$what: line unknown in at most 1% ($n->{unknown} of $n->{all})");
+  }
+}
+
 done_testing;
