@@ -40,7 +40,7 @@ enum {
 /* Where an event comes from. */
 typedef struct MemLoc {
   uint8_t source;	/* ASOURCE_*. */
-  uint64_t addr;	/* Proto, C function or trace number. */
+  uint64_t addr;	/* Proto, C function, trace number or trace location. */
   uint64_t line;	/* Line, for Lua functions. */
   uint64_t traceno;	/* Trace, for Lua lines in a trace. */
 } MemLoc;
@@ -62,6 +62,7 @@ typedef struct MemProf {
   struct luam_Memprof_Options opt;
   struct lj_wbuf out;
   struct lj_symtab_objs objs;	/* ELF objects the stream names. */
+  uint64_t ntraceloc;		/* Trace locations announced. */
   /* By return address; emptied when a trace appears (it may reuse the
   ** machine code of one that is gone). */
   TraceLine tracelines[TRACELINE_CACHE];
@@ -73,8 +74,8 @@ static MemProf memprof;
 /* The stream version of the next profile (luaM_memprof_set_format). */
 static int next_version = LJM_VERSION_REFERENCE;
 
-/* Largest event: header, three location and four payload numbers. */
-#define MEMPROF_EVENT_MAX	(1 + 7*LJ_WBUF_ULEB_MAX)
+/* Largest event: header, two location and four payload numbers. */
+#define MEMPROF_EVENT_MAX	(1 + 6*LJ_WBUF_ULEB_MAX)
 
 /* -- Attribution --------------------------------------------------------- */
 
@@ -122,6 +123,23 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
 }
 
 #if LJ_HASJIT
+/* A trace location is announced once, with the next number, and events
+** name it by that number: about as few bytes as a trace number. */
+static void memprof_announce(MemProf *mp, MemLoc *loc, const GCproto *pt)
+{
+  struct lj_wbuf *out = &mp->out;
+  uint8_t *p;
+  lj_wbuf_reserve(out, 1 + 4*LJ_WBUF_ULEB_MAX);
+  p = out->pos;
+  *p++ = AEVENT_SYMTAB | ASOURCE_TRACE_LUA;
+  p = lj_wbuf_uleb(p, mp->ntraceloc);
+  p = lj_wbuf_uleb(p, loc->traceno);
+  p = lj_wbuf_uleb(p, (uintptr_t)pt);
+  p = lj_wbuf_uleb(p, loc->line);
+  out->pos = p;
+  loc->addr = mp->ntraceloc++;
+}
+
 /* A trace allocates: the line it runs there, from the return address of
 ** the C code it called (stream version 4). Left as the trace if the trace
 ** cannot tell. */
@@ -147,8 +165,8 @@ static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
   if ((line = lj_proftrace_line(pt, pcs[0])) <= 0)
     return;
   loc->source = ASOURCE_TRACE_LUA;
-  loc->addr = (uintptr_t)pt;
   loc->line = (uint64_t)line;
+  memprof_announce(&memprof, loc, pt);
 }
 
 /* A trace allocates from few call sites, each always at the same line:
@@ -204,14 +222,10 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
   lj_wbuf_reserve(out, MEMPROF_EVENT_MAX);
   p = out->pos;
   *p++ = aevent | loc->source;
-  if (loc->source == ASOURCE_TRACE_LUA)
-    p = lj_wbuf_uleb(p, loc->traceno);
-  if (loc->source == ASOURCE_LFUNC || loc->source == ASOURCE_TRACE_LUA) {
+  if (loc->source != ASOURCE_INT)
     p = lj_wbuf_uleb(p, loc->addr);
+  if (loc->source == ASOURCE_LFUNC)
     p = lj_wbuf_uleb(p, loc->line);
-  } else if (loc->source != ASOURCE_INT) {
-    p = lj_wbuf_uleb(p, loc->addr);
-  }
   return p;
 }
 
@@ -291,6 +305,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->saved_errno = 0;
   mp->version = version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
+  mp->ntraceloc = 0;
   prologue[3] = (uint8_t)mp->version;
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
   lj_symtab_dump(&mp->out, g, &mp->objs);

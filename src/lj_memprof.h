@@ -30,7 +30,7 @@
 #define ASOURCE_LFUNC		((uint8_t)(2 << 2))
 #define ASOURCE_CFUNC		((uint8_t)(3 << 2))
 #define ASOURCE_TRACE		((uint8_t)(4 << 2))
-#define ASOURCE_TRACE_LUA	((uint8_t)(5 << 2))	/* Trace, proto, line. */
+#define ASOURCE_TRACE_LUA	((uint8_t)(5 << 2))	/* Trace location. */
 
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 

@@ -114,15 +114,28 @@ unlike($text, qr/ALIASES/, 'text: no ALIASES without multi-line chunks');
 # v4: a trace's allocations charged to the Lua line it runs (source 5),
 # and freed elsewhere; the same source in a v3 stream is damage.
 my $syms = symtab(sym_lfunc(0x100, '@test.lua', 1), sym_trace(1, 0x100, 10));
-my @v4 = ((map { ev_alloc(trace_lua(1, 0x100, 12), 0x70000 + $_ * 0x40, 40) } 0 .. 2),
+my @v4 = (upd_traceloc(0, 1, 0x100, 11), upd_traceloc(1, 1, 0x100, 12),
+          (map { ev_alloc(trace_lua(1), 0x70000 + $_ * 0x40, 40) } 0 .. 2),
+          ev_alloc(trace_lua(0), 0x72000, 16),
           ev_free(internal(), 0x70000, 40), ev_alloc(trace(1), 0x71000, 8));
 my $j4 = ljprof_json(write_file(scratch_dir() . '/v4.bin', $syms . memprof_v4(@v4)));
 is($j4->{rc}, 0, 'v4: reads back complete') or diag $j4->{err};
-is_deeply([map { $j4->{loc}{$_} ? $j4->{loc}{$_}{alloc_events} : 0 } '@test.lua:12', 'TRACE [1] started at @test.lua:10'],
-          [3, 1], 'v4: source 5 is charged to its line, source 4 still to its trace');
+is_deeply([map { $j4->{loc}{$_} ? $j4->{loc}{$_}{alloc_events} : 0 } '@test.lua:12', '@test.lua:11', 'TRACE [1] started at @test.lua:10'],
+          [3, 1, 1], 'v4: source 5 is charged to the line its trace location names, source 4 still to its trace');
 is($j4->{loc}{'@test.lua:12'}{live_blocks}, 2, 'v4: its blocks are owned by the line');
 my $j3 = ljprof_json(write_file(scratch_dir() . '/v3-5.bin', $syms . memprof(@v4)));
 is($j3->{rc}, 1, 'source 5 in a v3 stream: damaged, exit 1');
-like($j3->{err}, qr/unknown event source in event header 0x15/, 'source 5 in a v3 stream: says so');
+like($j3->{err}, qr/unknown symtab update kind in event header 0x14/, 'source 5 in a v3 stream: says so');
+
+# A trace location used before it is announced, or announced out of
+# order: damage, named, with the events before it kept.
+my $early = ljprof_json(write_file(scratch_dir() . '/v4-early.bin',
+  $syms . memprof_v4(ev_alloc(internal(), 0x73000, 8), ev_alloc(trace_lua(0), 0x70000, 40))));
+is($early->{rc}, 1, 'v4, a trace location not announced: damaged, exit 1');
+like($early->{err}, qr/event names trace location 0, not announced before/, 'v4, a trace location not announced: says so');
+is($early->{json}{totals}{alloc_events}, 1, 'v4, a trace location not announced: the event before it counts');
+my $skip = ljprof_json(write_file(scratch_dir() . '/v4-skip.bin',
+  $syms . memprof_v4(upd_traceloc(1, 1, 0x100, 12))));
+like($skip->{err}, qr/trace location 1 announced where 0 comes next/, 'v4, trace locations out of order: says so');
 
 done_testing();

@@ -18,7 +18,7 @@ our @EXPORT = qw(
   uleb str prologue
   symtab sym_lfunc sym_cfunc sym_trace
   memprof memprof_v4 internal lua cfunc trace trace_lua
-  ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace
+  ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
@@ -59,7 +59,7 @@ sub internal { return [1, ''] }
 sub lua      { my ($proto, $line) = @_; return [2, uleb($proto) . uleb($line)] }
 sub cfunc    { my ($addr) = @_; return [3, uleb($addr)] }
 sub trace    { my ($no) = @_; return [4, uleb($no)] }
-sub trace_lua { my ($no, $proto, $line) = @_; return [5, uleb($no) . uleb($proto) . uleb($line)] }  # v4
+sub trace_lua { my ($index) = @_; return [5, uleb($index)] }  # v4: an announced trace location
 
 # Memprof events: header [F UU SSS EE], the location, the payload.
 sub event { my ($ev, $loc, @fields) = @_; return chr($loc->[0] << 2 | $ev) . $loc->[1] . join('', map { uleb($_) } @fields) }
@@ -71,6 +71,7 @@ sub ev_realloc { return event(3, @_) }  # (loc, old addr, old size, new addr, ne
 sub upd_lfunc { return "\x08" . lfunc_fields(@_) }  # (addr, chunk, first line)
 sub upd_cfunc { return "\x0C" . cfunc_fields(@_) }  # (addr, name)
 sub upd_trace { return "\x10" . trace_fields(@_) }  # (trace no, proto, line)
+sub upd_traceloc { my ($index, @trace) = @_; return "\x14" . uleb($index) . trace_fields(@trace) }  # v4: (index, trace no, proto, line)
 
 sub memprof { return prologue('ljm', 3) . join('', @_) . "\x80" }
 sub memprof_v4 { return prologue('ljm', 4) . join('', @_) . "\x80" }
