@@ -49,7 +49,9 @@ typedef struct MemLoc {
 #define TRACELINE_CACHE		64	/* Power of two. */
 typedef struct TraceLine {
   uintptr_t ra;			/* Return address into the trace; 0: none. */
-  MemLoc loc;			/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
+  uint64_t addr;		/* Trace location, or trace number. */
+  int32_t traceno;
+  uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
 } TraceLine;
 
 typedef struct MemProf {
@@ -169,24 +171,41 @@ static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
   memprof_announce(&memprof, loc, pt);
 }
 
+/* A trace runs with the stack pointer below the interpreter's C frame by
+** what the JIT adds to it (CFRAME_SIZE_JIT) and the trace's own spill
+** area; a call pushes the return address just below that. 0 if the slot
+** does not hold one (then T is not what called). */
+static LJ_AINLINE uintptr_t memprof_retaddr(const GCtrace *T, const void *cf)
+{
+  const char *sp = (const char *)cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) -
+		   T->spadjust;
+  uintptr_t ra = ((const uintptr_t *)sp)[-1];
+  return ra - (uintptr_t)T->mcode < T->szmcode ? ra : 0;
+}
+
 /* A trace allocates from few call sites, each always at the same line:
-** the answer is kept by return address. */
+** the answer is kept by return address. Once per event: kept short. */
 static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
 {
   GCtrace *T = traceref(G2J(g), traceno);
   lua_State *L = gco2th(gcref(g->cur_L));
   TraceLine *tl;
   uintptr_t ra;
-  if (T == NULL || L == NULL || L->cframe == NULL ||
-      (ra = lj_proftrace_retaddr(T, cframe_raw(L->cframe))) == 0)
+  if (LJ_UNLIKELY(T == NULL || L->cframe == NULL))
     return;
+  ra = memprof_retaddr(T, cframe_raw(L->cframe));
   tl = &memprof.tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
-  if (tl->ra != ra || tl->loc.traceno != loc->traceno) {
+  if (LJ_UNLIKELY(tl->ra != ra || tl->traceno != traceno)) {
+    if (ra == 0)
+      return;
     memprof_tracelua(loc, g, L, T, ra);
     tl->ra = ra;
-    tl->loc = *loc;
+    tl->traceno = traceno;
+    tl->source = loc->source;
+    tl->addr = loc->addr;
   }
-  *loc = tl->loc;
+  loc->source = tl->source;
+  loc->addr = tl->addr;
 }
 #endif
 

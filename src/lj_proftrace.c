@@ -344,18 +344,6 @@ static int snap_frames(const GCtrace *T, uintptr_t ip,
   return m;
 }
 
-/* A trace runs with the stack pointer below the interpreter's C frame by
-** what the JIT adds to it (CFRAME_SIZE_JIT) and the trace's own spill
-** area; a call pushes the return address just below that. */
-uintptr_t lj_proftrace_retaddr(const GCtrace *T, const void *cframe)
-{
-  const char *sp = (const char *)cframe - (CFRAME_SIZE_JIT - CFRAME_SIZE) -
-		   T->spadjust;
-  uintptr_t ra = ((const uintptr_t *)sp)[-1];
-  return ra >= (uintptr_t)T->mcode && ra < (uintptr_t)T->mcode + T->szmcode ?
-	 ra : 0;
-}
-
 int lj_proftrace_frames(const GCtrace *T, uintptr_t ip,
 			const GCproto **pts, const BCIns **pcs)
 {

@@ -115,12 +115,6 @@ LJ_FUNC MSize lj_proftrace_mapsize(const struct GCtrace *T);
 */
 LJ_FUNC int lj_proftrace_frames(const struct GCtrace *T, uintptr_t ip,
 				const GCproto **pts, const BCIns **pcs);
-
-/* The return address into trace T of C code it called, from the C frame
-** of the interpreter activation running T; 0 if the frame does not hold
-** one (then T is not what called). */
-LJ_FUNC uintptr_t lj_proftrace_retaddr(const struct GCtrace *T,
-				       const void *cframe);
 #endif
 
 #endif
