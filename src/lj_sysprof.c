@@ -56,7 +56,7 @@ enum {
 #define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
 
 /* Frame tags of a sample. */
-enum { FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE };
+enum { FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE, FR_TRACE_LUA };
 
 #define SAMPLE_FRAMES		256	/* Frames kept per sample. */
 #define FRAME_BYTES		(1 + 3*LJ_WBUF_ULEB_MAX)
@@ -405,43 +405,38 @@ static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
   cursor_bestpc(c, (const BCIns *)pc);
 }
 
-#if LJ_HASJIT
-/* The Lua frames the trace runs at ip: all but the one it was entered in
-** go into the sample; that one is the cursor's, with its PC. 0 when the
-** trace cannot tell. */
-static int trace_frames(Sample *s, LuaCursor *c, const GCtrace *T,
-			uintptr_t ip)
-{
-  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
-  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
-  int n = lj_proftrace_frames(T, ip, pts, pcs), i;
-  if (n == 0)
-    return 0;
-  for (i = 0; i < n-1; i++)
-    sample_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
-  c->ntoppc = 0;
-  cursor_addpc(c, pcs[n-1]);
-  return 1;
-}
-#endif
-
 /* The trace running at ip, the frames it inlined, and (through c) the
-** frames below it. */
+** frames below it. The trace's frame says how many of the Lua frames that
+** follow its code runs: those it inlined and the one it was entered in,
+** the cursor's, with its PC. */
 static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
 			 int32_t traceno, uintptr_t ip)
 {
   jit_State *J = G2J(sp->g);
   GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
-  if (T != NULL && sample_frame(s, FR_TRACE)) {
+  if (T != NULL && sample_frame(s, FR_TRACE_LUA)) {
     GCproto *pt = &gcref(T->startpt)->pt;
     const BCIns *startpc = mref(T->startpc, const BCIns) + 1;
+    const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+    const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+#if LJ_HASJIT
+    int n = lj_proftrace_frames(T, ip, pts, pcs), i, nlua;
+#else
+    int n = 0, i, nlua;
+#endif
     sample_uleb(s, (uint64_t)traceno);
     sample_uleb(s, (uintptr_t)pt);
     sample_uleb(s, (uint64_t)lj_proftrace_line(pt, startpc));
-#if LJ_HASJIT
-    if (trace_frames(s, c, T, ip))
+    nlua = n > 0 ? n : 1;
+    sample_uleb(s, (uint64_t)(nlua < s->maxframes - s->nframes ? nlua :
+			      s->maxframes - s->nframes));
+    if (n > 0) {
+      for (i = 0; i < n-1; i++)
+	sample_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
+      c->ntoppc = 0;
+      cursor_addpc(c, pcs[n-1]);
       return;
-#endif
+    }
     /* Outside the trace's snapshots (exit stubs, a walk that got lost):
     ** where the trace started, or, for a side trace that started in a
     ** deeper frame, where its root did, in the frame it was entered from. */

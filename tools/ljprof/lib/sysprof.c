@@ -23,7 +23,9 @@ enum frame_tag {
   TAG_CFUNC = 2,  /* C function address */
   TAG_FFUNC = 3,  /* fast function id */
   TAG_NATIVE = 4, /* code address */
-  TAG_TRACE = 5   /* trace number, start proto address, start line */
+  TAG_TRACE = 5,  /* trace number, start proto address, start line */
+  TAG_TRACE_LUA = 6 /* the same, and how many Lua frames that follow run in
+                       the trace's code */
 };
 
 static const char *const vmstate_names[VMSTATE_COUNT] = {
@@ -41,7 +43,7 @@ const char *sysprof_mode_name(enum sysprof_mode mode) {
 
 struct raw_frame {
   enum frame_tag tag;
-  uint64_t a, b, c;
+  uint64_t a, b, c, d;
 };
 
 struct decoder {
@@ -86,15 +88,20 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
     return reader_uleb(r, &f->a, "fast function frame: id");
   case TAG_NATIVE:
     return reader_uleb(r, &f->a, "native frame: address");
-  default: /* TAG_TRACE */
+  case TAG_TRACE:
     return reader_uleb(r, &f->a, "trace: number") &&
            reader_uleb(r, &f->b, "trace: start proto address") &&
            reader_uleb(r, &f->c, "trace: start line");
+  default: /* TAG_TRACE_LUA */
+    return reader_uleb(r, &f->a, "trace: number") &&
+           reader_uleb(r, &f->b, "trace: start proto address") &&
+           reader_uleb(r, &f->c, "trace: start line") &&
+           reader_uleb(r, &f->d, "trace: Lua frames it runs");
   }
 }
 
 /*
-** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 5),
+** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 6),
 ** or the Lua stack of a v2 sample (tags 1 ... 3).
 */
 static int read_tagged_frames(struct decoder *d, unsigned last_tag,
@@ -160,7 +167,7 @@ static struct sysprof_frame resolve(struct symbols *sym,
   case TAG_NATIVE:
     loc = symbols_loc_code(sym, f->a);
     return (struct sysprof_frame){loc, loc, 0};
-  default: /* TAG_TRACE: the code running the Lua lines, not one of them */
+  default: /* TAG_TRACE(_LUA): the code running the Lua lines, not one */
     loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
     return (struct sysprof_frame){loc, loc, 0};
   }
@@ -171,7 +178,7 @@ static int read_sample(struct decoder *d, enum vmstate state,
   d->nraw = 0;
   int ok = d->version == SYSPROF_VERSION_REFERENCE
                ? read_v2_sample(d, state)
-               : read_tagged_frames(d, TAG_TRACE, "frame or end (0x80)");
+               : read_tagged_frames(d, TAG_TRACE_LUA, "frame or end (0x80)");
   if (!ok) return 0;
   /* Resolved only now, so that a damaged sample leaves no trace. */
   grow_array((void **)&d->frames, &d->frames_cap, d->nraw,
