@@ -9,13 +9,7 @@ local luajit, ljprof, benchdir, work = arg[1], arg[2], arg[3], arg[4]
 assert(work, "usage: lines.lua LUAJIT LJPROF BENCHDIR WORKDIR")
 os.execute("mkdir -p " .. work)
 
--- Programs and arguments that run for about a second here.
-local programs = {
-  { "series", 5000 }, { "array3d", 200 }, { "md5", 10000 }, { "ray", 6 },
-  { "partialsums", 1e7 }, { "binary-trees", 14 }, { "nbody", 1e6 },
-  { "spectral-norm", 500 }, { "fannkuch", 10 }, { "mandelbrot", 1000 },
-  { "nsieve", 8 }, { "fasta", 1e6 },
-}
+local programs = require("ljbench")
 
 local function slurp(path)
   local f = assert(io.open(path, "rb"))

@@ -16,58 +16,88 @@
 #include "lj_gc.h"
 #include "lj_ir.h"
 #include "lj_jit.h"
+#include "lj_wbuf.h"
 
 #define NOPOS	LJ_PROFTRACE_NOPOS
 
 /* -- The map of a trace --------------------------------------------------- */
 
 /*
-** One block, freed with its trace: code ranges ascending (offset of their
-** start, position), then positions (proto, bytecode index one ahead, the
-** position of the call of its frame). A position's parent comes before it.
+** One block, freed with its trace: the functions its positions name, then
+** bytes. First the positions, parents before children, each ULEB128: the
+** function's index, the PC (one ahead) as an index into its bytecode and
+** how many positions back its parent is (0: none). Then the code ranges in
+** ascending order, each ULEB128: bytes from the start of the one before
+** (of the code, for the first) and its position + 1 (0: none). Lookups
+** scan: a few hundred bytes, read once per sample or new call site.
 */
 typedef struct TraceMap {
-  MSize size;		/* Bytes of the block. */
-  uint16_t nrange, npos;
+  uint32_t size;	/* Bytes of the block. */
+  uint32_t nbytes;	/* Bytes of positions and ranges. */
+  uint32_t ranges;	/* Where the ranges start in them. */
+  uint16_t npt, npos;
 } TraceMap;
 
-#define map_pt(m)	((const GCproto **)((m) + 1))
-#define map_bcofs(m)	((uint32_t *)(map_pt(m) + (m)->npos))
-#define map_parent(m)	((uint16_t *)(map_bcofs(m) + (m)->npos))
-#define map_rofs(m)	(map_parent(m) + (m)->npos)
-#define map_rpos(m)	(map_rofs(m) + (m)->nrange)
+#define map_pt(m)	((const GCproto *const *)((m) + 1))
+#define map_bytes(m)	((const uint8_t *)(map_pt(m) + (m)->npt))
 
-static MSize map_size(MSize npos, MSize nrange)
+static const uint8_t *map_uleb(const uint8_t *p, const uint8_t *end,
+			       uint32_t *v)
 {
-  return (MSize)sizeof(TraceMap) +
-	 npos*(MSize)(sizeof(GCproto *) + sizeof(uint32_t) + sizeof(uint16_t)) +
-	 nrange*2*(MSize)sizeof(uint16_t);
+  uint32_t x = 0;
+  int sh;
+  for (sh = 0; p < end && sh < 35; sh += 7) {
+    x |= (uint32_t)(*p & 0x7f) << sh;
+    if (!(*p++ & 0x80)) {
+      *v = x;
+      return p;
+    }
+  }
+  return NULL;
 }
 
 /* The position whose code holds ofs, or NOPOS. */
-static uint16_t map_find(const TraceMap *m, MSize ofs)
+static uint32_t map_find(const TraceMap *m, MSize ofs)
 {
-  const uint16_t *rofs = map_rofs(m);
-  MSize lo = 0, hi = m->nrange;
-  while (lo < hi) {
-    MSize mid = (lo + hi) >> 1;
-    if (ofs < rofs[mid]) hi = mid; else lo = mid + 1;
+  const uint8_t *p = map_bytes(m) + m->ranges, *end = map_bytes(m) + m->nbytes;
+  uint32_t start = 0, delta, pos1, pos = NOPOS;
+  while ((p = map_uleb(p, end, &delta)) != NULL &&
+	 (p = map_uleb(p, end, &pos1)) != NULL) {
+    if ((start += delta) > ofs)
+      break;
+    pos = pos1 ? pos1-1 : NOPOS;
   }
-  return lo > 0 ? map_rpos(m)[lo-1] : NOPOS;
+  return pos;
+}
+
+/* Function, PC and parent of position p. */
+static int map_pos(const TraceMap *m, uint32_t p, const GCproto **pt,
+		   const BCIns **pc, uint32_t *parent)
+{
+  const uint8_t *b = map_bytes(m), *end = b + m->ranges;
+  uint32_t i, ipt, ofs, back;
+  for (i = 0; i <= p; i++)
+    if ((b = map_uleb(b, end, &ipt)) == NULL ||
+	(b = map_uleb(b, end, &ofs)) == NULL ||
+	(b = map_uleb(b, end, &back)) == NULL)
+      return 0;
+  if (ipt >= m->npt || back > p)
+    return 0;
+  *pt = map_pt(m)[ipt];
+  *pc = proto_bc(*pt) + ofs;
+  *parent = back ? p - back : NOPOS;
+  return 1;
 }
 
 /* The frames of position p, innermost first. */
-static int map_frames(const TraceMap *m, uint16_t p,
+static int map_frames(const TraceMap *m, uint32_t p,
 		      const GCproto **pts, const BCIns **pcs)
 {
   int n = 0;
-  for (; p != NOPOS; p = map_parent(m)[p]) {
-    if (n >= LJ_PROFTRACE_MAXFRAMES || p >= m->npos)
+  for (; p != NOPOS; n++)
+    if (p >= m->npos || n >= LJ_PROFTRACE_MAXFRAMES ||
+	!map_pos(m, p, &pts[n], &pcs[n], &p))
       return 0;
-    pts[n] = map_pt(m)[p];
-    pcs[n] = proto_bc(pts[n]) + map_bcofs(m)[p];
-    n++;
-  }
   return n;
 }
 
@@ -88,38 +118,46 @@ void lj_proftrace_freemap(global_State *g, GCtrace *T)
 
 /* -- Positions the recorder sees ------------------------------------------ */
 
-void lj_proftrace_growirpos(ProfTraceRec *r, lua_State *L, MSize n)
+static void pos_grow(ProfTraceRec *r, lua_State *L)
 {
-  MSize sz = r->sizeirpos ? r->sizeirpos : LJ_MIN_IRSZ;
-  while (sz < n) sz <<= 1;
-  r->irpos = (uint16_t *)lj_mem_realloc(L, r->irpos,
-    r->sizeirpos*sizeof(uint16_t), sz*sizeof(uint16_t));
-  r->sizeirpos = sz;
+  MSize sz = r->sizepos ? 2*r->sizepos : 64;
+  if (sz > LJ_PROFTRACE_MAXPOS) sz = LJ_PROFTRACE_MAXPOS;
+  r->pospt = (const GCproto **)lj_mem_realloc(L, (void *)r->pospt,
+    r->sizepos*sizeof(GCproto *), sz*sizeof(GCproto *));
+  r->posofs = (uint32_t *)lj_mem_realloc(L, r->posofs,
+    r->sizepos*sizeof(uint32_t), sz*sizeof(uint32_t));
+  r->posparent = (uint16_t *)lj_mem_realloc(L, r->posparent,
+    r->sizepos*sizeof(uint16_t), sz*sizeof(uint16_t));
+  r->sizepos = sz;
 }
 
-static uint16_t pos_new(jit_State *J, const GCproto *pt, const BCIns *pc,
-			uint16_t parent)
+static LJ_AINLINE uint16_t pos_new(ProfTraceRec *r, lua_State *L,
+				   const GCproto *pt, uint32_t ofs,
+				   uint16_t parent)
 {
-  ProfTraceRec *r = &J->ptrec;
-  ProfTracePos *p;
-  if (r->npos >= NOPOS)
-    return NOPOS;
-  if (r->npos >= r->sizepos)
-    lj_mem_growvec(J->L, r->pos, r->sizepos, NOPOS, ProfTracePos);
-  p = &r->pos[r->npos];
-  p->pt = pt;
-  p->pc = pc;
-  p->parent = parent;
-  p->keep = 0;
-  return (uint16_t)r->npos++;
+  MSize n = r->npos;
+  if (n >= r->sizepos) {
+    if (n >= LJ_PROFTRACE_MAXPOS)
+      return NOPOS;
+    pos_grow(r, L);
+  }
+  r->pospt[n] = pt;
+  r->posofs[n] = ofs;
+  r->posparent[n] = parent;
+  r->npos = n+1;
+  return (uint16_t)n;
 }
 
 void lj_proftrace_recstart(jit_State *J)
 {
-  ProfTraceRec *r = &J->ptrec;
+  ProfTraceRec *r = J->ptrec;
+  if (r == NULL) {
+    r = J->ptrec = lj_mem_newt(J->L, sizeof(ProfTraceRec), ProfTraceRec);
+    memset(r, 0, sizeof(ProfTraceRec));
+  }
   r->npos = 0;
   r->nchain = 0;
-  r->curpos = NOPOS;
+  r->curpos = r->linepos = NOPOS;
 }
 
 /* The caller of the Lua frame at frame, and the PC it called from (one
@@ -142,19 +180,19 @@ static cTValue *frame_caller(cTValue *frame, const BCIns **pc)
   return prev;
 }
 
-/* The frames the trace inlined are on the real stack while it records, as
-** the snapshots see them: above the slot it started in. Those still the
-** same as for the last bytecode keep their positions. */
-void lj_proftrace_record(jit_State *J)
+/* The position of the bytecode recorded now. The frames the trace inlined
+** are on the real stack while it records, as the snapshots see them: above
+** the slot it started in. Those still the same as for the last position
+** made keep theirs. */
+static uint16_t pos_make(ProfTraceRec *r, lua_State *L)
 {
-  ProfTraceRec *r = &J->ptrec;
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
-  cTValue *frame = J->L->base - 1;
-  cTValue *lim = J->L->base - J->baseslot + LJ_FR2;
+  cTValue *frame = L->base - 1;
+  cTValue *lim = L->base - r->baseslot + LJ_FR2;
   uint16_t parent = NOPOS;
+  BCLine line;
   int n = 0, i;
-  r->curpos = NOPOS;
   while (frame > lim) {
     if (frame_isvarg(frame)) {
       frame = frame_prevd(frame);
@@ -162,116 +200,170 @@ void lj_proftrace_record(jit_State *J)
     }
     if (n == LJ_PROFTRACE_MAXFRAMES ||
 	(frame = frame_caller(frame, &pcs[n])) == NULL)
-      return;
+      return NOPOS;
     pts[n++] = funcproto(frame_func(frame));
   }
   for (i = 0; i < n; i++) {  /* Outermost first. */
-    const BCIns *pc = pcs[n-1-i];
+    const GCproto *pt = pts[n-1-i];
+    uint32_t ofs = (uint32_t)(pcs[n-1-i] - proto_bc(pt));
     uint16_t p = i < r->nchain ? r->chainpos[i] : NOPOS;
-    if (p == NOPOS || r->pos[p].pc != pc || r->pos[p].parent != parent) {
-      if ((p = pos_new(J, pts[n-1-i], pc, parent)) == NOPOS)
-	return;
+    if (p == NOPOS || r->posofs[p] != ofs || r->pospt[p] != pt ||
+	r->posparent[p] != parent) {
+      if ((p = pos_new(r, L, pt, ofs, parent)) == NOPOS)
+	return NOPOS;
       r->nchain = (uint16_t)i;
     }
     r->chainpos[i] = parent = p;
   }
   r->nchain = (uint16_t)n;
-  /* A fast or C function runs at the line of its call. */
-  r->curpos = J->pt ? pos_new(J, J->pt, J->pc + 1, parent) : parent;
+  if (r->pc == NULL)
+    return parent;  /* A fast or C function runs at the line of its call. */
+  /* Profilers name lines: the bytecodes of one line share a position. */
+  line = lj_proftrace_line(r->pt, r->pc);
+  if (r->linepos != NOPOS && line == r->line &&
+      r->pospt[r->linepos] == r->pt && r->posparent[r->linepos] == parent)
+    return r->linepos;
+  r->line = line;
+  return (r->linepos = pos_new(r, L, r->pt,
+			       (uint32_t)(r->pc - proto_bc(r->pt)), parent));
 }
 
-void lj_proftrace_inherit(jit_State *J, IRRef ins)
+void lj_proftrace_irslow(ProfTraceRec *r, lua_State *L, MSize i)
 {
-  ProfTraceRec *r = &J->ptrec;
-  MSize i = (MSize)(ins - REF_BIAS);
-  r->curpos = i < r->sizeirpos ? r->irpos[i] : NOPOS;
+  if (i >= r->sizeirpos) {
+    MSize sz = r->sizeirpos ? r->sizeirpos : LJ_MIN_IRSZ;
+    while (sz <= i) sz <<= 1;
+    r->irpos = (uint16_t *)lj_mem_realloc(L, r->irpos,
+      r->sizeirpos*sizeof(uint16_t), sz*sizeof(uint16_t));
+    r->sizeirpos = sz;
+  }
+  if (r->curpos == LJ_PROFTRACE_LAZY)
+    r->curpos = pos_make(r, L);
 }
 
 /* -- Code ranges the assembler emits -------------------------------------- */
 
-static void range_add(ProfTraceRec *r, MSize dist, uint16_t pos)
-{
-  ProfTraceRange *last = r->nrange > 0 ? &r->range[r->nrange-1] : NULL;
-  if (last != NULL && dist <= last->dist)
-    return;  /* No code. */
-  if (last != NULL && last->pos == pos) {
-    last->dist = dist;  /* Same position: its code extends down. */
-  } else if (r->nrange < r->sizerange) {
-    r->range[r->nrange].dist = dist;
-    r->range[r->nrange++].pos = pos;
-  }
-}
-
+/* Every instruction below ins was made by lj_ir_nextins: it has a
+** position. The tail of the code (links, loop back, exits) runs none; the
+** head (entry, stack check) has no range: offsets before the first one. */
 void lj_proftrace_asmstart(jit_State *J, MSize dist, IRRef ins)
 {
-  ProfTraceRec *r = &J->ptrec;
-  MSize need = (MSize)(ins - REF_BIAS) + 2;  /* One per instruction + tail. */
+  ProfTraceRec *r = J->ptrec;
+  MSize need = (MSize)(ins - REF_BIAS) + 1;  /* One per instruction + tail. */
   if (r->sizerange < need) {
-    r->range = (ProfTraceRange *)lj_mem_realloc(J->L, r->range,
-      r->sizerange*sizeof(ProfTraceRange), need*sizeof(ProfTraceRange));
+    r->rdist = (uint16_t *)lj_mem_realloc(J->L, r->rdist,
+      r->sizerange*sizeof(uint16_t), need*sizeof(uint16_t));
+    r->rpos = (uint16_t *)lj_mem_realloc(J->L, r->rpos,
+      r->sizerange*sizeof(uint16_t), need*sizeof(uint16_t));
     r->sizerange = need;
   }
-  r->nrange = 0;
-  if (dist > 0)
-    range_add(r, dist, NOPOS);  /* The tail: links, loop back, exits. */
+  /* An empty tail starts at the end of the code: nothing is looked up. */
+  r->rdist[0] = (uint16_t)dist;
+  r->rpos[0] = NOPOS;
+  r->nrange = 1;
 }
 
-void lj_proftrace_asmins(jit_State *J, MSize dist, IRRef ins)
+/* Mark p and the frames below it to be kept, counting the new ones. */
+static MSize map_keep(ProfTraceRec *r, uint16_t p)
 {
-  ProfTraceRec *r = &J->ptrec;
-  MSize i = (MSize)(ins - REF_BIAS);
-  range_add(r, dist, i < r->sizeirpos ? r->irpos[i] : NOPOS);
+  MSize n = 0;
+  for (; p != NOPOS && !r->poskeep[p]; p = r->posparent[p], n++)
+    r->poskeep[p] = 1;
+  return n;
 }
 
-/* Mark p and the frames below it to be kept; then number the kept ones in
-** order, so parents still come first. */
-static void map_keep(ProfTraceRec *r, uint16_t p)
+/* The index of pt in the map's functions, added if new; -1 if full. */
+static int map_ptindex(const GCproto **pts, MSize *npt, const GCproto *pt)
 {
-  for (; p != NOPOS && !r->pos[p].keep; p = r->pos[p].parent)
-    r->pos[p].keep = 1;
+  MSize i;
+  for (i = *npt; i > 0; i--)
+    if (pts[i-1] == pt)
+      return (int)i-1;
+  if (*npt == LJ_PROFTRACE_MAXPT)
+    return -1;
+  pts[*npt] = pt;
+  return (int)(*npt)++;
+}
+
+/* Positions with code and the frames below them, numbered anew in order
+** (parents still first), then the ranges; the bytes go to r->enc. */
+static MSize map_encode(ProfTraceRec *r, MSize sz, const GCproto **pts,
+			MSize *npt, MSize *npos, MSize *ranges)
+{
+  uint8_t *p = r->enc;
+  MSize i, n = 0, start = 0;
+  memset(r->poskeep, 0, r->npos*sizeof(uint16_t));
+  for (i = 0; i < r->nrange; i++)
+    if (r->rpos[i] != NOPOS)
+      map_keep(r, r->rpos[i]);
+  for (i = 0; i < r->npos; i++) {
+    uint16_t parent = r->posparent[i];
+    int ipt;
+    if (!r->poskeep[i])
+      continue;
+    if ((ipt = map_ptindex(pts, npt, r->pospt[i])) < 0)
+      return 0;
+    r->poskeep[i] = (uint16_t)++n;  /* Now: the new index + 1. */
+    p = lj_wbuf_uleb(p, (uint64_t)ipt);
+    p = lj_wbuf_uleb(p, r->posofs[i]);
+    p = lj_wbuf_uleb(p, parent == NOPOS ? 0 : n - r->poskeep[parent]);
+  }
+  *npos = n;
+  *ranges = (MSize)(p - r->enc);
+  for (i = r->nrange; i > 0; i--) {  /* Assembled backwards: reverse. */
+    MSize ofs = sz - r->rdist[i-1];
+    uint16_t pos = r->rpos[i-1];
+    p = lj_wbuf_uleb(p, ofs - start);
+    p = lj_wbuf_uleb(p, pos == NOPOS ? 0 : r->poskeep[pos]);
+    start = ofs;
+  }
+  return (MSize)(p - r->enc);
 }
 
 void lj_proftrace_asmdone(jit_State *J, GCtrace *T, MSize sz)
 {
-  ProfTraceRec *r = &J->ptrec;
+  ProfTraceRec *r = J->ptrec;
+  const GCproto *pts[LJ_PROFTRACE_MAXPT];
+  MSize npt = 0, npos, ranges, nbytes, need;
   TraceMap *m;
-  MSize i, npos = 0, nrange = r->nrange;
-  if (nrange == 0 || sz > 0xffff)
+  if (r->nrange <= 1 || sz > 0xffff)
     return;  /* Offsets are 16 bit, as the snapshots' are. */
-  for (i = 0; i < nrange; i++)
-    if (r->range[i].pos < r->npos)
-      map_keep(r, r->range[i].pos);
-  for (i = 0; i < r->npos; i++)
-    if (r->pos[i].keep)
-      r->pos[i].keep = (uint16_t)++npos;
-  m = (TraceMap *)lj_mem_new(J->L, map_size(npos, nrange));
-  m->size = map_size(npos, nrange);
+  need = r->npos*(2*5+3) + r->nrange*2*3;  /* ULEB128s at most. */
+  if (r->sizeenc < need) {
+    r->enc = (uint8_t *)lj_mem_realloc(J->L, r->enc, r->sizeenc, need);
+    r->sizeenc = need;
+  }
+  r->poskeep = (uint16_t *)lj_mem_realloc(J->L, r->poskeep,
+    r->sizekeep*sizeof(uint16_t), r->sizepos*sizeof(uint16_t));
+  r->sizekeep = r->sizepos;
+  if ((nbytes = map_encode(r, sz, pts, &npt, &npos, &ranges)) == 0)
+    return;
+  m = (TraceMap *)lj_mem_new(J->L, sizeof(TraceMap) +
+			     npt*sizeof(GCproto *) + nbytes);
+  m->size = (uint32_t)(sizeof(TraceMap) + npt*sizeof(GCproto *) + nbytes);
+  m->nbytes = nbytes;
+  m->ranges = ranges;
+  m->npt = (uint16_t)npt;
   m->npos = (uint16_t)npos;
-  m->nrange = (uint16_t)nrange;
-  for (i = 0; i < r->npos; i++) {
-    ProfTracePos *p = &r->pos[i];
-    if (p->keep) {
-      uint16_t k = p->keep - 1;
-      map_pt(m)[k] = p->pt;
-      map_bcofs(m)[k] = (uint32_t)(p->pc - proto_bc(p->pt));
-      map_parent(m)[k] = p->parent == NOPOS ? NOPOS :
-			 (uint16_t)(r->pos[p->parent].keep - 1);
-    }
-  }
-  for (i = 0; i < nrange; i++) {  /* Assembled backwards: reverse. */
-    uint16_t p = r->range[nrange-1-i].pos;
-    map_rofs(m)[i] = (uint16_t)(sz - r->range[nrange-1-i].dist);
-    map_rpos(m)[i] = p < r->npos ? (uint16_t)(r->pos[p].keep - 1) : NOPOS;
-  }
+  memcpy((void *)map_pt(m), pts, npt*sizeof(GCproto *));
+  memcpy((void *)map_bytes(m), r->enc, nbytes);
   setmref(T->linemap, m);
   setmref(J->curfinal->linemap, m);
 }
 
 void lj_proftrace_freerec(global_State *g, ProfTraceRec *r)
 {
+  if (r == NULL)
+    return;
   lj_mem_freevec(g, r->irpos, r->sizeirpos, uint16_t);
-  lj_mem_freevec(g, r->pos, r->sizepos, ProfTracePos);
-  lj_mem_freevec(g, r->range, r->sizerange, ProfTraceRange);
+  lj_mem_freevec(g, r->pospt, r->sizepos, GCproto *);
+  lj_mem_freevec(g, r->posofs, r->sizepos, uint32_t);
+  lj_mem_freevec(g, r->posparent, r->sizepos, uint16_t);
+  lj_mem_freevec(g, r->rdist, r->sizerange, uint16_t);
+  lj_mem_freevec(g, r->rpos, r->sizerange, uint16_t);
+  lj_mem_freevec(g, r->poskeep, r->sizekeep, uint16_t);
+  lj_mem_freevec(g, r->enc, r->sizeenc, uint8_t);
+  lj_mem_free(g, r, sizeof(ProfTraceRec));
 }
 
 /* -- Frames at an address ------------------------------------------------- */

@@ -24,44 +24,87 @@
 */
 
 #define LJ_PROFTRACE_NOPOS	0xffff	/* No position known. */
+#define LJ_PROFTRACE_LAZY	0xfffe	/* The bytecode's, made when needed. */
+#define LJ_PROFTRACE_MAXPOS	0xfffe	/* Positions of a trace, at most. */
 #define LJ_PROFTRACE_MAXFRAMES	64	/* Frames a trace inlined, at most. */
+#define LJ_PROFTRACE_MAXPT	64	/* Functions a map names, at most. */
 
-typedef struct ProfTracePos {
-  const GCproto *pt;	/* Function of the PC. */
-  const BCIns *pc;	/* One ahead, as the VM keeps PCs. */
-  uint16_t parent;	/* Position of the call of this frame, or NOPOS. */
-  uint16_t keep;	/* While the map is built: index in the map + 1. */
-} ProfTracePos;
-
-/* Code of one position: where it starts, as bytes from the code's end. */
-typedef struct ProfTraceRange {
-  uint32_t dist;
-  uint16_t pos;
-} ProfTraceRange;
-
-/* What the recorder and assembler of the current trace collect. */
+/* What the recorder and assembler of the current trace collect: the
+** trace's map in the making, laid out as the map (lj_proftrace.c). */
 typedef struct ProfTraceRec {
   uint16_t *irpos;	/* Position of each IR instruction, by ref-REF_BIAS. */
   MSize sizeirpos;
   uint16_t curpos;	/* Position of the instructions emitted now. */
-  uint16_t nchain;	/* Frames below the innermost one, outermost first: */
-  uint16_t chainpos[LJ_PROFTRACE_MAXFRAMES];	/* ... their positions. */
-  ProfTracePos *pos;	/* Positions seen. */
+  uint16_t linepos;	/* The last innermost position made, */
+  BCLine line;		/* and its line. */
+  uint16_t nchain;	/* Positions of the frames below the innermost */
+  uint16_t chainpos[LJ_PROFTRACE_MAXFRAMES];	/* one, outermost first. */
+  const GCproto *pt;	/* The bytecode recorded now, for LAZY: its */
+  const BCIns *pc;	/* function, PC (one ahead; NULL in a fast or */
+  MSize baseslot;	/* C function) and the recorder's frame base. */
+  const GCproto **pospt;	/* Positions: function, */
+  uint32_t *posofs;	/* PC (one ahead) as an index into its bytecode, */
+  uint16_t *posparent;	/* position of the call of its frame, or NOPOS. */
   MSize npos, sizepos;
-  ProfTraceRange *range;	/* Code ranges as assembled (backwards). */
-  MSize nrange, sizerange;
+  uint16_t *rdist;	/* Code ranges as assembled, backwards: where each */
+  uint16_t *rpos;	/* starts, in bytes from the code's end, and its */
+  MSize nrange, sizerange;	/* position. */
+  uint16_t *poskeep;	/* While the map is made: positions it keeps, */
+  MSize sizekeep;
+  uint8_t *enc;		/* and its bytes. */
+  MSize sizeenc;
 } ProfTraceRec;
 
-LJ_FUNC void lj_proftrace_growirpos(ProfTraceRec *r, lua_State *L, MSize n);
+LJ_FUNC void lj_proftrace_irslow(ProfTraceRec *r, lua_State *L, MSize i);
+
+/* The recorder records the bytecode at pc (NULL: a fast or C function) of
+** pt, its frame base at baseslot. Most bytecodes emit no IR: the position
+** is made for the first IR instruction. That follows at once: the real
+** stack, whose frames the position names, stays as it is meanwhile. */
+static LJ_AINLINE void lj_proftrace_record(ProfTraceRec *r, const GCproto *pt,
+					   const BCIns *pc, MSize baseslot)
+{
+  r->pt = pt;
+  r->pc = pc ? pc + 1 : NULL;
+  r->baseslot = baseslot;
+  r->curpos = LJ_PROFTRACE_LAZY;
+}
+
+/* The loop optimizer copies IR instruction ins: the copy runs its position. */
+static LJ_AINLINE void lj_proftrace_inherit(ProfTraceRec *r, IRRef ins)
+{
+  r->curpos = r->irpos[ins - REF_BIAS];
+}
 
 /* A new IR instruction runs the current position. */
 static LJ_AINLINE void lj_proftrace_irins(ProfTraceRec *r, lua_State *L,
 					  IRRef ref)
 {
   MSize i = (MSize)(ref - REF_BIAS);
-  if (LJ_UNLIKELY(i >= r->sizeirpos))
-    lj_proftrace_growirpos(r, L, i+1);
+  if (LJ_UNLIKELY(i >= r->sizeirpos || r->curpos == LJ_PROFTRACE_LAZY))
+    lj_proftrace_irslow(r, L, i);
   r->irpos[i] = r->curpos;
+}
+
+/* The assembler emitted the code of IR instruction ins (below
+** lj_proftrace_asmstart's): it starts dist bytes from the end of the
+** trace's code. An instruction whose code runs another position than the
+** code after it starts a range. Traces over 64 KB get no map: dist is cut
+** to 16 bits, the capacity is kept. */
+static LJ_AINLINE void lj_proftrace_asmins(ProfTraceRec *r, MSize dist,
+					   IRRef ins)
+{
+  MSize n = r->nrange;
+  uint16_t pos = r->irpos[ins - REF_BIAS];
+  if ((uint16_t)dist > r->rdist[n-1]) {
+    if (r->rpos[n-1] == pos) {
+      r->rdist[n-1] = (uint16_t)dist;
+    } else {
+      r->rdist[n] = (uint16_t)dist;
+      r->rpos[n] = pos;
+      r->nrange = n+1;
+    }
+  }
 }
 
 /* Does pc (as the VM keeps it: one ahead) lie in the bytecode of pt? */
@@ -83,18 +126,14 @@ static LJ_AINLINE BCLine lj_proftrace_line(const GCproto *pt, const BCIns *pc)
 struct GCtrace;
 struct jit_State;
 
-/* The recorder: a new trace, the bytecode it records next, an instruction
-** the loop optimizer copies from ins. */
+/* The recorder starts a new trace. */
 LJ_FUNC void lj_proftrace_recstart(struct jit_State *J);
-LJ_FUNC void lj_proftrace_record(struct jit_State *J);
-LJ_FUNC void lj_proftrace_inherit(struct jit_State *J, IRRef ins);
 
 /* The assembler: code of the trace's tail (dist bytes from the end of its
-** code) before IR instruction ins; the code of ins starts dist bytes from
-** the end; the trace's code is sz bytes. */
+** code) before IR instruction ins, the last (lj_proftrace_asmins follows);
+** the trace's code is sz bytes. */
 LJ_FUNC void lj_proftrace_asmstart(struct jit_State *J, MSize dist,
 				   IRRef ins);
-LJ_FUNC void lj_proftrace_asmins(struct jit_State *J, MSize dist, IRRef ins);
 LJ_FUNC void lj_proftrace_asmdone(struct jit_State *J, struct GCtrace *T,
 				  MSize sz);
 

@@ -7,7 +7,10 @@ LJCORE_O+= $(LJPROF_O)
 # stacks with libunwind; the file writer and the sampler have threads.
 TARGET_XLIBS+= -lelf -lunwind -lpthread
 
-# Coarse but safe: our few objects rebuild when any header changes.
+# Coarse but safe: our few objects rebuild when any header changes, and
+# LuaJIT's when lj_proftrace.h does (lj_iropt.h includes it; Makefile.dep
+# does not know).
 $(LJPROF_O): $(wildcard *.h)
-# The rule above must not become src/Makefile's default goal.
+$(LJCORE_O): lj_proftrace.h
+# The rules above must not become src/Makefile's default goal.
 .DEFAULT_GOAL :=
