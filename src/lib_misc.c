@@ -89,6 +89,21 @@ static int prof_misuse(lua_State *L, const char *why)
   return prof_error(L, lua_tostring(L, -1), EINVAL);
 }
 
+/* The index of the option at idx among names (nil: the first), or -1. */
+static int prof_choice(lua_State *L, int idx, const char *const *names)
+{
+  const char *s;
+  int i;
+  if (lua_isnil(L, idx))
+    return 0;
+  if ((s = lua_tostring(L, idx)) == NULL)
+    return -1;
+  for (i = 0; names[i] != NULL; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return -1;
+}
+
 /* -- Profiles started from Lua ------------------------------------------- */
 
 /* The writer contexts of the profiles started from Lua. */
@@ -149,7 +164,8 @@ static int prof_stopped(lua_State *L, int status, void **file)
 static const char *memprof_options(lua_State *L, const char **path,
 				   int *format)
 {
-  const char *fmt = "v4";
+  static const char *const formats[] = { "v4", "v3", NULL };
+  int fmt;
   *path = MEMPROF_DEFAULT_PATH;
   *format = LUAM_MEMPROF_V3;
   if (lua_isnoneornil(L, 1))
@@ -164,11 +180,9 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "format");
   if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
     return "path must be a string";
-  if (!lua_isnil(L, -1) && (fmt = lua_tostring(L, -1)) == NULL)
-    fmt = "";
-  if (strcmp(fmt, "v3") == 0) *format = LUAM_MEMPROF_V3;
-  else if (strcmp(fmt, "v4") == 0) *format = LUAM_MEMPROF_V4;
-  else return "format must be \"v3\" or \"v4\"";
+  if ((fmt = prof_choice(L, -1, formats)) < 0)
+    return "format must be \"v3\" or \"v4\"";
+  *format = fmt == 0 ? LUAM_MEMPROF_V4 : LUAM_MEMPROF_V3;
   return NULL;
 }
 
@@ -240,12 +254,16 @@ static int sysprof_report(lua_State *L)
   return 1;
 }
 
-/* Options table -> config; NULL or an error message. */
+/* Options table -> config; NULL or an error message. The names are in
+** the order of the values they stand for. */
 static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
 				   const char **path)
 {
-  const char *mode = "D", *clock = "cpu";
+  static const char *const modes[] = { "D", "L", "C", NULL };
+  static const char *const clocks[] = { "cpu", "wall", NULL };
+  static const char *const formats[] = { "v3", "v2", NULL };
   lua_Number interval = 10;
+  int mode = LUAM_SYSPROF_DEFAULT, clock = SYSPROF_CLOCK_CPU, fmt = 0;
   *path = SYSPROF_DEFAULT_PATH;
   if (!lua_isnoneornil(L, 1)) {
     if (!lua_istable(L, 1))
@@ -254,22 +272,21 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
     lua_getfield(L, 1, "interval");
     lua_getfield(L, 1, "path");
     lua_getfield(L, 1, "clock");
-    if (!lua_isnil(L, -4) && (mode = lua_tostring(L, -4)) == NULL)
+    lua_getfield(L, 1, "format");
+    if ((mode = prof_choice(L, -5, modes)) < 0)
       return "mode must be \"D\", \"L\" or \"C\"";
-    if (!lua_isnil(L, -3) && (interval = lua_tonumber(L, -3)) <= 0)
+    if (!lua_isnil(L, -4) && !((interval = lua_tonumber(L, -4)) > 0))
       return "interval must be a number of milliseconds above 0";
-    if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+    if (!lua_isnil(L, -3) && (*path = lua_tostring(L, -3)) == NULL)
       return "path must be a string";
-    if (!lua_isnil(L, -1) && (clock = lua_tostring(L, -1)) == NULL)
+    if ((clock = prof_choice(L, -2, clocks)) < 0)
       return "clock must be \"cpu\" or \"wall\"";
+    if ((fmt = prof_choice(L, -1, formats)) < 0)
+      return "format must be \"v2\" or \"v3\"";
   }
-  if (strcmp(mode, "D") == 0) cfg->mode = LUAM_SYSPROF_DEFAULT;
-  else if (strcmp(mode, "L") == 0) cfg->mode = LUAM_SYSPROF_LEAF;
-  else if (strcmp(mode, "C") == 0) cfg->mode = LUAM_SYSPROF_CALLGRAPH;
-  else return "mode must be \"D\", \"L\" or \"C\"";
-  if (strcmp(clock, "cpu") == 0) cfg->clock = SYSPROF_CLOCK_CPU;
-  else if (strcmp(clock, "wall") == 0) cfg->clock = SYSPROF_CLOCK_WALL;
-  else return "clock must be \"cpu\" or \"wall\"";
+  cfg->mode = mode;
+  cfg->clock = clock;
+  cfg->format = fmt == 0 ? LUAM_SYSPROF_V3 : LUAM_SYSPROF_V2;
   cfg->interval = (uint64_t)(interval * 1000);
   if (cfg->interval == 0)
     return "interval must be a number of milliseconds above 0";
