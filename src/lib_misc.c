@@ -89,6 +89,24 @@ static int prof_misuse(lua_State *L, const char *why)
   return prof_error(L, lua_tostring(L, -1), EINVAL);
 }
 
+/* The reference calls a profiler missing from the build a misuse, too. */
+static int prof_disabled(lua_State *L)
+{
+  return prof_misuse(L, "profiler is disabled in this build");
+}
+
+/* errno's words and the path: the reference names the path first for
+** memprof, and not at all for sysprof, where ours adds it after. */
+static int prof_ioerror(lua_State *L, const char *path, int pathlast)
+{
+  int err = errno;
+  if (pathlast)
+    lua_pushfstring(L, "%s: %s", strerror(err), path);
+  else
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+  return prof_error(L, lua_tostring(L, -1), err);
+}
+
 /* The index of the option at idx among names (nil: the first), or -1. */
 static int prof_choice(lua_State *L, int idx, const char *const *names)
 {
@@ -119,14 +137,12 @@ static void prof_atexit(void)
 
 /* The file a profile started from Lua writes to; NULL after pushing the
 ** error triple. */
-static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize)
+static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize,
+			  int pathlast)
 {
   ProfFile *pf = lj_proffile_open(path, bufsize);
-  if (pf == NULL) {
-    int err = errno;
-    lua_pushfstring(L, "%s: %s", path, strerror(err));
-    prof_error(L, lua_tostring(L, -1), err);
-  }
+  if (pf == NULL)
+    prof_ioerror(L, path, pathlast);
   return pf;
 }
 
@@ -194,12 +210,12 @@ static int memprof_start(lua_State *L)
   int status, format;
   const char *bad = memprof_options(L, &path, &format);
   if (!LJ_HASMEMPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE)) == NULL)
+  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE, 0)) == NULL)
     return 3;
   opt.ctx = pf;
   opt.buf = lj_proffile_buf(pf);
@@ -207,6 +223,8 @@ static int memprof_start(lua_State *L)
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
   status = lj_memprof_start(L, &opt, format);
+  if (status == PROFILE_ERRIO)  /* The symbol table could not be written. */
+    return prof_ioerror(L, path, 0);
   return prof_started(L, status, pf, &memprof_file);
 }
 
@@ -214,7 +232,7 @@ static int memprof_stop(lua_State *L)
 {
   int status;
   if (!LJ_HASMEMPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   status = luaM_memprof_stop(L);
   return prof_stopped(L, status, &memprof_file);
 }
@@ -241,6 +259,8 @@ static int sysprof_report(lua_State *L)
   struct luam_Sysprof_Counters c;
   const uint64_t *n = &c.vmst_interp;
   int i;
+  if (!LJ_HASSYSPROF)
+    return prof_disabled(L);
   luaM_sysprof_report(&c);
   lua_createtable(L, 0, 2);
   lua_pushnumber(L, (lua_Number)c.samples);
@@ -301,12 +321,12 @@ static int sysprof_start(lua_State *L)
   ProfFile *pf;
   int status;
   if (!LJ_HASSYSPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE)) == NULL)
+  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE, 1)) == NULL)
     return 3;
   cfg.ctx = pf;
   cfg.buf = lj_proffile_buf(pf);
@@ -321,7 +341,7 @@ static int sysprof_stop(lua_State *L)
 {
   int status;
   if (!LJ_HASSYSPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   status = luaM_sysprof_stop(L);
   return prof_stopped(L, status, &sysprof_file);
 }
