@@ -68,6 +68,7 @@ enum {
 
 #define SAMPLE_FRAMES		256	/* Frames kept per sample. */
 #define FRAME_BYTES		(1 + 3*LJ_WBUF_ULEB_MAX)
+/* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
 #define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
 #define MAX_CODE		512	/* Executable ranges of loaded objects. */
