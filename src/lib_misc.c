@@ -89,6 +89,39 @@ static int prof_misuse(lua_State *L, const char *why)
   return prof_error(L, lua_tostring(L, -1), EINVAL);
 }
 
+/* The reference calls a profiler missing from the build a misuse, too. */
+static int prof_disabled(lua_State *L)
+{
+  return prof_misuse(L, "profiler is disabled in this build");
+}
+
+/* errno's words and the path: the reference names the path first for
+** memprof, and not at all for sysprof, where ours adds it after. */
+static int prof_ioerror(lua_State *L, const char *path, int pathlast)
+{
+  int err = errno;
+  if (pathlast)
+    lua_pushfstring(L, "%s: %s", strerror(err), path);
+  else
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+  return prof_error(L, lua_tostring(L, -1), err);
+}
+
+/* The index of the option at idx among names (nil: the first), or -1. */
+static int prof_choice(lua_State *L, int idx, const char *const *names)
+{
+  const char *s;
+  int i;
+  if (lua_isnil(L, idx))
+    return 0;
+  if ((s = lua_tostring(L, idx)) == NULL)
+    return -1;
+  for (i = 0; names[i] != NULL; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return -1;
+}
+
 /* -- Profiles started from Lua ------------------------------------------- */
 
 /* The writer contexts of the profiles started from Lua. */
@@ -104,14 +137,12 @@ static void prof_atexit(void)
 
 /* The file a profile started from Lua writes to; NULL after pushing the
 ** error triple. */
-static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize)
+static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize,
+			  int pathlast)
 {
   ProfFile *pf = lj_proffile_open(path, bufsize);
-  if (pf == NULL) {
-    int err = errno;
-    lua_pushfstring(L, "%s: %s", path, strerror(err));
-    prof_error(L, lua_tostring(L, -1), err);
-  }
+  if (pf == NULL)
+    prof_ioerror(L, path, pathlast);
   return pf;
 }
 
@@ -149,7 +180,8 @@ static int prof_stopped(lua_State *L, int status, void **file)
 static const char *memprof_options(lua_State *L, const char **path,
 				   int *format)
 {
-  const char *fmt = "v4";
+  static const char *const formats[] = { "v4", "v3", NULL };
+  int fmt;
   *path = MEMPROF_DEFAULT_PATH;
   *format = LUAM_MEMPROF_V3;
   if (lua_isnoneornil(L, 1))
@@ -164,11 +196,9 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "format");
   if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
     return "path must be a string";
-  if (!lua_isnil(L, -1) && (fmt = lua_tostring(L, -1)) == NULL)
-    fmt = "";
-  if (strcmp(fmt, "v3") == 0) *format = LUAM_MEMPROF_V3;
-  else if (strcmp(fmt, "v4") == 0) *format = LUAM_MEMPROF_V4;
-  else return "format must be \"v3\" or \"v4\"";
+  if ((fmt = prof_choice(L, -1, formats)) < 0)
+    return "format must be \"v3\" or \"v4\"";
+  *format = fmt == 0 ? LUAM_MEMPROF_V4 : LUAM_MEMPROF_V3;
   return NULL;
 }
 
@@ -180,12 +210,12 @@ static int memprof_start(lua_State *L)
   int status, format;
   const char *bad = memprof_options(L, &path, &format);
   if (!LJ_HASMEMPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE)) == NULL)
+  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE, 0)) == NULL)
     return 3;
   opt.ctx = pf;
   opt.buf = lj_proffile_buf(pf);
@@ -193,6 +223,8 @@ static int memprof_start(lua_State *L)
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
   status = lj_memprof_start(L, &opt, format);
+  if (status == PROFILE_ERRIO)  /* The symbol table could not be written. */
+    return prof_ioerror(L, path, 0);
   return prof_started(L, status, pf, &memprof_file);
 }
 
@@ -200,7 +232,7 @@ static int memprof_stop(lua_State *L)
 {
   int status;
   if (!LJ_HASMEMPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   status = luaM_memprof_stop(L);
   return prof_stopped(L, status, &memprof_file);
 }
@@ -227,6 +259,8 @@ static int sysprof_report(lua_State *L)
   struct luam_Sysprof_Counters c;
   const uint64_t *n = &c.vmst_interp;
   int i;
+  if (!LJ_HASSYSPROF)
+    return prof_disabled(L);
   luaM_sysprof_report(&c);
   lua_createtable(L, 0, 2);
   lua_pushnumber(L, (lua_Number)c.samples);
@@ -240,12 +274,16 @@ static int sysprof_report(lua_State *L)
   return 1;
 }
 
-/* Options table -> config; NULL or an error message. */
+/* Options table -> config; NULL or an error message. The names are in
+** the order of the values they stand for. */
 static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
 				   const char **path)
 {
-  const char *mode = "D", *clock = "cpu";
+  static const char *const modes[] = { "D", "L", "C", NULL };
+  static const char *const clocks[] = { "cpu", "wall", NULL };
+  static const char *const formats[] = { "v3", "v2", NULL };
   lua_Number interval = 10;
+  int mode = LUAM_SYSPROF_DEFAULT, clock = SYSPROF_CLOCK_CPU, fmt = 0;
   *path = SYSPROF_DEFAULT_PATH;
   if (!lua_isnoneornil(L, 1)) {
     if (!lua_istable(L, 1))
@@ -254,22 +292,21 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
     lua_getfield(L, 1, "interval");
     lua_getfield(L, 1, "path");
     lua_getfield(L, 1, "clock");
-    if (!lua_isnil(L, -4) && (mode = lua_tostring(L, -4)) == NULL)
+    lua_getfield(L, 1, "format");
+    if ((mode = prof_choice(L, -5, modes)) < 0)
       return "mode must be \"D\", \"L\" or \"C\"";
-    if (!lua_isnil(L, -3) && (interval = lua_tonumber(L, -3)) <= 0)
+    if (!lua_isnil(L, -4) && !((interval = lua_tonumber(L, -4)) > 0))
       return "interval must be a number of milliseconds above 0";
-    if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+    if (!lua_isnil(L, -3) && (*path = lua_tostring(L, -3)) == NULL)
       return "path must be a string";
-    if (!lua_isnil(L, -1) && (clock = lua_tostring(L, -1)) == NULL)
+    if ((clock = prof_choice(L, -2, clocks)) < 0)
       return "clock must be \"cpu\" or \"wall\"";
+    if ((fmt = prof_choice(L, -1, formats)) < 0)
+      return "format must be \"v2\" or \"v3\"";
   }
-  if (strcmp(mode, "D") == 0) cfg->mode = LUAM_SYSPROF_DEFAULT;
-  else if (strcmp(mode, "L") == 0) cfg->mode = LUAM_SYSPROF_LEAF;
-  else if (strcmp(mode, "C") == 0) cfg->mode = LUAM_SYSPROF_CALLGRAPH;
-  else return "mode must be \"D\", \"L\" or \"C\"";
-  if (strcmp(clock, "cpu") == 0) cfg->clock = SYSPROF_CLOCK_CPU;
-  else if (strcmp(clock, "wall") == 0) cfg->clock = SYSPROF_CLOCK_WALL;
-  else return "clock must be \"cpu\" or \"wall\"";
+  cfg->mode = mode;
+  cfg->clock = clock;
+  cfg->format = fmt == 0 ? LUAM_SYSPROF_V3 : LUAM_SYSPROF_V2;
   cfg->interval = (uint64_t)(interval * 1000);
   if (cfg->interval == 0)
     return "interval must be a number of milliseconds above 0";
@@ -284,12 +321,12 @@ static int sysprof_start(lua_State *L)
   ProfFile *pf;
   int status;
   if (!LJ_HASSYSPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE)) == NULL)
+  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE, 1)) == NULL)
     return 3;
   cfg.ctx = pf;
   cfg.buf = lj_proffile_buf(pf);
@@ -304,7 +341,7 @@ static int sysprof_stop(lua_State *L)
 {
   int status;
   if (!LJ_HASSYSPROF)
-    return prof_error(L, "profiler is disabled", ENOTSUP);
+    return prof_disabled(L);
   status = luaM_sysprof_stop(L);
   return prof_stopped(L, status, &sysprof_file);
 }

@@ -9,6 +9,8 @@
 ** checks every frame it follows. A thread of the profiler's own drains
 ** the ring through the writer, after announcing newly loaded objects;
 ** protos and traces are announced by the VM's thread as they appear.
+** The reference's stream, v2, is written by the same walks: its samples
+** keep apart what v3 interleaves, and less of it.
 */
 
 #define _GNU_SOURCE
@@ -55,11 +57,18 @@ enum {
 #define LJP_END			((uint8_t)0x80)
 #define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
 
-/* Frame tags of a sample. */
-enum { FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE, FR_TRACE_LUA };
+/* Frame tags of a sample. FR_VMCODE, the interpreter's own code, is never
+** written in v3: the Lua frames it runs stand in its place. */
+enum {
+  FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE, FR_TRACE_LUA, FR_VMCODE
+};
+#define FRBIT(tag)		(1u << (tag))
+#define FRAMES_V3		(FRBIT(FR_LUA)|FRBIT(FR_CFUNC)|FRBIT(FR_FFUNC)| \
+				 FRBIT(FR_NATIVE)|FRBIT(FR_TRACE_LUA))
 
 #define SAMPLE_FRAMES		256	/* Frames kept per sample. */
 #define FRAME_BYTES		(1 + 3*LJ_WBUF_ULEB_MAX)
+/* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
 #define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
 #define MAX_CODE		512	/* Executable ranges of loaded objects. */
@@ -109,10 +118,11 @@ typedef struct SysProf {
 
 static SysProf sysprof;
 
-/* Callbacks set through the C API. */
+/* Callbacks and the format set through the C API. */
 static luam_Sysprof_writer host_writer;
 static luam_Sysprof_on_stop host_on_stop;
 static luam_Sysprof_backtracer host_backtracer;
+static int host_format = LUAM_SYSPROF_V3;
 
 /* -- Ring buffer --------------------------------------------------------- */
 
@@ -149,6 +159,8 @@ typedef struct Sample {
   uint8_t *p;
   int nframes;
   int maxframes;	/* Frames beyond this are left out. */
+  unsigned keep;	/* FRBIT()s of the frames written; others are left out. */
+  int v2;		/* The reference's encoding (see sample_v2). */
 } Sample;
 
 static void sample_uleb(Sample *s, uint64_t v)
@@ -158,13 +170,15 @@ static void sample_uleb(Sample *s, uint64_t v)
   *s->p++ = (uint8_t)v;
 }
 
-/* Starts a frame; 0 when the sample is full and the frame is left out. */
+/* Starts a frame; 0 when it is left out: the sample is full, or takes no
+** such frame. v2's native frames are bare addresses. */
 static int sample_frame(Sample *s, int tag)
 {
-  if (s->nframes >= s->maxframes)
+  if (s->nframes >= s->maxframes || !(s->keep & FRBIT(tag)))
     return 0;
   s->nframes++;
-  *s->p++ = (uint8_t)tag;
+  if (!s->v2 || tag < FR_NATIVE)
+    *s->p++ = (uint8_t)tag;
   return 1;
 }
 
@@ -172,7 +186,10 @@ static void sample_lua(Sample *s, const GCproto *pt, BCLine line)
 {
   if (sample_frame(s, FR_LUA)) {
     sample_uleb(s, (uintptr_t)pt);
-    sample_uleb(s, line >= 0 ? (uint64_t)line : LJP_LINE_UNKNOWN);
+    if (s->v2)  /* v2 names the function only: its first line. */
+      sample_uleb(s, (uint64_t)(int64_t)pt->firstline);
+    else
+      sample_uleb(s, line >= 0 ? (uint64_t)line : LJP_LINE_UNKNOWN);
   }
 }
 
@@ -345,6 +362,16 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
   c->ntoppc = 0;
 }
 
+/* The cursor's frames, C functions among them, down to the coroutine's
+** first or until the sample holds max frames. Also when the sample takes
+** none of them, a damaged frame chain cannot hold the walk. */
+static void cursor_frames(SysProf *sp, Sample *s, LuaCursor *c, int max)
+{
+  int n;
+  for (n = 0; c->frame != NULL && s->nframes < max && n < SAMPLE_FRAMES; n++)
+    activation_frames(sp, s, c, 1);
+}
+
 /* The innermost frame of the coroutine running, from what the VM publishes:
 ** the state, the base of a Lua or fast function, L->base for C. */
 static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
@@ -405,6 +432,13 @@ static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
   cursor_bestpc(c, (const BCIns *)pc);
 }
 
+/* The trace of that number, unless it is gone. */
+static GCtrace *trace_get(SysProf *sp, TraceNo traceno)
+{
+  jit_State *J = G2J(sp->g);
+  return traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+}
+
 /* The trace running at ip, the frames it inlined, and (through c) the
 ** frames below it. The trace's frame says how many of the Lua frames that
 ** follow its code runs: those it inlined and the one it was entered in,
@@ -412,8 +446,7 @@ static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
 static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
 			 int32_t traceno, uintptr_t ip)
 {
-  jit_State *J = G2J(sp->g);
-  GCtrace *T = (TraceNo)traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+  GCtrace *T = trace_get(sp, (TraceNo)traceno), *root;
   if (T != NULL && sample_frame(s, FR_TRACE_LUA)) {
     GCproto *pt = &gcref(T->startpt)->pt;
     const BCIns *startpc = mref(T->startpc, const BCIns) + 1;
@@ -442,8 +475,8 @@ static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
     ** deeper frame, where its root did, in the frame it was entered from. */
     c->ntoppc = 0;
     cursor_addpc(c, startpc);
-    if (T->root != 0 && T->root < J->sizetrace && traceref(J, T->root) != NULL)
-      cursor_addpc(c, mref(traceref(J, T->root)->startpc, const BCIns) + 1);
+    if (T->root != 0 && (root = trace_get(sp, T->root)) != NULL)
+      cursor_addpc(c, mref(root->startpc, const BCIns) + 1);
   }
 }
 
@@ -540,6 +573,8 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 	(traceno && innermost && (lost || !in_code(sp, ip)))) {
       /* An interpreter activation (or a trace, which runs in one). */
       LuaCursor *c = &cur[0];
+      if (in_vm(sp, ip))  /* Only v2 keeps it: v3 has the Lua frames. */
+	sample_addr(s, FR_VMCODE, (uintptr_t)ip);
       if (innermost) {
 	if (traceno)
 	  sample_trace(sp, s, c, traceno, lost ?
@@ -570,8 +605,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 rest:
   /* Frames of activations the native walk did not reach. */
   for (i = 0; i < ncur; i++)
-    while (cur[i].frame != NULL && s->nframes < SAMPLE_FRAMES)
-      activation_frames(sp, s, &cur[i], 1);
+    cursor_frames(sp, s, &cur[i], SAMPLE_FRAMES);
 }
 
 #define LEAF_STEPS	16
@@ -615,8 +649,7 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
   s->maxframes = traceno ? 2 : 1;
   if (traceno)
     sample_trace(sp, s, &c, traceno, ip);
-  while (c.frame != NULL && s->nframes < s->maxframes)
-    activation_frames(sp, s, &c, 1);  /* A vararg frame writes nothing. */
+  cursor_frames(sp, s, &c, s->maxframes);  /* A vararg frame writes nothing. */
   s->maxframes = s->nframes + 1;
   sample_addr(s, FR_NATIVE, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 }
@@ -638,10 +671,57 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
   cursor_top(sp, &c, st, uc);
   if (lj_prof_intrace(st))
     sample_trace(sp, s, &c, st, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
-  while (c.frame != NULL && s->nframes < SAMPLE_FRAMES)
-    activation_frames(sp, s, &c, 1);
+  cursor_frames(sp, s, &c, SAMPLE_FRAMES);
   backtrace_sample = s;
   sp->backtracer(backtrace_frame);
+}
+
+/* The frames of a sample, as the mode and the host want them. */
+static void sample_stack(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
+{
+  if (sp->backtracer != NULL)
+    sample_hostbacktrace(sp, s, st, uc);
+  else if (sp->cfg.mode == LUAM_SYSPROF_LEAF)
+    sample_leaf(sp, s, st, uc);
+  else
+    sample_callgraph(sp, s, st, uc);
+}
+
+/* -- Version 2 samples (the reference's) --------------------------------- */
+
+/* After the VM state: a trace is its number, start proto and that proto's
+** first line, nothing else. A Lua, fast or C function running gives every
+** Lua frame of the coroutine, innermost first (tags as in v3, a Lua frame
+** at its function's first line), then 0x80. Then, but for a trace, the
+** native frames, the interpreter's among them, as bare addresses up to a
+** zero: in mode L the innermost only. The walks are v3's, each part of the
+** sample keeping its kind of frame. 0 when the trace is gone. */
+static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
+		     ucontext_t *uc)
+{
+  s->v2 = 1;
+  if (vs == LJ_VMST_TRACE) {
+    GCtrace *T = trace_get(sp, (TraceNo)st);
+    GCproto *pt;
+    if (T == NULL)
+      return 0;
+    pt = &gcref(T->startpt)->pt;
+    sample_uleb(s, (uint64_t)st);
+    sample_uleb(s, (uintptr_t)pt);
+    sample_uleb(s, (uint64_t)(int64_t)pt->firstline);
+    return 1;
+  }
+  if (vs == LJ_VMST_LFUNC || vs == LJ_VMST_FFUNC || vs == LJ_VMST_CFUNC) {
+    LuaCursor c;
+    s->keep = FRBIT(FR_LUA) | FRBIT(FR_CFUNC) | FRBIT(FR_FFUNC);
+    cursor_top(sp, &c, st, uc);
+    cursor_frames(sp, s, &c, SAMPLE_FRAMES);
+    *s->p++ = LJP_END;
+  }
+  s->keep = FRBIT(FR_NATIVE) | FRBIT(FR_VMCODE);
+  sample_stack(sp, s, st, uc);
+  *s->p++ = 0;
+  return 1;
 }
 
 static void sysprof_signal(int sig, siginfo_t *info, void *context)
@@ -664,18 +744,20 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
       sp->dropped++;  /* Counted, but its stack cannot be written now. */
     } else if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT) {
       Sample s;
+      int ok = 1;
       s.p = sp->sample;
       s.nframes = 0;
       s.maxframes = SAMPLE_FRAMES;
+      s.keep = FRAMES_V3;
+      s.v2 = 0;
       *s.p++ = (uint8_t)vs;
-      if (sp->backtracer != NULL)
-	sample_hostbacktrace(sp, &s, st, uc);
-      else if (sp->cfg.mode == LUAM_SYSPROF_LEAF)
-	sample_leaf(sp, &s, st, uc);
-      else
-	sample_callgraph(sp, &s, st, uc);
-      *s.p++ = LJP_END;
-      if (!ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
+      if (sp->cfg.format == LUAM_SYSPROF_V2) {
+	ok = sample_v2(sp, &s, vs, st, uc);
+      } else {
+	sample_stack(sp, &s, st, uc);
+	*s.p++ = LJP_END;
+      }
+      if (!ok || !ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
 	sp->dropped++;
     }
   }
@@ -861,12 +943,17 @@ static void write_ffnames(struct lj_wbuf *out)
   }
 }
 
+/* The format's number is the stream's version. v2 has no records but
+** samples and symtab updates. */
 static void write_header(SysProf *sp)
 {
-  static const uint8_t prologue[] = { 'l', 'j', 'p', LJP_VERSION, 0, 0, 0 };
+  uint8_t prologue[] = { 'l', 'j', 'p', 0, 0, 0, 0 };
   struct lj_wbuf *out = &sp->out;
+  prologue[3] = (uint8_t)sp->cfg.format;
   lj_symtab_dump(out, sp->g, &sp->objs);
   lj_wbuf_addn(out, prologue, sizeof(prologue));
+  if (sp->cfg.format == LUAM_SYSPROF_V2)
+    return;
   lj_wbuf_addbyte(out, REC_CONFIG);
   lj_wbuf_adduleb(out, (uint64_t)sp->cfg.mode);
   lj_wbuf_adduleb(out, sp->cfg.interval);
@@ -896,7 +983,13 @@ static void write_stats(SysProf *sp)
   lj_wbuf_adduleb(out, sp->dropped);
   lj_wbuf_adduleb(out, sp->overruns);
   lj_wbuf_adduleb(out, ns);
-  lj_wbuf_addbyte(out, LJP_END);
+}
+
+static void write_end(SysProf *sp)
+{
+  if (sp->cfg.format != LUAM_SYSPROF_V2)
+    write_stats(sp);
+  lj_wbuf_addbyte(&sp->out, LJP_END);
 }
 
 /* A real-time signal: jit.profile keeps SIGPROF, both may run at once. */
@@ -972,7 +1065,7 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
     drain_once(sp);  /* What the last samples left. */
   }
   if (!lj_wbuf_failed(&sp->out))
-    write_stats(sp);
+    write_end(sp);
   lj_wbuf_flush(&sp->out);
   if (err == 0)
     err = sp->out.saved_errno;
@@ -993,6 +1086,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   unw_context_t ctx;
   unw_cursor_t uw;
   if (cfg->mode > LUAM_SYSPROF_CALLGRAPH || cfg->interval == 0 ||
+      (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3) ||
       cfg->buf == NULL || cfg->len < 1024 || cfg->writer == NULL ||
       cfg->on_stop == NULL)
     return PROFILE_ERRUSE;
@@ -1117,6 +1211,16 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
   return PROFILE_SUCCESS;
 }
 
+LUA_API int luaM_sysprof_set_format(int format)
+{
+  if (format != LUAM_SYSPROF_V2 && format != LUAM_SYSPROF_V3)
+    return PROFILE_ERRUSE;
+  if (lj_sysprof_busy())
+    return PROFILE_ERRRUN;
+  host_format = format;
+  return PROFILE_SUCCESS;
+}
+
 LUA_API int luaM_sysprof_start(lua_State *L,
 			       const struct luam_Sysprof_Options *opt)
 {
@@ -1124,6 +1228,7 @@ LUA_API int luaM_sysprof_start(lua_State *L,
   if (opt == NULL)
     return PROFILE_ERRUSE;
   cfg.mode = opt->mode;
+  cfg.format = host_format;
   cfg.clock = SYSPROF_CLOCK_CPU;
   cfg.interval = opt->interval * 1000;
   cfg.buf = opt->buf;
@@ -1207,6 +1312,12 @@ LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop)
 LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
 {
   UNUSED(backtracer);
+  return PROFILE_ERRUSE;
+}
+
+LUA_API int luaM_sysprof_set_format(int format)
+{
+  UNUSED(format);
   return PROFILE_ERRUSE;
 }
 

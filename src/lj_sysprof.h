@@ -1,6 +1,7 @@
 /*
 ** Platform profiler (sysprof): at every tick of a timer, the VM state and
-** the Lua and native stacks together, as a `ljs` + `ljp` v3 stream.
+** the Lua and native stacks together, as a `ljs` + `ljp` v3 stream, or
+** the reference's v2.
 */
 
 #ifndef _LJ_SYSPROF_H
@@ -19,7 +20,6 @@
 #define LJ_HASSYSPROF		0
 #endif
 
-#define LJP_VERSION		3
 
 /* Clocks that drive the sampling timer. */
 enum {
@@ -30,6 +30,7 @@ enum {
 /* A profile's settings; the writer contract is that of lmisclib.h. */
 typedef struct SysprofConfig {
   int mode;		/* LUAM_SYSPROF_DEFAULT, _LEAF or _CALLGRAPH. */
+  int format;		/* LUAM_SYSPROF_V2 or _V3: the stream version. */
   int clock;		/* SYSPROF_CLOCK_*. */
   uint64_t interval;	/* Microseconds between samples. */
   uint8_t *buf;

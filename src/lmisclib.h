@@ -138,10 +138,11 @@ LUA_API int luaM_memprof_stop(lua_State *L);
 **   LUAM_SYSPROF_CALLGRAPH  one stack from main to the innermost frame,
 **                           Lua frames placed where they nest among
 **                           native ones.
-** The stream (docs/formats.md: `ljs` v3 + `ljp` v3) goes through a writer
-** and an on_stop callback with the contract of the memory profiler's,
-** except that the writer runs on a thread of the profiler's own (never in
-** the signal handler, never in the VM's thread): it may block.
+** The stream (docs/formats.md: `ljs` v3 + `ljp` v3, or the reference's
+** `ljp` v2: luaM_sysprof_set_format) goes through a writer and an on_stop
+** callback with the contract of the memory profiler's, except that the
+** writer runs on a thread of the profiler's own (never in the signal
+** handler, never in the VM's thread): it may block.
 */
 
 /*
@@ -194,6 +195,19 @@ typedef void (*luam_Sysprof_backtracer)(void *(*frame_writer)(int frame_no,
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer);
 LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop);
 LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
+
+/*
+** The stream format of the profiles luaM_sysprof_start starts from now on
+** (misc.sysprof.start chooses its own): LUAM_SYSPROF_V3, ours (the
+** default), or LUAM_SYSPROF_V2, the reference's, for its tools: each Lua
+** frame at its function's first line, the Lua frames apart from the native
+** ones (which include the interpreter's), a trace alone by its number and
+** start, no statistics. PROFILE_ERRUSE for another value, PROFILE_ERRRUN
+** while a profile runs.
+*/
+#define LUAM_SYSPROF_V2		2
+#define LUAM_SYSPROF_V3		3
+LUA_API int luaM_sysprof_set_format(int format);
 
 /* PROFILE_ERRUSE: bad options, no writer or on_stop set, or no profiler in
 ** this build; PROFILE_ERRRUN: a profile runs already; PROFILE_ERRIO: the

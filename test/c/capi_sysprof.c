@@ -3,6 +3,7 @@
 ** codes, counters, a host backtracer, and lua_close with a profile running.
 */
 
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -149,6 +150,41 @@ int main(void)
     lua_close(bare);
   }
 
+  /* The reference's stream, v2: chosen before start, kept while a profile
+  ** runs. A host backtracer's frames are then the samples' host stack:
+  ** bare addresses up to a zero, 0x1234 (b4 24) and 0x5678 (f8 ac 01). */
+  {
+    static const uint8_t host[] = { 0xb4, 0x24, 0xf8, 0xac, 0x01, 0x00 };
+    const uint8_t *p, *q;
+    uint64_t n = 0, m;
+    tap_is(luaM_sysprof_set_format(4), PROFILE_ERRUSE, "set_format(4): PROFILE_ERRUSE");
+    tap_is(luaM_sysprof_set_format(LUAM_SYSPROF_V2), PROFILE_SUCCESS, "set_format(V2)");
+    luaM_sysprof_set_backtracer(host_backtrace);
+    streamlen = 0;
+    tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, v2, with a host backtracer");
+    tap_is(luaM_sysprof_set_format(LUAM_SYSPROF_V3), PROFILE_ERRRUN,
+	   "set_format while a profile runs: PROFILE_ERRRUN");
+    spin(L, 0.3);
+    tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "stop");
+    luaM_sysprof_report(&c);
+    p = memmem(stream, streamlen, "ljp\2\0\0\0", 7);
+    tap_ok(p != NULL && memmem(stream, streamlen, "ljp\3\0\0\0", 7) == NULL,
+	   "the stream is ljp v2");
+    for (q = p; q != NULL; q++, n++)
+      if ((q = memmem(q, streamlen - (size_t)(q - stream), host, sizeof(host))) == NULL)
+	break;
+    m = c.samples - c.vmst_trace;  /* A trace's sample is the trace alone. */
+    if (!tap_ok(m > 20 && n >= m * 9 / 10 && n <= m,
+		"nearly every sample but a trace's ends with the backtracer's frames, bare"))
+      printf("#   %llu of %llu\n", (unsigned long long)n, (unsigned long long)m);
+    luaM_sysprof_set_backtracer(NULL);
+    tap_is(luaM_sysprof_set_format(LUAM_SYSPROF_V3), PROFILE_SUCCESS, "set_format(V3)");
+    streamlen = 0;
+    luaM_sysprof_start(L, &o);
+    luaM_sysprof_stop(L);
+    tap_ok(memmem(stream, streamlen, "ljp\3\0\0\0", 7) != NULL, "the next stream is v3 again");
+  }
+
   /* lua_close with a profile running completes the stream. */
   free(stream);
   stream = NULL;
@@ -156,7 +192,7 @@ int main(void)
   tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then lua_close");
   spin(L, 0.1);
   lua_close(L);
-  tap_is(stops, 5, "lua_close called on_stop");
+  tap_is(stops, 7, "lua_close called on_stop");
   tap_is(stream[streamlen-1], 0x80, "the stream ends with the epilogue");
   free(stream);
   return tap_done();

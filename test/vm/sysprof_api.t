@@ -41,16 +41,25 @@ t.cmp(last.vmstate.LFUNC + last.vmstate.TRACE, ">", 0.8 * last.samples,
 triple("an unknown mode", "^profiler misuse: mode must be", EINVAL, sp.start({ mode = "X", path = tmp }))
 triple("a zero interval", "^profiler misuse: interval must be", EINVAL, sp.start({ interval = 0, path = tmp }))
 triple("a negative interval", "^profiler misuse: interval must be", EINVAL, sp.start({ interval = -1, path = tmp }))
+triple("an interval that is not a number", "^profiler misuse: interval must be", EINVAL,
+       sp.start({ interval = 0/0, path = tmp }))
 triple("an unknown clock", "^profiler misuse: clock must be", EINVAL, sp.start({ clock = "sun", path = tmp }))
 triple("options that are not a table", "^profiler misuse: options must be a table", EINVAL, sp.start("C"))
-triple("a path that cannot be opened", "^/nonexistent%-dir/s%.bin: No such file", ENOENT,
+triple("an unknown format", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+       sp.start({ format = "v4", path = tmp }))
+triple("a format that is not a name", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+       sp.start({ format = 2, path = tmp }))
+triple("a format that is a table", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+       sp.start({ format = {}, path = tmp }))
+-- The reference says only errno's words here; ours names the path after.
+triple("a path that cannot be opened", "^No such file or directory: /nonexistent%-dir/s%.bin$", ENOENT,
        sp.start({ path = "/nonexistent-dir/s.bin" }))
 
 do -- a disk that fills: the profile stops, the program goes on
   t.is(sp.start({ mode = "C", interval = 1, clock = "wall", path = "/dev/full" }), true,
        "start on /dev/full succeeds (the disk is written later)")
   spin(1)
-  triple("stop after the disk filled", "No space left on device", ENOSPC, sp.stop())
+  triple("stop after the disk filled", "^No space left on device$", ENOSPC, sp.stop())
   t.is(sp.start({ path = tmp }), true, "profiling works again afterwards")
   t.is(sp.stop(), true, "...")
 end
