@@ -121,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     render_sysprof(devnull, &sysagg, &sym, &r);
     break;
   case STREAM_UNKNOWN:
+  case STREAM_SYMTAB:
     break;
   }
   sysagg_free(&sysagg);
