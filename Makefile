@@ -3,6 +3,7 @@
 #   make                  build build/bin/luajit, its library and headers
 #   make demo             build, then run the bundled example
 #   make test             build, then run every test (TAP, prove)
+#   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local
 #
@@ -34,7 +35,8 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
 
-.PHONY: all vm ljprof noprof asan demo test bench install clean distclean deps FORCE
+.PHONY: all vm ljprof noprof asan demo test test-reference bench install clean \
+	distclean deps FORCE
 
 all: vm ljprof
 
@@ -156,6 +158,38 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	  LUA_CPATH="$(BUILD)/test/?.so;;" \
 	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
+	@$(MAKE) --no-print-directory test-reference
+
+# The reference's own tests of its profilers and misc library (Tarantool's
+# LuaJIT fork), unpacked into $(REF) and run the way its SOURCE file says
+# upstream runs them, through test/reference/run: what that changes, and
+# why, is in test/reference/skips.
+REF_TESTS_TGZ ?= $(firstword $(wildcard ../shared/upstreams/tarantool-luajit-tests-*.tar.gz))
+REF      := $(BUILD)/reference
+REF_T    := $(REF)/test/tarantool-tests
+# gh-5813's C modules: res<dir>.so from <dir>/, linked with each ELF hash
+# style, and stripped.
+REF_CMODS := both:-Wl,--hash-style=both gnuhash:-Wl,--hash-style=gnu \
+	     hash:-Wl,--hash-style=sysv stripped:-s
+
+ifeq ($(wildcard $(REF_TESTS_TGZ)),)
+test-reference:
+	@echo "==== The reference's tests: skipped, no $(or $(REF_TESTS_TGZ),../shared/upstreams/tarantool-luajit-tests-*.tar.gz)"
+else
+test-reference: all
+	@echo "==== The reference's tests ($(notdir $(REF_TESTS_TGZ))) on $(BUILD)/bin/luajit"
+	@rm -rf $(REF) && mkdir -p $(REF)/cmod $(REF)/var
+	@tar -xzf $(REF_TESTS_TGZ) -C $(REF) --strip-components=1
+	@for m in $(REF_CMODS); do dir=$${m%%:*}; \
+	  $(CC) -I$(BUILD)/include -shared -fPIC $${m#*:} -o $(REF)/cmod/res$$dir.so \
+	    $(REF_T)/profilers/gh-5813-resolving-of-c-symbols/$$dir/res$$dir.c || exit 1; \
+	done
+	@cd $(REF_T) && \
+	  LUA_PATH="$(REF_T)/?.lua;$(REF_T)/?/init.lua;$(REF)/tools/?.lua;;" \
+	  LUA_CPATH="$(REF)/cmod/?.so;;" LUAJIT_TEST_VARDIR="$(REF)/var" \
+	  prove --exec "$(CURDIR)/test/reference/run $(BUILD)/bin/luajit" \
+	    $$(find . -name '*.test.lua' | sed 's|^\./||' | sort)
+endif
 
 # The same upstream tree built the same way, without our patches: the
 # baseline that shows what the patches themselves cost.

@@ -10,12 +10,25 @@
                          unreadable file, a failed write */
 #define EXIT_USAGE 2  /* bad command line */
 
+/* How messages name the program: "ljprof", or for the -t tools the name
+** it was run as (`luajit`, which hands them its command line). */
+extern const char *program_name;
+
 /* Each subcommand gets its own argv: argv[0] is the subcommand's name. */
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+/* argv[0] is the tool's flag, "-tm" or "-ts" (anything else lists them). */
+int cmd_tool(int argc, char **argv);
 
-/* "ljprof CMD: <message> (see 'ljprof CMD --help')" on stderr; EXIT_USAGE. */
+/* "PROGRAM CMD: <message> (see 'PROGRAM CMD --help')" on stderr;
+** EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+** The single FILE operand after the options (argv[optind]) into *file.
+** Returns -1, or EXIT_USAGE (none or several; the error written).
+*/
+int single_file(const char *cmd, int argc, char **argv, const char **file);
 
 #endif

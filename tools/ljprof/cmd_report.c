@@ -77,12 +77,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
       return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (optind == argc) return usage_error(CMD, "no FILE given");
-  if (argc - optind > 1)
-    return usage_error(CMD, "one FILE at a time ('%s' is one too many)",
-                       argv[optind + 1]);
-  a->input = argv[optind];
-  return -1;
+  return single_file(CMD, argc, argv, &a->input);
 }
 
 int cmd_report(int argc, char **argv) {

@@ -1,7 +1,9 @@
 /*
-** ljprof: profiling tools for LuaJIT. This file dispatches subcommands;
-** each lives in its own cmd_*.c file.
+** ljprof: profiling tools for LuaJIT. This file dispatches subcommands,
+** and the -t tools that `luajit -t` runs; each lives in its own cmd_*.c
+** file.
 */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,12 +26,21 @@ static const struct command commands[] = {
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
+const char *program_name = "ljprof";
+
 static void usage(FILE *out) {
-  fprintf(out, "Usage: ljprof COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
+  fprintf(out, "Usage: ljprof COMMAND [OPTIONS] [ARGS]\n"
+               "       ljprof -t<tool> [OPTIONS] FILE\n\nCommands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
-          "\n'ljprof COMMAND --help' tells more about a command.\n\n"
+          "\nTools, what `luajit -t<tool>` runs (the reference's tools flag\n"
+          "and its output):\n"
+          "  -tm        a memprof stream: ALLOCATIONS, REALLOCATIONS,\n"
+          "             DEALLOCATIONS, HEAP SUMMARY (--leak-only,\n"
+          "             --human-readable)\n"
+          "  -ts        a sysprof stream: collapsed stacks\n"
+          "\n'ljprof COMMAND --help' and 'ljprof -t<tool> --help' tell more.\n\n"
           "Examples:\n"
           "  ljprof record --mem -- app.lua\n"
           "  ljprof record --cpu --interval=1 -- bench.lua\n"
@@ -42,12 +53,21 @@ static void usage(FILE *out) {
 
 int usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "ljprof %s: ", cmd);
+  fprintf(stderr, "%s %s: ", program_name, cmd);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (see 'ljprof %s --help')\n", cmd);
+  fprintf(stderr, " (see '%s %s --help')\n", program_name, cmd);
   return EXIT_USAGE;
+}
+
+int single_file(const char *cmd, int argc, char **argv, const char **file) {
+  if (optind == argc) return usage_error(cmd, "no FILE given");
+  if (argc - optind > 1)
+    return usage_error(cmd, "one FILE at a time ('%s' is one too many)",
+                       argv[optind + 1]);
+  *file = argv[optind];
+  return -1;
 }
 
 int main(int argc, char **argv) {
@@ -59,6 +79,12 @@ int main(int argc, char **argv) {
   if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
     usage(stdout);
     return EXIT_OK;
+  }
+  if (!strncmp(name, "-t", 2)) {
+    const char *slash = strrchr(argv[0], '/');
+    const char *base = slash ? slash + 1 : argv[0];
+    if (*base) program_name = base;
+    return cmd_tool(argc - 1, argv + 1);
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (!strcmp(name, commands[i].name))

@@ -5,19 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "lib/event_pipe.h"
-#include "lib/memagg.h"
-#include "lib/stream.h"
-#include "lib/sysagg.h"
-
-#define READ_BUFFER_SIZE (1u << 20)
-
-/* Inputs from this size on are aggregated on a second thread. */
-#define PIPE_MIN_INPUT (4u << 20)
+#include "stream_file.h"
 
 static const struct {
   const char *name;
@@ -93,53 +84,40 @@ int report_parse_option(const char *cmd, int c, const char *arg,
 }
 
 /* A profile for other tools, of either kind of stream. */
-static int render_profile(enum stream_kind kind, FILE *out, const char *name,
-                          const struct reader *r, const struct memagg *memagg,
-                          const struct sysagg *sysagg,
+static int render_profile(FILE *out, const char *name,
+                          const struct stream_file *f,
                           const struct report_options *opt) {
   struct profile profile;
-  if (kind == STREAM_SYSPROF)
-    profile_from_sysprof(&profile, name, sysagg, r);
+  if (f->kind == STREAM_SYSPROF)
+    profile_from_sysprof(&profile, name, &f->sysagg, &f->reader);
   else
-    profile_from_memprof(&profile, name, memagg, r, opt->leak_only,
-                         opt->count);
+    profile_from_memprof(&profile, name, &f->memagg, &f->reader,
+                         opt->leak_only, opt->count);
   int written = report_profile(out, &profile, opt->format);
   profile_free(&profile);
   return written;
 }
 
 /* Render what was decoded; returns the exit status. */
-static int render(enum stream_kind kind, FILE *out, const char *name,
-                  const char *output, const struct reader *r,
-                  struct memagg *memagg, const struct sysagg *sysagg,
+static int render(FILE *out, const char *name, const char *output,
+                  const struct stream_file *f,
                   const struct report_options *opt) {
   int written;
-  if (kind == STREAM_UNKNOWN) return EXIT_OK; /* nothing to report */
-  if (kind == STREAM_MEMPROF) memagg_finish(memagg);
+  if (f->kind != STREAM_MEMPROF && f->kind != STREAM_SYSPROF)
+    return EXIT_OK; /* nothing to report */
   if (report_is_profile_format(opt->format)) {
-    written = render_profile(kind, out, name, r, memagg, sysagg, opt);
-  } else if (kind == STREAM_SYSPROF) {
-    struct sysprof_report_input in = {name, sysagg->sym, sysagg, r};
+    written = render_profile(out, name, f, opt);
+  } else if (f->kind == STREAM_SYSPROF) {
+    struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
     written = report_sysprof(out, &in, opt);
   } else {
-    struct report_input in = {name, memagg->sym, memagg, r};
+    struct report_input in = {name, &f->sym, &f->memagg, &f->reader};
     written = report_memprof(out, &in, opt);
   }
   if (written == 0) return EXIT_OK;
   fprintf(stderr, "ljprof: %s: write error: %s\n",
           output ? output : "<stdout>", strerror(errno));
   return EXIT_FAILED;
-}
-
-/*
-** Is the input long enough for a second thread to pay (or of unknown
-** length: a pipe)? Short ones are read on one thread, without the cost of
-** starting another.
-*/
-static int worth_a_thread(int fd) {
-  struct stat st;
-  return fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-         st.st_size >= PIPE_MIN_INPUT;
 }
 
 int report_file(const char *input, const char *output,
@@ -158,40 +136,18 @@ int report_file(const char *input, const char *output,
     return EXIT_FAILED;
   }
 
-  struct reader r;
-  struct symbols sym;
-  struct memagg memagg;
-  struct sysagg sysagg;
-  reader_init_fd(&r, fd, READ_BUFFER_SIZE);
-  symbols_init(&sym);
-  memagg_init(&memagg, &sym);
-  sysagg_init(&sysagg, &sym);
-  /* On two threads, the counters by site are kept on the decoder's: the
-  ** other thread's share, the live blocks, is the larger. */
-  struct memprof_sink sites = {memagg_count_sites, &memagg};
-  struct memprof_sink owners = {memagg_count_owners, &memagg};
-  struct event_pipe *pipe =
-      worth_a_thread(fd) ? event_pipe_start(&sites, &owners) : NULL;
-  struct stream_sinks sinks = {
-      .memprof = pipe ? event_pipe_sink(pipe)
-                      : (struct memprof_sink){memagg_events, &memagg},
-      .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
-  enum stream_kind kind = stream_read(&r, &sym, &sinks);
-  if (pipe) event_pipe_finish(pipe);
-
-  int status = render(kind, out, name, output, &r, &memagg, &sysagg, opt);
-  if (r.status != READER_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, r.err_msg);
+  struct stream_file f;
+  stream_file_read(&f, fd);
+  int status = render(out, name, output, &f, opt);
+  if (f.reader.status != READER_OK) {
+    fprintf(stderr, "ljprof: %s: %s\n", name, f.reader.err_msg);
     if (status == EXIT_OK) status = EXIT_FAILED;
   }
   if (output && fclose(out) != 0 && status == EXIT_OK) {
     fprintf(stderr, "ljprof: %s: %s\n", output, strerror(errno));
     status = EXIT_FAILED;
   }
-  sysagg_free(&sysagg);
-  memagg_free(&memagg);
-  symbols_free(&sym);
-  reader_free(&r);
+  stream_file_free(&f);
   if (!stdin_input) close(fd);
   return status;
 }

@@ -1,21 +1,24 @@
 package LJProf::Run;
-# Running ljprof from tests: its stdout, stderr and exit status, and the
-# JSON report decoded.
+# Running ljprof (or luajit) from tests: its stdout, stderr and exit
+# status, and the JSON report decoded.
 use strict;
 use warnings;
 use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
 
-our @EXPORT = qw(ljprof ljprof_json scratch_dir check_every_cut);
+our @EXPORT = qw(ljprof run_program ljprof_json scratch_dir check_every_cut);
 
 my $dir = tempdir(CLEANUP => 1);
 
 sub scratch_dir { return $dir }
 
 # ljprof(@args) -> { out => ..., err => ..., rc => ... }; stdin from $opt{stdin}.
-sub ljprof {
-  my @args = @_;
+sub ljprof { return run_program('ljprof', @_) }
+
+# run_program($program, [\%opt,] @args): the same for any program.
+sub run_program {
+  my ($program, @args) = @_;
   my $stdin = '/dev/null';
   if (ref $args[0] eq 'HASH') { my $opt = shift @args; $stdin = $opt->{stdin} }
   my $pid = fork // die "fork: $!";
@@ -23,7 +26,7 @@ sub ljprof {
     open STDIN, '<', $stdin or die "$stdin: $!";
     open STDOUT, '>', "$dir/stdout" or die $!;
     open STDERR, '>', "$dir/stderr" or die $!;
-    exec 'ljprof', @args or die "exec ljprof: $!";
+    exec $program, @args or die "exec $program: $!";
   }
   waitpid $pid, 0;
   my $rc = $? >> 8;

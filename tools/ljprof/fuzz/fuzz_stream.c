@@ -1,8 +1,8 @@
 /*
 ** libFuzzer target: a whole profile file through the reader library, as
 ** `ljprof report` runs it: decode, aggregate, render every format of the
-** stream's kind, and every profile format (collapsed, pprof, speedscope,
-** HTML) of it. A memprof stream is also decoded through the event pipe (a
+** stream's kind (and a memprof stream's `-tm` text), and every profile
+** format (collapsed, pprof, speedscope, HTML) of it. A memprof stream is also decoded through the event pipe (a
 ** second thread aggregates), whose text report must be the same.
 */
 #include <stddef.h>
@@ -31,6 +31,7 @@ static void render_memprof(FILE *out, struct memagg *agg,
   struct report_input in = {"fuzz", sym, agg, r};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 1, 0};
   report_memprof(out, &in, &opt);
+  report_memprof_reference(out, &in, &opt);
   opt.format = REPORT_JSON;
   opt.top = 3;
   report_memprof(out, &in, &opt);
@@ -121,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     render_sysprof(devnull, &sysagg, &sym, &r);
     break;
   case STREAM_UNKNOWN:
+  case STREAM_SYMTAB:
     break;
   }
   sysagg_free(&sysagg);

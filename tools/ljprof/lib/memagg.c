@@ -298,6 +298,16 @@ void memagg_view(const struct memstats *st, enum memagg_view view,
   }
 }
 
+void memagg_event_bytes(const struct memstats *st, enum memagg_view view,
+                        uint64_t *events, uint64_t *added, uint64_t *removed) {
+  uint64_t bytes;
+  memagg_view(st, view, events, &bytes);
+  *added = view == VIEW_FREE ? 0 : bytes;
+  *removed = view == VIEW_ALLOC  ? 0
+             : view == VIEW_FREE ? st->freed_bytes
+                                 : st->realloc_old_bytes;
+}
+
 struct ranked {
   uint64_t key, tiebreak;
   uint32_t loc;

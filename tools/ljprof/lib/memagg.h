@@ -108,6 +108,20 @@ enum memagg_order { ORDER_BYTES, ORDER_EVENTS };
 void memagg_view(const struct memstats *st, enum memagg_view view,
                  uint64_t *events, uint64_t *bytes);
 
+/* What the reallocations (VIEW_REALLOC) or frees (VIEW_FREE) touched;
+** NULL for other views. */
+static inline const struct overrides *
+memagg_view_overrides(const struct memagg *agg, enum memagg_view view) {
+  return view == VIEW_REALLOC ? &agg->realloc_overrides
+         : view == VIEW_FREE  ? &agg->free_overrides
+                              : NULL;
+}
+
+/* The events of an event view (VIEW_ALLOC, VIEW_REALLOC, VIEW_FREE), the
+** bytes they added and the bytes they removed. */
+void memagg_event_bytes(const struct memstats *st, enum memagg_view view,
+                        uint64_t *events, uint64_t *added, uint64_t *removed);
+
 /*
 ** The locations a view shows (those with events, or live blocks), best
 ** first: by the ordering key, then the other one, then first seen.

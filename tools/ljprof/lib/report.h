@@ -48,6 +48,11 @@ int report_memprof_text(FILE *out, const struct report_input *in,
 int report_memprof_json(FILE *out, const struct report_input *in,
                         const struct report_options *opt);
 
+/* The shape of the reference's parser (`luajit -tm`); options leak_only
+** and human. */
+int report_memprof_reference(FILE *out, const struct report_input *in,
+                             const struct report_options *opt);
+
 static inline int report_memprof(FILE *out, const struct report_input *in,
                                  const struct report_options *opt) {
   return opt->format == REPORT_JSON ? report_memprof_json(out, in, opt)

@@ -82,12 +82,8 @@ static void put_size(struct text *t, uint64_t bytes) {
     put(t, t->opt->human ? " B" : " bytes");
     return;
   }
-  double value = (double)bytes;
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < sizeof units / sizeof *units) {
-    value /= 1024;
-    unit++;
-  }
+  size_t unit;
+  double value = binary_units(bytes, sizeof units / sizeof *units, &unit);
   sbuf_printf(&t->buf, "%.1f %s", value, units[unit]);
 }
 
@@ -144,18 +140,6 @@ static void put_overrides(struct text *t, const struct overrides *o,
   }
 }
 
-/* The columns of an event section: events, bytes added, bytes removed. */
-static void section_columns(const struct memstats *st, enum memagg_view view,
-                            uint64_t col[3]) {
-  uint64_t events, bytes;
-  memagg_view(st, view, &events, &bytes);
-  col[0] = events;
-  col[1] = view == VIEW_FREE ? 0 : bytes;
-  col[2] = view == VIEW_ALLOC   ? 0
-           : view == VIEW_FREE  ? st->freed_bytes
-                                : st->realloc_old_bytes;
-}
-
 /* How many of count ranked locations a section shows (--top). */
 static size_t limit(struct text *t, size_t count) {
   return t->opt->top && t->opt->top < count ? t->opt->top : count;
@@ -174,19 +158,20 @@ static void put_more(struct text *t, size_t shown, size_t count) {
 }
 
 static void put_event_section(struct text *t, const char *title,
-                              enum memagg_view view,
-                              const struct overrides *o) {
+                              enum memagg_view view) {
   const struct memagg *agg = t->in->agg;
+  const struct overrides *o = memagg_view_overrides(agg, view);
   size_t count;
   uint32_t *ids = memagg_rank(agg, view, t->opt->order, &count);
   uint64_t total[3];
-  section_columns(&agg->totals, view, total);
+  memagg_event_bytes(&agg->totals, view, &total[0], &total[1], &total[2]);
   put(t, title);
   end_line(t);
   size_t shown = limit(t, count);
   for (size_t i = 0; i < shown; i++) {
     uint64_t col[3];
-    section_columns(memagg_stats(agg, ids[i]), view, col);
+    memagg_event_bytes(memagg_stats(agg, ids[i]), view, &col[0], &col[1],
+                       &col[2]);
     put_name(t, ids[i]);
     put(t, ": ");
     put_plural(t, col[0], "event", "events");
@@ -263,10 +248,9 @@ int report_memprof_text(FILE *out, const struct report_input *in,
     }
     put_totals(&t);
     end_line(&t);
-    put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC, NULL);
-    put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC,
-                      &in->agg->realloc_overrides);
-    put_event_section(&t, "DEALLOCATIONS", VIEW_FREE, &in->agg->free_overrides);
+    put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
+    put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
+    put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);
   }
   put_heap_summary(&t);
   put_aliases(&t);

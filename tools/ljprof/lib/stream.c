@@ -68,21 +68,22 @@ static const struct section *read_magic(struct reader *r) {
 
 enum stream_kind stream_read(struct reader *r, struct symbols *sym,
                              const struct stream_sinks *sinks) {
+  enum stream_kind so_far = STREAM_UNKNOWN; /* what damage from here leaves */
   const struct section *sec = read_magic(r);
   if (sec == &SYMTAB) {
-    if (!read_version(r, sec) || !symtab_read(r, sym)) return STREAM_UNKNOWN;
+    if (!read_version(r, sec) || !symtab_read(r, sym)) return so_far;
+    so_far = STREAM_SYMTAB;
     sec = read_magic(r);
     if (sec == &SYMTAB) {
       reader_fail(r, READER_CORRUPT, reader_offset(r) - MAGIC_SIZE,
                   "corrupt at offset %" PRIu64
                   ": a second symtab where a profiler stream should start",
                   reader_offset(r) - MAGIC_SIZE);
-      return STREAM_UNKNOWN;
+      return so_far;
     }
   }
-  if (!sec) return STREAM_UNKNOWN;
-  unsigned version = read_version(r, sec);
-  if (!version) return STREAM_UNKNOWN;
+  unsigned version = sec ? read_version(r, sec) : 0;
+  if (!version) return so_far;
   int complete = sec == &SYSPROF
                      ? sysprof_read_records(r, sym, version, &sinks->sysprof)
                      : memprof_read_events(r, sym, version, &sinks->memprof);

@@ -13,7 +13,9 @@
 #include "sysprof.h"
 
 enum stream_kind {
-  STREAM_UNKNOWN, /* damaged before a profiler section began */
+  STREAM_UNKNOWN, /* damaged before a symbol table, or inside it */
+  STREAM_SYMTAB,  /* a whole symbol table, then no profiler section (damage
+                     where one should begin) */
   STREAM_MEMPROF,
   STREAM_SYSPROF
 };

@@ -79,3 +79,13 @@ const char *sbuf_cstr(struct sbuf *sb) {
   sb->data[sb->len] = '\0';
   return sb->data;
 }
+
+double binary_units(uint64_t bytes, size_t nunits, size_t *unit) {
+  double value = (double)bytes;
+  *unit = 0;
+  while (value >= 1024 && *unit + 1 < nunits) {
+    value /= 1024;
+    ++*unit;
+  }
+  return value;
+}

@@ -32,6 +32,13 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *sbuf_cstr(struct sbuf *sb);
 
+/*
+** A byte count in binary units: unit 0 is the byte, each next one 1024
+** times the one before. Returns the count in the largest unit (below
+** nunits) it fills at least once, whose index goes to *unit.
+*/
+double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
+
 /* Saturating addition: counters from hostile streams must not wrap. */
 static inline uint64_t add_sat(uint64_t a, uint64_t b) {
   uint64_t sum = a + b;

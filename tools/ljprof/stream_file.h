@@ -1,0 +1,27 @@
+/*
+** A profile file read whole: its stream decoded and aggregated, ready for
+** any renderer. What `report`, `record` and the `-t` tools share.
+*/
+#ifndef LJPROF_STREAM_FILE_H
+#define LJPROF_STREAM_FILE_H
+
+#include "lib/memagg.h"
+#include "lib/reader.h"
+#include "lib/stream.h"
+#include "lib/symbols.h"
+#include "lib/sysagg.h"
+
+struct stream_file {
+  enum stream_kind kind;
+  struct reader reader; /* its status says whether, and where, it is damaged */
+  struct symbols sym;
+  struct memagg memagg; /* finished (memagg_finish()) for a memprof stream */
+  struct sysagg sysagg;
+};
+
+/* Read fd up to its end or its damage. The aggregations point into f:
+** it must stay where it is until stream_file_free(). */
+void stream_file_read(struct stream_file *f, int fd);
+void stream_file_free(struct stream_file *f);
+
+#endif
