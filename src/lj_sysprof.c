@@ -67,7 +67,7 @@ enum {
 				 FRBIT(FR_NATIVE)|FRBIT(FR_TRACE_LUA))
 
 #define SAMPLE_FRAMES		256	/* Frames kept per sample. */
-#define FRAME_BYTES		(1 + 3*LJ_WBUF_ULEB_MAX)
+#define FRAME_BYTES		(1 + 4*LJ_WBUF_ULEB_MAX)  /* A trace: tag 6. */
 /* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
 #define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
