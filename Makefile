@@ -219,6 +219,9 @@ bench: all $(PRISTINE)/src/luajit
 	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
 	  tar -xzf $(LJ_BENCH_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
 	  $(BENCH_LUA) bench/lines.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof \
+	    $(BUILD)/ljbench/bench $(BUILD)/bench && \
+	  echo "## Trace maps: size, and instructions to compile traces" && \
+	  $(BENCH_LUA) bench/traces.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
 	else echo "(skipped: no $(LJ_BENCH_TGZ))"; fi
 

@@ -10,9 +10,8 @@ dofile(prog)
 
 local n, code, map, ratios = 0, 0, 0, {}
 for tr = 1, 65535 do
-  local info = util.traceinfo(tr)
-  if info then
-    local mcode = util.tracemc(tr)
+  local info, mcode = util.traceinfo(tr), util.tracemc(tr)
+  if info and mcode then  -- A trace without code of its own has no map.
     n, code, map = n + 1, code + #mcode, map + info.szlinemap
     ratios[#ratios + 1] = info.szlinemap / #mcode
   end
