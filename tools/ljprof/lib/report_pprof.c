@@ -225,7 +225,7 @@ static void add_samples(struct pprof *pp, const struct profile *p) {
     sample->n_location_id = st->depth;
     sample->location_id = &pp->location_ids[st->first];
     for (size_t f = 0; f < st->depth; f++) /* innermost first, as pprof's */
-      sample->location_id[f] = (uint64_t)p->stack_frames[st->first + f] + 1;
+      sample->location_id[f] = (uint64_t)p->stack_frames[st->first + f].frame + 1;
     sample->n_value = p->ntypes;
     sample->value = &pp->values[s * p->ntypes];
     for (size_t v = 0; v < p->ntypes; v++)
