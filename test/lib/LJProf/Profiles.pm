@@ -1,9 +1,10 @@
 package LJProf::Profiles;
 # Real profiles for the format tests: a CPU workload (sysprof, mode C)
-# whose hot line is known, and a memory workload (memprof) where the site
-# allocating the most is not the one holding the most at the end; a
-# hand-made stream of traces running inlined frames; and the JSON report
-# of a stream, the totals every other format must agree with.
+# whose hot line is known, one compiled with a callee inlined into its
+# loop, and a memory workload (memprof) where the site allocating the most
+# is not the one holding the most at the end; a hand-made stream of traces
+# running inlined frames; and the JSON report of a stream, the totals
+# every other format must agree with.
 use strict;
 use warnings;
 no warnings 'portable';    # 64-bit addresses
@@ -12,7 +13,7 @@ use JSON::PP;
 use LJProf::Lua;
 use LJProf::Stream;
 
-our @EXPORT = qw(cpu_profile inlined_stream memory_profile
+our @EXPORT = qw(cpu_profile inlined_profile inlined_stream memory_profile
                  json_report ljprof_out file_text);
 
 # Lines of the CPU payload: hot()'s loop, hot()'s first line.
@@ -38,6 +39,38 @@ LUA
   die "CPU payload failed: $run->{err}" if $run->{rc};
   return { bin => $bin, script => $run->{script}, name => '@' . $run->{script},
 	   hot_line => HOT_LINE, hot_first_line => HOT_FIRST_LINE };
+}
+
+# JIT on: a small function, fill(), is called in a hot loop and inlined
+# into its trace; its memset costs four times the caller's own. Undef when
+# the VM has no JIT.
+# { bin, script, callee_first_line, callee_line (fill's memset), call_line
+#   (the loop's call of fill), caller_line (the loop's own memset) }
+sub inlined_profile {
+  my $jit = run_lua('io.write(jit.status() and "on" or "off")');
+  return undef unless $jit->{out} eq 'on';
+  my $bin = scratch() . '/inlined.bin';
+  my $run = run_lua(<<"LUA");
+local ffi = require("ffi")
+ffi.cdef("void *memset(void *s, int c, size_t n);")
+local C, buf = ffi.C, ffi.new("uint8_t[262144]")
+local function fill(n)
+  C.memset(buf, n, 131072)
+  return n
+end
+local s, t0 = 0, os.clock()
+assert(misc.sysprof.start({ mode = "C", interval = 1, path = "$bin" }))
+while os.clock() - t0 < 0.8 do
+  for i = 1, 200 do
+    s = s + fill(i)
+    C.memset(buf, i, 32768)
+  end
+end
+assert(misc.sysprof.stop())
+LUA
+  die "inlined payload failed: $run->{err}" if $run->{rc};
+  return { bin => $bin, script => $run->{script}, callee_first_line => 4,
+           callee_line => 5, call_line => 12, caller_line => 13 };
 }
 
 # A stream of samples in a trace (TRACE [1] @m.lua:10) that runs frames of
