@@ -1,9 +1,10 @@
 #!/usr/bin/env perl
 # pprof output, read by the real `go tool pprof`: the hot Lua line of a CPU
 # workload comes first with -lines, and its function (`@file:FIRSTLINE`)
-# without; memory profiles carry allocated and in-use objects and bytes, the
-# largest live site first under inuse_space; every value sums to the JSON
-# report's totals.
+# without; frames a trace runs inlined are one location with a line each,
+# the inlined callee's line above its caller's call line; memory profiles
+# carry allocated and in-use objects and bytes, the largest live site first
+# under inuse_space; every value sums to the JSON report's totals.
 use strict;
 use warnings;
 use FindBin;
@@ -31,10 +32,10 @@ sub pprof {
   return ($? >> 8, $out);
 }
 
-# The rows of -top: [flat, name], in order.
+# The rows of -top: [flat, name, cum], in order.
 sub top_rows {
   my ($out) = @_;
-  return map { /^\s*(\S+)\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+(.*)$/ ? [$1, $2] : () } split /\n/, $out;
+  return map { /^\s*(\S+)\s+\S+%\s+\S+%\s+(\S+)\s+\S+%\s+(.*)$/ ? [$1, $3, $2] : () } split /\n/, $out;
 }
 
 # -raw: the sample values, summed per sample type.
@@ -50,6 +51,28 @@ sub raw_totals {
     $sum{$names[$_]} += $v[$_] for 0 .. $#names;
   }
   return \%sum;
+}
+
+# -raw: the samples as { "LOCATION | LOCATION ..." => count }, leaf first,
+# each location its lines joined by " + " (a line: its function, then
+# file:line), and how many locations there are.
+sub raw_stacks {
+  my ($out) = @_;
+  my ($locations) = $out =~ /^Locations\n(.*?)^Mappings/ms;
+  my (%lines, $id);
+  for (split /\n/, $locations // '') {
+    $id = $1 if s/^\s*(\d+): 0x\S+ M=\d+ //;
+    s/^\s+//;
+    s/ s=\d+$//;
+    push @{ $lines{$id} }, $_;
+  }
+  my ($samples) = $out =~ /^Samples:\n.*?\n(.*?)^\S/ms;
+  my %stacks;
+  for (split /\n/, $samples // '') {
+    next unless /^\s+(\d+)\s[^:]*:\s*([\d ]+?)\s*$/;
+    $stacks{join ' | ', map { join ' + ', @{ $lines{$_} } } split ' ', $2} += $1;
+  }
+  return (\%stacks, scalar keys %lines);
 }
 
 { # CPU
@@ -82,6 +105,65 @@ sub raw_totals {
   is($sum->{samples}, $json->{samples_with_stacks}, "cpu round trip: $sum->{samples} samples as in the JSON report");
   is($sum->{cpu}, $json->{samples_with_stacks} * 1_000_000, 'cpu round trip: cpu = samples x the interval');
   like($out, qr/^Mappings\n\s*1: .*luajit/m, 'cpu: the catch-all mapping');
+}
+
+{ # Inlined frames, hand-made: one location per run of them, its lines
+  # innermost first, shared by equal runs; the trace its own location.
+  my $file = scratch() . '/inlined-stream.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file,
+                                     inlined_stream(scratch() . '/inlined-stream.bin'));
+  is($rc, 0, 'inlined stream: pprof written') or diag $err;
+  my ($prc, $out) = pprof('-raw', $file);
+  my ($stacks, $nlocations) = raw_stacks($out);
+  my $trace = 'TRACE [1] @m.lua:10 m.lua:10';
+  my ($main11, $main12, $main13) = map { "\@m.lua:0 m.lua:$_" } 11, 12, 13;
+  my ($fill5, $fill6, $fill7, $put21) = ('@m.lua:4 m.lua:5', '@m.lua:4 m.lua:6', '@m.lua:4 m.lua:7', '@m.lua:20 m.lua:21');
+  is_deeply($stacks, {
+    "memset :0 | $trace | $put21 + $fill6 + $main11 | main :0" => 3,
+    "$trace | $fill5 + $main11 | main :0" => 4,
+    "$trace | $fill5 | memset :0 | $main11 | main :0" => 1,
+    "$trace | $main12 | main :0" => 1,
+    "$trace | $fill5" => 1,
+    "$fill5 | $main11 | main :0" => 1,
+    "$trace | $fill7 | $main13 | main :0" => 2,
+  }, 'inlined stream: two and three frames in one location, innermost first; a count above the Lua frames '
+     . 'that follow stops at the last; a native frame, a count of 0 or 1, tag 5 and the interpreter inline nothing')
+    or diag $out;
+  is($nlocations, 10, 'inlined stream: a location per distinct run of frames, shared');
+}
+
+SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
+  my $prof = inlined_profile() or skip 'no JIT in this build', 7;
+  my $file = scratch() . '/inlined.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, $prof->{bin});
+  is($rc, 0, 'inlined: pprof written') or diag $err;
+  my $script = $prof->{script};
+  my ($prc, $out) = pprof('-raw', $file);
+  my ($stacks) = raw_stacks($out);
+  my ($inlined, $all, $mixed) = (0, 0, 0);
+  my $run = "\@$script:$prof->{callee_first_line} $script:$prof->{callee_line} + \@$script:0 $script:$prof->{call_line}";
+  for my $st (keys %$stacks) {
+    $all += $stacks->{$st};
+    $inlined += $stacks->{$st} if index(" | $st | ", " | $run | ") >= 0;
+    $mixed += $stacks->{$st} if grep { / \+ / && grep { !/^\@/ } split / \+ / } split / \| /, $st;
+  }
+  cmp_ok($inlined, '>', $all / 2, "inlined -raw: most samples ($inlined of $all) have a location of two lines, "
+         . "fill's memset line $prof->{callee_line}, then the loop's call line $prof->{call_line}") or diag $out;
+  is($mixed, 0, 'inlined -raw: only Lua lines share a location (the trace and native frames stand alone)');
+  my $json = json_report($prof->{bin});
+  is(raw_totals($out)->{samples}, $json->{samples_with_stacks}, 'inlined round trip: every sample');
+
+  # Lua frames only: the samples of each line where it runs.
+  ($prc, $out) = pprof('-top', '-lines', '-show=^@', '-sample_index=samples', $file);
+  my @rows = top_rows($out);
+  my $base = quotemeta((split m{/}, $script)[-1]);
+  like($rows[0][1], qr/^\@\S*$base:$prof->{callee_first_line} \S*$base:$prof->{callee_line} \(inline\)$/,
+       "inlined -lines: the inlined callee's line $prof->{callee_line} first, marked inline") or diag $out;
+  like($rows[1][1], qr/^\@\S*$base:0 \S*$base:$prof->{caller_line}$/,
+       "inlined -lines: then the loop's own memset, line $prof->{caller_line}") or diag $out;
+  my ($call) = grep { $_->[1] =~ /^\@\S*$base:0 \S*$base:$prof->{call_line}$/ } @rows;
+  cmp_ok($call && $call->[2], '>=', $rows[0][2],
+         "inlined -lines: the call line $prof->{call_line} has the callee's samples in its total") or diag $out;
 }
 
 { # memory

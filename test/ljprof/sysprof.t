@@ -1,7 +1,8 @@
 #!/usr/bin/env perl
 # Sysprof v3 streams (ours): how frames are named, stacks in collapsed
 # form, symtab updates rebinding between samples, self and total counts in
-# the text and JSON reports, mode D, and the sampling rate.
+# the text and JSON reports, mode D, the sampling rate, and frames a trace
+# runs inlined, named and counted as any other.
 use strict;
 use warnings;
 no warnings 'portable';    # 64-bit addresses
@@ -11,6 +12,7 @@ use Test::More;
 use JSON::PP;
 use LJProf::Stream;
 use LJProf::Run;
+use LJProf::Profiles qw(inlined_stream);
 
 my $dir = scratch_dir();
 my $chunk = "local x = 1\nreturn x";
@@ -181,6 +183,31 @@ like($r->{out}, qr/^Line unknown: 3 samples \(60\.0%\) have a Lua frame whose li
      'line unknown: the text report says how many samples');
 unlike($r->{out}, qr/:4294967295|:0 \(line/, 'line unknown: the raw value and line 0 are never printed');
 is(ljprof_json($file)->{json}{samples_line_unknown}, 3, 'line unknown: JSON counts them');
+
+# Frames a trace runs inlined (tag 6): only pprof shows them as such
+# (test/formats/pprof.t); the other reports name and count them as before.
+$file = inlined_stream("$dir/inlined.bin");
+$r = ljprof('report', '--format=collapsed', $file);
+is($r->{out}, <<'OUT', 'inlined: collapsed names every frame as before') or diag $r->{err};
+main;@m.lua:11;@m.lua:5;TRACE [1] @m.lua:10 4
+main;@m.lua:11;@m.lua:6;@m.lua:21;TRACE [1] @m.lua:10;memset 3
+main;@m.lua:13;@m.lua:7;TRACE [1] @m.lua:10 2
+main;@m.lua:11;memset;@m.lua:5;TRACE [1] @m.lua:10 1
+main;@m.lua:12;TRACE [1] @m.lua:10 1
+@m.lua:5;TRACE [1] @m.lua:10 1
+main;@m.lua:11;@m.lua:5 1
+OUT
+$t = ljprof('report', $file)->{out};
+$lself = section($t, 'LINES BY SELF');
+like($lself, qr/\A\@m\.lua:5: 7 self \(53\.8%\), 7 total \(53\.8%\)\n/, 'inlined: a line inlined or not is one row of lines');
+is(scalar(() = $lself =~ /^\@m\.lua:5:/mg), 1, 'inlined: and only one');
+like(section($t, 'FUNCTIONS BY SELF'), qr/^\@m\.lua:4: 1 self \(7\.7%\), 12 total \(92\.3%\)$/m,
+     'inlined: the function inlined or not is one row of functions');
+my $speedscope = JSON::PP->new->decode(ljprof('report', '--format=speedscope', $file)->{out});
+my %frames;
+$frames{ $_->{name} }++ for @{ $speedscope->{shared}{frames} };
+is_deeply([grep { $frames{$_} > 1 } sort keys %frames], [], 'inlined: speedscope has each frame once, inlined or not');
+is(scalar keys %frames, 10, 'inlined: speedscope has every frame');
 
 # stdin, -o.
 $r = ljprof({ stdin => "$dir/v3.bin" }, 'report', '--format=collapsed', '-o', "$dir/out.folded", '-');

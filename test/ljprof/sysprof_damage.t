@@ -13,6 +13,9 @@ use LJProf::Run;
 
 my $dir = scratch_dir();
 my $head = symtab(sym_lfunc(0x5612ab000100, '@t.lua', 1), sym_cfunc(0x401000, 'main')) . prologue('ljp', 3);
+# A trace with a frame inlined into the one it was entered in (tag 6).
+my $inlined_head = chr(TRACE) . f_native(0x7f0000001010) . substr(f_trace_lua(2, 0x5612ab000100, 9, 2), 0, -1);
+my $inlined = $inlined_head . uleb(2) . f_lua(0x5612ab000200, 5) . f_lua(0x5612ab000100, 3) . f_native(0x401010) . "\x80";
 my @records = (
   [sp_config(MODE_C, 1000, 0), 0],
   [sp_ffname(1, 'assert'), 0],
@@ -24,7 +27,8 @@ my @records = (
   [sp_sample(CFUNC, f_cfunc(0x7f0000001000), f_native(0x401010)), 1],
   [sp_upd_trace(2, 0x5612ab000100, 9), 0],
   [sp_sample(GC), 1],
-  [sp_stats(5, [0, 1, 1, 1, 1, 0, 0, 0, 0, 1], 0, 0, 5_000_000), 0],
+  [$inlined, 1],
+  [sp_stats(6, [0, 1, 1, 1, 1, 0, 0, 0, 0, 2], 0, 0, 6_000_000), 0],
 );
 my @complete;    # [end offset, samples so far]
 my ($bin, $count) = ($head, 0);
@@ -58,6 +62,12 @@ is($r->{err}, "ljprof: $cut: truncated at offset " . ($complete[5][0] + 3)
    'cut: names the offset of the field and what was expected');
 $r = ljprof('report', '--format=collapsed', $cut);
 is_deeply([$r->{rc}, $r->{out}], [1, "main;\@t.lua:3 1\nmain;\@u.lua:5;assert 1\n"], 'cut collapsed: exit 1, the stacks before');
+
+# A cut before the count of a trace's Lua frames: named as what is missing.
+$cut_at = $complete[9][0] + length $inlined_head;
+$r = ljprof('report', write_file("$dir/cut.bin", substr($bin, 0, $cut_at)));
+like($r->{err}, qr/: truncated at offset $cut_at: expected ULEB128 \(trace: Lua frames it runs\); the stream ends at offset $cut_at$/,
+     'cut in a tag 6 frame: names its count as what was expected');
 
 # Corrupt values.
 my $ok_sample = sp_sample(LFUNC, f_lua(0x5612ab000100, 3), f_native(0x401010));

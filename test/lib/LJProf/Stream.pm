@@ -20,7 +20,7 @@ our @EXPORT = qw(
   memprof memprof_v4 internal lua cfunc trace trace_lua
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
   write_file NO_LINE
-  sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace
+  sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
   v2_sample v2_trace
   INTERP LFUNC FFUNC CFUNC GC EXIT RECORD OPT ASM TRACE MODE_D MODE_L MODE_C
@@ -89,6 +89,9 @@ sub f_cfunc  { my ($addr) = @_; return "\x02" . uleb($addr) }
 sub f_ffunc  { my ($id) = @_; return "\x03" . uleb($id) }
 sub f_native { my ($addr) = @_; return "\x04" . uleb($addr) }
 sub f_trace  { return "\x05" . trace_fields(@_) }    # (trace no, proto, line)
+# (trace no, proto, line, how many of the Lua frames that follow run in the
+# trace's code: those it inlined, then the one it was entered in)
+sub f_trace_lua { my ($no, $proto, $line, $nlua) = @_; return "\x06" . trace_fields($no, $proto, $line) . uleb($nlua) }
 
 # v3 records.
 sub sp_sample { my ($state, @frames) = @_; return chr($state) . join('', @frames) . "\x80" }

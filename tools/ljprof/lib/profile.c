@@ -56,10 +56,12 @@ static uint32_t frame_id(struct profile *p, uint32_t loc, uint32_t func) {
   return id;
 }
 
-static void push_frame(struct profile *p, uint32_t loc, uint32_t func) {
+static void push_frame(struct profile *p, uint32_t loc, uint32_t func,
+                       uint32_t inlined) {
   grow_array((void **)&p->stack_frames, &p->stack_frames_cap,
              p->nstack_frames + 1, sizeof *p->stack_frames);
-  p->stack_frames[p->nstack_frames++] = frame_id(p, loc, func);
+  p->stack_frames[p->nstack_frames++] =
+      (struct profile_stack_frame){frame_id(p, loc, func), inlined};
 }
 
 struct ranked_stack {
@@ -108,7 +110,7 @@ void profile_from_sysprof(struct profile *p, const char *source,
                                   {st->count, mul_sat(st->count, p->period)}};
     for (size_t f = 0; f < st->depth; f++) {
       const struct sysagg_frame *frame = &agg->frames[st->first + f];
-      push_frame(p, frame->loc, frame->func);
+      push_frame(p, frame->loc, frame->func, frame->inlined);
     }
   }
   finish(p);
@@ -137,7 +139,7 @@ void profile_from_memprof(struct profile *p, const char *source,
     out->first = (uint32_t)p->nstack_frames;
     out->depth = 1;
     memcpy(out->values, values, sizeof values);
-    push_frame(p, (uint32_t)loc, (uint32_t)loc);
+    push_frame(p, (uint32_t)loc, (uint32_t)loc, 0);
   }
   finish(p);
 }

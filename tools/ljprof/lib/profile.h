@@ -46,8 +46,16 @@ struct profile_frame {
   uint32_t loc, func;
 };
 
+/* A frame of a stack: the frame's id, and whether a trace's machine code
+** runs it inlined into the next frame, its caller (1), or not (0). That is
+** the stack's, not the frame's: pprof makes the frames of an inlined run
+** one location; the other formats name a frame alike either way. */
+struct profile_stack_frame {
+  uint32_t frame, inlined;
+};
+
 struct profile_stack {
-  uint32_t first, depth; /* frame ids at stack_frames[first ..], innermost first */
+  uint32_t first, depth; /* at stack_frames[first ..], innermost first */
   uint64_t values[PROFILE_MAX_VALUES];
 };
 
@@ -64,7 +72,7 @@ struct profile {
   struct profile_frame *frames; /* by frame id */
   size_t nframes, frames_cap;
   struct hashtab frame_index;
-  uint32_t *stack_frames;
+  struct profile_stack_frame *stack_frames;
   size_t nstack_frames, stack_frames_cap;
   struct profile_stack *stacks;
   size_t nstacks;
@@ -90,7 +98,7 @@ static inline size_t profile_weight(const struct profile *p) {
 static inline uint32_t profile_frame_from_root(const struct profile *p,
                                                const struct profile_stack *st,
                                                size_t i) {
-  return p->stack_frames[st->first + st->depth - 1 - i];
+  return p->stack_frames[st->first + st->depth - 1 - i].frame;
 }
 
 /*

@@ -2,8 +2,13 @@
 ** pprof: a gzip'd perftools.profiles.Profile (proto/profile.proto), as
 ** `go tool pprof` and other pprof readers take it.
 **
-** - A location per frame, with one line: its function and the frame's line.
-**   Functions: a Lua line's is its proto, named `@file.lua:FIRSTLINE`, file
+** - A location per frame, with one line: its function and the frame's line;
+**   but the frames a trace's machine code runs inlined (innermost first)
+**   and the frame they are inlined into, the one the trace was entered in,
+**   are one location with a line each, in that order, as pprof models
+**   inlining. Equal runs of frames share a location; the trace's own frame,
+**   the code running, stays a location of its own, innermost.
+** - Functions: a Lua line's is its proto, named `@file.lua:FIRSTLINE`, file
 **   `file.lua` (the chunk name without '@'), start line FIRSTLINE; other
 **   frames are their own function, by the name the reports give them, with
 **   a source file and line only if they have one (traces, memprof sites).
@@ -178,42 +183,80 @@ static uint64_t function_of(struct pprof *pp, const struct profile *p,
   return fn->id;
 }
 
-static void add_locations(struct pprof *pp, const struct profile *p) {
-  size_t n = p->nframes;
-  pp->locations = xcalloc(n + 1, sizeof *pp->locations);
-  pp->location_ptrs = xcalloc(n + 1, sizeof *pp->location_ptrs);
-  pp->lines = xcalloc(n + 1, sizeof *pp->lines);
-  pp->line_ptrs = xcalloc(n + 1, sizeof *pp->line_ptrs);
-  pp->functions = xcalloc(n + 1, sizeof *pp->functions);
-  pp->function_ptrs = xcalloc(n + 1, sizeof *pp->function_ptrs);
-  struct keymap by_func = {0};
-  struct sbuf scratch = {0};
-  for (size_t f = 0; f < n; f++) {
-    Line *line = &pp->lines[f];
-    perftools__profiles__line__init(line);
-    line->function_id = function_of(pp, p, &by_func, (uint32_t)f, &scratch);
-    sbuf_reset(&scratch);
-    int64_t at;
-    if (profile_frame_source(p, (uint32_t)f, 0, &scratch, &at)) line->line = at;
-    pp->line_ptrs[f] = line;
+/*
+** A stack is cut into runs of frames: the frames a trace's machine code
+** runs inlined, innermost first, then the one they are inlined into (the
+** "physical" frame); any other frame is a run alone. A run is one
+** location, its frames the location's lines; equal runs (the same frames)
+** share it.
+*/
+struct run {
+  uint32_t first, length; /* its frames: stack_frames[first ..] */
+};
 
-    Location *loc = &pp->locations[f];
-    perftools__profiles__location__init(loc);
-    loc->id = f + 1;
-    loc->mapping_id = 1;
-    loc->n_line = 1;
-    loc->line = &pp->line_ptrs[f];
-    pp->location_ptrs[f] = loc;
-  }
-  keymap_free(&by_func);
-  sbuf_free(&scratch);
-  pp->msg.n_location = n;
-  pp->msg.location = pp->location_ptrs;
-  pp->msg.n_function = pp->nfunctions;
-  pp->msg.function = pp->function_ptrs;
+struct runs {
+  const struct profile *p;
+  struct run *items; /* by location id - 1 */
+  size_t count, cap;
+  size_t nlines; /* their lengths summed */
+  struct hashtab index;
+};
+
+struct run_probe {
+  const struct runs *runs;
+  const struct profile_stack_frame *frames;
+  uint32_t length;
+};
+
+static int same_run(const void *ctx, uint32_t id) {
+  const struct run_probe *probe = ctx;
+  const struct run *run = &probe->runs->items[id];
+  if (run->length != probe->length) return 0;
+  const struct profile_stack_frame *frames =
+      &probe->runs->p->stack_frames[run->first];
+  for (uint32_t i = 0; i < run->length; i++)
+    if (frames[i].frame != probe->frames[i].frame) return 0;
+  return 1;
 }
 
-static void add_samples(struct pprof *pp, const struct profile *p) {
+/* How many frames, from the first of frames[0 .. left), make a run. */
+static uint32_t run_length(const struct profile_stack_frame *frames,
+                           uint32_t left) {
+  uint32_t n = 1;
+  while (n < left && frames[n - 1].inlined) n++;
+  return n;
+}
+
+/* The location id of the run at stack_frames[first ..], added when first
+** met. */
+static uint64_t run_location(struct runs *runs, uint32_t first,
+                             uint32_t length) {
+  const struct profile_stack_frame *frames = &runs->p->stack_frames[first];
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (uint32_t i = 0; i < length; i++)
+    h = (h ^ frames[i].frame) * UINT64_C(0x100000001b3);
+  uint32_t hash = hash_u64(h);
+  struct run_probe probe = {runs, frames, length};
+  uint32_t id = hashtab_find(&runs->index, hash, same_run, &probe);
+  if (id == HASHTAB_NONE) {
+    grow_array((void **)&runs->items, &runs->cap, runs->count + 1,
+               sizeof *runs->items);
+    id = (uint32_t)runs->count++;
+    runs->items[id] = (struct run){first, length};
+    runs->nlines += length;
+    hashtab_add(&runs->index, hash, id);
+  }
+  return (uint64_t)id + 1;
+}
+
+static void runs_free(struct runs *runs) {
+  free(runs->items);
+  hashtab_free(&runs->index);
+}
+
+/* The samples, leaf first as pprof's, and the runs their locations are. */
+static void add_samples(struct pprof *pp, const struct profile *p,
+                        struct runs *runs) {
   pp->samples = xcalloc(p->nstacks + 1, sizeof *pp->samples);
   pp->sample_ptrs = xcalloc(p->nstacks + 1, sizeof *pp->sample_ptrs);
   pp->location_ids = xcalloc(p->nstack_frames + 1, sizeof *pp->location_ids);
@@ -222,10 +265,12 @@ static void add_samples(struct pprof *pp, const struct profile *p) {
     const struct profile_stack *st = &p->stacks[s];
     Sample *sample = &pp->samples[s];
     perftools__profiles__sample__init(sample);
-    sample->n_location_id = st->depth;
     sample->location_id = &pp->location_ids[st->first];
-    for (size_t f = 0; f < st->depth; f++) /* innermost first, as pprof's */
-      sample->location_id[f] = (uint64_t)p->stack_frames[st->first + f] + 1;
+    for (uint32_t f = 0, length; f < st->depth; f += length) {
+      length = run_length(&p->stack_frames[st->first + f], st->depth - f);
+      sample->location_id[sample->n_location_id++] =
+          run_location(runs, st->first + f, length);
+    }
     sample->n_value = p->ntypes;
     sample->value = &pp->values[s * p->ntypes];
     for (size_t v = 0; v < p->ntypes; v++)
@@ -234,6 +279,47 @@ static void add_samples(struct pprof *pp, const struct profile *p) {
   }
   pp->msg.n_sample = p->nstacks;
   pp->msg.sample = pp->sample_ptrs;
+}
+
+/* A location per run, a line per frame of it; the functions they name. */
+static void add_locations(struct pprof *pp, const struct profile *p,
+                          const struct runs *runs) {
+  size_t n = runs->count;
+  pp->locations = xcalloc(n + 1, sizeof *pp->locations);
+  pp->location_ptrs = xcalloc(n + 1, sizeof *pp->location_ptrs);
+  pp->lines = xcalloc(runs->nlines + 1, sizeof *pp->lines);
+  pp->line_ptrs = xcalloc(runs->nlines + 1, sizeof *pp->line_ptrs);
+  pp->functions = xcalloc(p->nframes + 1, sizeof *pp->functions);
+  pp->function_ptrs = xcalloc(p->nframes + 1, sizeof *pp->function_ptrs);
+  struct keymap by_func = {0};
+  struct sbuf scratch = {0};
+  size_t nlines = 0;
+  for (size_t r = 0; r < n; r++) {
+    const struct run *run = &runs->items[r];
+    Location *loc = &pp->locations[r];
+    perftools__profiles__location__init(loc);
+    loc->id = r + 1;
+    loc->mapping_id = 1;
+    loc->n_line = run->length;
+    loc->line = &pp->line_ptrs[nlines];
+    for (uint32_t i = 0; i < run->length; i++, nlines++) {
+      uint32_t frame = p->stack_frames[run->first + i].frame;
+      Line *line = &pp->lines[nlines];
+      perftools__profiles__line__init(line);
+      line->function_id = function_of(pp, p, &by_func, frame, &scratch);
+      sbuf_reset(&scratch);
+      int64_t at;
+      if (profile_frame_source(p, frame, 0, &scratch, &at)) line->line = at;
+      pp->line_ptrs[nlines] = line;
+    }
+    pp->location_ptrs[r] = loc;
+  }
+  keymap_free(&by_func);
+  sbuf_free(&scratch);
+  pp->msg.n_location = n;
+  pp->msg.location = pp->location_ptrs;
+  pp->msg.n_function = pp->nfunctions;
+  pp->msg.function = pp->function_ptrs;
 }
 
 static void add_comments(struct pprof *pp, const struct profile *p) {
@@ -310,8 +396,10 @@ int report_pprof(FILE *out, const struct profile *p) {
   strings_init(&pp.strings);
   add_types(&pp, p);
   add_mapping(&pp);
-  add_locations(&pp, p);
-  add_samples(&pp, p);
+  struct runs runs = {.p = p};
+  add_samples(&pp, p, &runs);
+  add_locations(&pp, p, &runs);
+  runs_free(&runs);
   add_comments(&pp, p);
   add_string_table(&pp); /* last: the others add strings */
   size_t size = perftools__profiles__profile__get_packed_size(&pp.msg);

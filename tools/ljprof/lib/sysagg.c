@@ -21,7 +21,8 @@ void sysagg_free(struct sysagg *agg) {
 static uint32_t hash_frames(const struct sysagg_frame *frames, size_t n) {
   uint64_t h = UINT64_C(0xcbf29ce484222325);
   for (size_t i = 0; i < n; i++)
-    h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func)) *
+    h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func) ^
+         frames[i].inlined) *
         UINT64_C(0x100000001b3);
   return hash_u64(h);
 }
@@ -90,7 +91,7 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
     char label[16];
     snprintf(label, sizeof label, "[%s]", sysprof_vmstate_name(s->vmstate));
     uint32_t loc = symbols_loc_label(agg->sym, label);
-    pseudo = (struct sysprof_frame){loc, loc, 0};
+    pseudo = (struct sysprof_frame){loc, loc, 0, 0};
     frames = &pseudo;
     n = 1;
   }
@@ -102,7 +103,8 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
   for (size_t i = 0; i < n; i++) {
     const struct sysprof_frame *f = &frames[i];
     const struct location *loc = &agg->sym->locations[f->loc];
-    agg->frames[first + i] = (struct sysagg_frame){f->loc, f->func};
+    agg->frames[first + i] =
+        (struct sysagg_frame){f->loc, f->func, (uint32_t)f->inlined};
     count_in(&agg->funcs, f->func, sample, i == 0);
     if (f->lua) {
       count_in(&agg->lines, f->loc, sample, lua_self);

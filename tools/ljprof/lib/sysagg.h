@@ -23,10 +23,13 @@
 #include "symbols.h"
 #include "sysprof.h"
 
-/* A frame of a stack: what it is, and the function it is in (for a Lua
-** frame its proto, `@chunk:FIRSTLINE`; otherwise the frame itself). */
+/* A frame of a stack: what it is, the function it is in (for a Lua frame
+** its proto, `@chunk:FIRSTLINE`; otherwise the frame itself), and whether a
+** trace's machine code runs it inlined into the next frame (1) or not (0).
+** Stacks that differ only there are distinct; the counts by function and
+** by line do not tell them apart. */
 struct sysagg_frame {
-  uint32_t loc, func;
+  uint32_t loc, func, inlined;
 };
 
 struct sysagg_stack {

@@ -151,25 +151,44 @@ static int read_v2_sample(struct decoder *d, enum vmstate state) {
   }
 }
 
+/* A frame, not yet known to be inlined (mark_inlined() tells). */
 static struct sysprof_frame resolve(struct symbols *sym,
                                     const struct raw_frame *f) {
   uint32_t loc;
   switch (f->tag) {
   case TAG_LUA:
     return (struct sysprof_frame){symbols_loc_lua(sym, f->a, f->b),
-                                  symbols_loc_proto(sym, f->a), 1};
+                                  symbols_loc_proto(sym, f->a), 1, 0};
   case TAG_CFUNC:
     loc = symbols_loc_code(sym, f->a);
-    return (struct sysprof_frame){loc, loc, 1};
+    return (struct sysprof_frame){loc, loc, 1, 0};
   case TAG_FFUNC:
     loc = symbols_loc_ffunc(sym, f->a);
-    return (struct sysprof_frame){loc, loc, 1};
+    return (struct sysprof_frame){loc, loc, 1, 0};
   case TAG_NATIVE:
     loc = symbols_loc_code(sym, f->a);
-    return (struct sysprof_frame){loc, loc, 0};
+    return (struct sysprof_frame){loc, loc, 0, 0};
   default: /* TAG_TRACE(_LUA): the code running the Lua lines, not one */
     loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
-    return (struct sysprof_frame){loc, loc, 0};
+    return (struct sysprof_frame){loc, loc, 0, 0};
+  }
+}
+
+/*
+** A trace's frame (tag 6) says how many of the Lua frames that follow run
+** in its machine code: those it inlined, innermost first, then the one it
+** was entered in. Each but that last runs inlined into the next. Only Lua
+** lines (tag 1) right after the trace count: a sample cut short, or a
+** frame of another kind, ends them sooner than the count says.
+*/
+static void mark_inlined(struct decoder *d) {
+  for (size_t t = 0; t < d->nraw; t++) {
+    if (d->raw[t].tag != TAG_TRACE_LUA) continue;
+    size_t end = t + 1;
+    while (end < d->nraw && end - t <= d->raw[t].d &&
+           d->raw[end].tag == TAG_LUA)
+      end++;
+    for (size_t i = t + 1; i + 1 < end; i++) d->frames[i].inlined = 1;
   }
 }
 
@@ -184,6 +203,7 @@ static int read_sample(struct decoder *d, enum vmstate state,
   grow_array((void **)&d->frames, &d->frames_cap, d->nraw,
              sizeof *d->frames);
   for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
+  mark_inlined(d);
   struct sysprof_sample s = {state, d->nraw, d->frames};
   sink->sample(sink->ud, &s);
   return 1;

@@ -62,6 +62,8 @@ struct sysprof_frame {
   uint32_t func; /* the function it is in (a Lua frame's proto) */
   int lua;       /* a frame of Lua (Lua, C or fast function), not a native
                     one or a trace's code */
+  int inlined;   /* a Lua line that a trace's machine code runs inlined into
+                    the next frame, the one that called it */
 };
 
 struct sysprof_sample {
