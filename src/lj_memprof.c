@@ -48,9 +48,8 @@ typedef struct MemLoc {
 /* The location of a trace's call site (stream version 4). */
 #define TRACELINE_CACHE		64	/* Power of two. */
 typedef struct TraceLine {
-  uintptr_t ra;			/* Return address into the trace; 0: none. */
+  uintptr_t ra;			/* Return address into a trace; 0: none. */
   uint64_t addr;		/* Trace location, or trace number. */
-  int32_t traceno;
   uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
 } TraceLine;
 
@@ -66,7 +65,7 @@ typedef struct MemProf {
   struct lj_symtab_objs objs;	/* ELF objects the stream names. */
   uint64_t ntraceloc;		/* Trace locations announced. */
   /* By return address; emptied when a trace appears (it may reuse the
-  ** machine code of one that is gone). */
+  ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
 } MemProf;
 
@@ -194,13 +193,12 @@ static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
   if (LJ_UNLIKELY(T == NULL || L->cframe == NULL))
     return;
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
+  if (LJ_UNLIKELY(ra == 0))
+    return;
   tl = &memprof.tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
-  if (LJ_UNLIKELY(tl->ra != ra || tl->traceno != traceno)) {
-    if (ra == 0)
-      return;
+  if (LJ_UNLIKELY(tl->ra != ra)) {
     memprof_tracelua(loc, g, L, T, ra);
     tl->ra = ra;
-    tl->traceno = traceno;
     tl->source = loc->source;
     tl->addr = loc->addr;
   }
