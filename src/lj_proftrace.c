@@ -118,16 +118,25 @@ void lj_proftrace_freemap(global_State *g, GCtrace *T)
 
 /* -- Positions the recorder sees ------------------------------------------ */
 
+/* Bytes of the positions' arrays, one block. */
+#define POS_BYTES(n) \
+  ((n)*(MSize)(sizeof(GCproto *) + sizeof(uint32_t) + sizeof(uint16_t)))
+
 static void pos_grow(ProfTraceRec *r, lua_State *L)
 {
-  MSize sz = r->sizepos ? 2*r->sizepos : 64;
+  MSize n = r->npos, sz = r->sizepos ? 2*r->sizepos : 64;
+  char *p;
   if (sz > LJ_PROFTRACE_MAXPOS) sz = LJ_PROFTRACE_MAXPOS;
-  r->pospt = (const GCproto **)lj_mem_realloc(L, (void *)r->pospt,
-    r->sizepos*sizeof(GCproto *), sz*sizeof(GCproto *));
-  r->posofs = (uint32_t *)lj_mem_realloc(L, r->posofs,
-    r->sizepos*sizeof(uint32_t), sz*sizeof(uint32_t));
-  r->posparent = (uint16_t *)lj_mem_realloc(L, r->posparent,
-    r->sizepos*sizeof(uint16_t), sz*sizeof(uint16_t));
+  p = (char *)lj_mem_new(L, POS_BYTES(sz));
+  memcpy(p, (void *)r->pospt, n*sizeof(GCproto *));
+  memcpy(p + sz*sizeof(GCproto *), r->posofs, n*sizeof(uint32_t));
+  memcpy(p + sz*(sizeof(GCproto *) + sizeof(uint32_t)), r->posparent,
+	 n*sizeof(uint16_t));
+  if (r->pospt != NULL)
+    lj_mem_free(G(L), (void *)r->pospt, POS_BYTES(r->sizepos));
+  r->pospt = (const GCproto **)p;
+  r->posofs = (uint32_t *)(p + sz*sizeof(GCproto *));
+  r->posparent = (uint16_t *)(r->posofs + sz);
   r->sizepos = sz;
 }
 
@@ -250,11 +259,10 @@ void lj_proftrace_asmstart(jit_State *J, MSize dist, IRRef ins)
 {
   ProfTraceRec *r = J->ptrec;
   MSize need = (MSize)(ins - REF_BIAS) + 1;  /* One per instruction + tail. */
-  if (r->sizerange < need) {
+  if (r->sizerange < need) {  /* One block: rdist, then rpos. */
     r->rdist = (uint16_t *)lj_mem_realloc(J->L, r->rdist,
-      r->sizerange*sizeof(uint16_t), need*sizeof(uint16_t));
-    r->rpos = (uint16_t *)lj_mem_realloc(J->L, r->rpos,
-      r->sizerange*sizeof(uint16_t), need*sizeof(uint16_t));
+      2*r->sizerange*sizeof(uint16_t), 2*need*sizeof(uint16_t));
+    r->rpos = r->rdist + need;
     r->sizerange = need;
   }
   /* An empty tail starts at the end of the code: nothing is looked up. */
@@ -333,9 +341,11 @@ void lj_proftrace_asmdone(jit_State *J, GCtrace *T, MSize sz)
     r->enc = (uint8_t *)lj_mem_realloc(J->L, r->enc, r->sizeenc, need);
     r->sizeenc = need;
   }
-  r->poskeep = (uint16_t *)lj_mem_realloc(J->L, r->poskeep,
-    r->sizekeep*sizeof(uint16_t), r->sizepos*sizeof(uint16_t));
-  r->sizekeep = r->sizepos;
+  if (r->sizekeep < r->sizepos) {
+    r->poskeep = (uint16_t *)lj_mem_realloc(J->L, r->poskeep,
+      r->sizekeep*sizeof(uint16_t), r->sizepos*sizeof(uint16_t));
+    r->sizekeep = r->sizepos;
+  }
   if ((nbytes = map_encode(r, sz, pts, &npt, &npos, &ranges)) == 0)
     return;
   m = (TraceMap *)lj_mem_new(J->L, sizeof(TraceMap) +
@@ -356,11 +366,9 @@ void lj_proftrace_freerec(global_State *g, ProfTraceRec *r)
   if (r == NULL)
     return;
   lj_mem_freevec(g, r->irpos, r->sizeirpos, uint16_t);
-  lj_mem_freevec(g, r->pospt, r->sizepos, GCproto *);
-  lj_mem_freevec(g, r->posofs, r->sizepos, uint32_t);
-  lj_mem_freevec(g, r->posparent, r->sizepos, uint16_t);
-  lj_mem_freevec(g, r->rdist, r->sizerange, uint16_t);
-  lj_mem_freevec(g, r->rpos, r->sizerange, uint16_t);
+  if (r->pospt != NULL)
+    lj_mem_free(g, (void *)r->pospt, POS_BYTES(r->sizepos));
+  lj_mem_freevec(g, r->rdist, 2*r->sizerange, uint16_t);
   lj_mem_freevec(g, r->poskeep, r->sizekeep, uint16_t);
   lj_mem_freevec(g, r->enc, r->sizeenc, uint8_t);
   lj_mem_free(g, r, sizeof(ProfTraceRec));
