@@ -196,19 +196,19 @@ SKIP: {
 my $costs = <<'LUA';
 local ffi = require("ffi")
 ffi.cdef("void *memset(void *s, int c, size_t n);")
-local C, buf = ffi.C, ffi.new("uint8_t[262144]")
+local C, buf = ffi.C, ffi.new("uint8_t[1048576]")
 local function fill(n)
-  C.memset(buf, n, 65536)                                   -- line 5
+  C.memset(buf, n, 262144)                                  -- line 5
   return n
 end
 if arg[1] == "off" then jit.off() end
 local s, t0 = 0, os.clock()
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
 while os.clock() - t0 < 1.5 do
-  for i = 1, 200 do
-    C.memset(buf, i, 262144)                                -- line 13
+  for i = 1, 50 do
+    C.memset(buf, i, 1048576)                               -- line 13
     s = s + fill(i)                                         -- line 14
-    C.memset(buf, i, 32768)                                 -- line 15
+    C.memset(buf, i, 131072)                                -- line 15
   end
 end
 assert(misc.sysprof.stop())
