@@ -10,16 +10,17 @@ use Test::More;
 use LJProf::Lua;
 
 my $bin = scratch() . '/jit.bin';
-my $run = run_lua(<<"LUA");
+my $payload = <<'LUA';
 local keep = {}
 for i = 1, 3000 do keep[i] = false end
 collectgarbage() collectgarbage("stop")
-assert(misc.memprof.start("$bin"))
+assert(misc.memprof.start(START))
 for i = 1, 3000 do keep[i] = { i } end
 local s = {}
 for i = 1, 2000 do s[i % 100 + 1] = "k" .. i end
 assert(misc.memprof.stop())
 LUA
+my $run = run_lua($payload =~ s/START/"$bin"/r);
 is($run->{rc}, 0, 'payload ran') or diag $run->{err};
 my $r = memprof_report($bin);
 is($r->{rc}, 0, 'the stream reads back complete') or diag $r->{err};
@@ -39,8 +40,17 @@ $strings += $_->{alloc_events} for @t7;
 cmp_ok($strings, '>=', 2000, 'the string loop (line 7) is charged at least its 2000 strings');
 ok(!loc_matching($r, qr/^TRACE \[\d+\]$/), 'every trace an event names was announced first');
 
-# Recording allocates (IR, snapshots, machine code bookkeeping): internal.
+# Recording allocates (IR, snapshots, machine code bookkeeping, the trace
+# maps): internal, never a line 0 of the function being recorded, in the
+# reference's stream (v3, this payload) as in ours (v4).
 cmp_ok(location($r, 'INTERNAL')->{alloc_events} + location($r, 'INTERNAL')->{realloc_events},
   '>', 0, 'allocations while recording and compiling are reported as internal');
+is(scalar(loc_matching($r, qr/:0$/)), 0, 'v3: no event is charged to a line 0');
+my $run4 = run_lua($payload =~ s/START/{ path = "$bin" }/r);
+is($run4->{rc}, 0, 'v4 payload ran') or diag $run4->{err};
+my $r4 = memprof_report($bin);
+is($r4->{rc}, 0, 'v4: the stream reads back complete') or diag $r4->{err};
+is(scalar(loc_matching($r4, qr/:0$/)), 0, 'v4: no event is charged to a line 0');
+cmp_ok(location($r4, 'INTERNAL')->{alloc_events}, '>', 0, 'v4: recording allocates, internally');
 
 done_testing;
