@@ -31,8 +31,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +58,8 @@ enum {
 };
 #define LJP_END			((uint8_t)0x80)
 #define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
+/* The config record's clocks: SYSPROF_CLOCK_* by a POSIX timer, or: */
+#define LJP_CLOCK_PERF		2	/* Thread CPU time, a perf event. */
 
 /* Frame tags of a sample. FR_VMCODE, the interpreter's own code, is never
 ** written in v3: the Lua frames it runs stand in its place. */
@@ -92,6 +96,7 @@ typedef struct SysProf {
   int signo;
   struct sigaction oldact;
   timer_t timer;
+  int perf_fd;			/* A perf cpu-clock event instead, or -1. */
   _Atomic int timer_alive;
   struct timespec t0;		/* The profile's clock at start. */
   /* Written by the handler only (and read once the profile stopped). */
@@ -740,6 +745,8 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
     sp->samples++;
     if (info->si_code == SI_TIMER)
       sp->overruns += (uint64_t)info->si_overrun;
+    else if (sp->perf_fd >= 0 && atomic_load(&sp->timer_alive))
+      ioctl(sp->perf_fd, PERF_EVENT_IOC_REFRESH, 1);  /* The next one. */
     if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT && sp->updating) {
       sp->dropped++;  /* Counted, but its stack cannot be written now. */
     } else if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT) {
@@ -815,10 +822,15 @@ static void drain_once(SysProf *sp)
   ring_drain(sp, head);
 }
 
+/* Any thread may stop the clock; a perf event is closed by release. */
 static void sysprof_stoptimer(SysProf *sp)
 {
-  if (atomic_exchange(&sp->timer_alive, 0))
-    timer_delete(sp->timer);
+  if (atomic_exchange(&sp->timer_alive, 0)) {
+    if (sp->perf_fd >= 0)
+      ioctl(sp->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    else
+      timer_delete(sp->timer);
+  }
 }
 
 static void *drain_thread(void *arg)
@@ -957,7 +969,7 @@ static void write_header(SysProf *sp)
   lj_wbuf_addbyte(out, REC_CONFIG);
   lj_wbuf_adduleb(out, (uint64_t)sp->cfg.mode);
   lj_wbuf_adduleb(out, sp->cfg.interval);
-  lj_wbuf_adduleb(out, (uint64_t)sp->cfg.clock);
+  lj_wbuf_adduleb(out, sp->perf_fd >= 0 ? LJP_CLOCK_PERF : (uint64_t)sp->cfg.clock);
   write_ffnames(out);
 }
 
@@ -1008,10 +1020,58 @@ static int sysprof_signal_setup(SysProf *sp)
   return sigaction(sp->signo, &sa, NULL) != 0 ? errno : 0;
 }
 
+/*
+** The thread's CPU time at the asked rate: a POSIX timer on the thread's
+** CPU-time clock fires on the kernel's tick (about 4 ms here), a perf
+** cpu-clock event at its period. Opened before the header names it, and
+** armed with the signal: one overflow at a time (REFRESH 1, re-armed by
+** the handler), so a thread that blocks the signal never queues more than
+** one. Where perf events are refused, the timer.
+*/
+static int sysprof_perf_open(SysProf *sp)
+{
+  struct perf_event_attr attr;
+  int fd;
+  memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = sp->cfg.interval * 1000;
+  attr.disabled = 1;
+  fd = (int)syscall(SYS_perf_event_open, &attr, sp->tid, -1, -1,
+		    PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {  /* Unprivileged, perf_event_paranoid 2: user time only. */
+    attr.exclude_kernel = attr.exclude_hv = 1;
+    fd = (int)syscall(SYS_perf_event_open, &attr, sp->tid, -1, -1,
+		      PERF_FLAG_FD_CLOEXEC);
+  }
+  return fd;
+}
+
+static int sysprof_perf_arm(SysProf *sp)
+{
+  struct f_owner_ex owner;
+  owner.type = F_OWNER_TID;
+  owner.pid = sp->tid;
+  if (fcntl(sp->perf_fd, F_SETOWN_EX, &owner) != 0 ||
+      fcntl(sp->perf_fd, F_SETSIG, sp->signo) != 0 ||
+      fcntl(sp->perf_fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0)
+    return errno;
+  atomic_store(&sp->timer_alive, 1);
+  if (ioctl(sp->perf_fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+    int err = errno;
+    sysprof_stoptimer(sp);
+    return err;
+  }
+  return 0;
+}
+
 static int sysprof_timer_setup(SysProf *sp)
 {
   struct sigevent sev;
   struct itimerspec its;
+  if (sp->perf_fd >= 0)
+    return sysprof_perf_arm(sp);
   memset(&sev, 0, sizeof(sev));
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = sp->signo;
@@ -1048,6 +1108,8 @@ static void sysprof_signal_restore(SysProf *sp)
 /* What a profile holds besides its threads and stream; then it is over. */
 static void sysprof_release(SysProf *sp)
 {
+  if (sp->perf_fd >= 0)
+    close(sp->perf_fd);
   lj_symtab_freeobjs(&sp->objs);
   munmap(sp->ring, RING_SIZE);
   close(sp->probe[0]);
@@ -1114,6 +1176,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
+  sp->perf_fd = cfg->clock == SYSPROF_CLOCK_CPU ? sysprof_perf_open(sp) : -1;
   lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
   write_header(sp);
   /* The unwinder sets itself up here, not in the handler. */

@@ -61,7 +61,7 @@ OUT
 $r = ljprof('report', $file);
 is($r->{rc}, 0, 'text: exit 0');
 my $t = $r->{out};
-like($t, qr/^SYSPROF REPORT: \Q$file\E\nStream: sysprof v3, mode C \(call graph\), interval 1 ms asked, clock: thread CPU time\n/,
+like($t, qr/^SYSPROF REPORT: \Q$file\E\nStream: sysprof v3, mode C \(call graph\), interval 1 ms asked, clock: thread CPU time \(timer\)\n/,
      'text: the stream and what was asked');
 like($t, qr/^Samples: 14 in 0\.014 s \(0 dropped, 0 timer overruns\), 14 with stacks$/m, 'text: samples');
 like($t, qr/^Rate: 1000\.0 samples\/s achieved, 1000\.0 asked$/m, 'text: the rate asked was achieved');

@@ -1,7 +1,8 @@
 #!/usr/bin/env perl
 # Modes and lines: leaf mode names a Lua frame and a native frame in every
 # sample, mode D only counts, counts add up, and a line that does three
-# times the work of its neighbour gets about three times the samples.
+# times the work of its neighbour gets about three times the samples; the
+# CPU-time clock samples at the asked rate where perf events are allowed.
 use strict;
 use warnings;
 use FindBin;
@@ -65,6 +66,28 @@ for my $mode ('L', 'C', 'D') {
   my ($l4, $l5) = ($line{4} || 0, $line{5} || 0);
   cmp_ok($l5, '>', 2 * $l4, "mode $mode: line 5 (3 parts of work) has over twice the samples of line 4 ($l5 vs $l4)");
   cmp_ok($l4, '>', 0, "mode $mode: line 4 has samples too");
+}
+
+# The default clock is the thread's CPU time. Where the kernel allows perf
+# events it is a perf cpu-clock event, which fires at the asked rate (a
+# POSIX timer on the CPU-time clock fires on the kernel tick, about 4 ms
+# here): 1 ms asked over 1.5 s of CPU time gives over 1000 samples, where
+# the timer gave about 350. The stream says which clock ran.
+{
+  my $bin = scratch() . '/clock.bin';
+  (my $code = $payload) =~ s/MODE/"D"/;
+  $code =~ s/PATH/"$bin"/;
+  my $run = run_lua($code);
+  is($run->{rc}, 0, 'default clock: payload ran') or diag $run->{err};
+  my $doc = report_json($bin);
+  my $clock = $doc ? $doc->{clock} : '';
+  like($clock, qr/^thread-cpu(-perf)?$/, "default clock: the thread's CPU time ($clock)");
+  SKIP: {
+    skip 'perf events refused here: the POSIX timer drives the CPU-time clock', 1
+      unless $clock eq 'thread-cpu-perf';
+    my ($samples) = split /\s+/, $run->{out};
+    cmp_ok($samples, '>', 1000, "perf cpu-clock: 1 ms asked over 1.5 s of CPU time gives over 1000 samples ($samples)");
+  }
 }
 
 done_testing;

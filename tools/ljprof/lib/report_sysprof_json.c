@@ -60,7 +60,8 @@ static json_t *json_ranking(const struct sysprof_report_input *in,
 
 /* What the stream says about itself: config and stats, null if absent. */
 static void add_meta(json_t *root, const struct sysagg *agg) {
-  static const char *const clocks[] = {"thread-cpu", "monotonic"};
+  static const char *const clocks[] = {"thread-cpu", "monotonic",
+                                       "thread-cpu-perf"};
   const struct sysprof_meta *m = &agg->meta;
   json_object_set_new(root, "version", json_integer(m->version));
   json_object_set_new(root, "mode", m->has_config

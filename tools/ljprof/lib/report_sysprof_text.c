@@ -29,7 +29,9 @@ static double percent(uint64_t part, uint64_t total) {
 static void put_stream(struct text *t) {
   static const char *const modes[] = {"D (VM states only)", "L (leaf)",
                                       "C (call graph)"};
-  static const char *const clocks[] = {"thread CPU time", "monotonic"};
+  static const char *const clocks[] = {
+      "thread CPU time (timer)", "monotonic",
+      "thread CPU time (perf cpu-clock event)"};
   const struct sysprof_meta *m = &t->in->agg->meta;
   fprintf(t->out, "Stream: sysprof v%u", m->version);
   if (m->has_config)

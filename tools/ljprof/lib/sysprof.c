@@ -232,10 +232,11 @@ static int read_config(struct decoder *d, struct sysprof_meta *meta) {
   if (!reader_uleb(d->r, &interval, "config: interval")) return 0;
   at = reader_offset(d->r);
   if (!reader_uleb(d->r, &clock, "config: clock")) return 0;
-  if (clock > SYSPROF_CLOCK_MONOTONIC) {
+  if (clock > SYSPROF_CLOCK_THREAD_CPU_PERF) {
     reader_fail(d->r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown clock %" PRIu64
-                " in the config record (0 thread CPU time, 1 monotonic)",
+                " in the config record (0 thread CPU time, 1 monotonic,"
+                " 2 thread CPU time by perf)",
                 at, clock);
     return 0;
   }

@@ -42,7 +42,13 @@ enum sysprof_mode { SYSPROF_DEFAULT, SYSPROF_LEAF, SYSPROF_CALLGRAPH };
 /* "D", "L", "C" */
 const char *sysprof_mode_name(enum sysprof_mode mode);
 
-enum sysprof_clock { SYSPROF_CLOCK_THREAD_CPU, SYSPROF_CLOCK_MONOTONIC };
+/* Thread CPU time by a POSIX timer (on the kernel's tick), monotonic time,
+** thread CPU time by a perf cpu-clock event (at the asked rate). */
+enum sysprof_clock {
+  SYSPROF_CLOCK_THREAD_CPU,
+  SYSPROF_CLOCK_MONOTONIC,
+  SYSPROF_CLOCK_THREAD_CPU_PERF
+};
 
 /* What the stream says about itself; v2 streams say nothing. */
 struct sysprof_meta {
