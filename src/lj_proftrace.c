@@ -1,5 +1,6 @@
 /*
-** Where in Lua code the profilers are: PCs, and the frames of traces.
+** Where in Lua code the profilers are: PCs, and the frames of traces from
+** the map each trace keeps of its machine code.
 */
 
 #define lj_proftrace_c

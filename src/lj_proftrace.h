@@ -1,8 +1,10 @@
 /*
 ** Where in Lua code the profilers are: PCs checked against a function's
 ** bytecode, and the Lua frames a trace runs at an address of its machine
-** code. Everything here may run in a signal handler: it reads, checks
-** and neither allocates nor locks.
+** code, from a map the JIT compiler makes for each trace. The lookups
+** (lj_proftrace_inproto, _line, _frames) may run in a signal handler:
+** they read, check and neither allocate nor lock. The rest runs in the
+** compiler, as it records and assembles a trace.
 */
 
 #ifndef _LJ_PROFTRACE_H
