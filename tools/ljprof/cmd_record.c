@@ -223,6 +223,7 @@ static int run_script(const char *luajit, const char *chunk,
     close(report_pipe[0]);
     fcntl(report_pipe[1], F_SETFD, FD_CLOEXEC);
     setenv(STREAM_ENV, stream, 1);
+    unsetenv("LJPROF"); /* the profile is ours: none from the environment */
     execvp(luajit, argv);
     int err = errno;
     ssize_t unused = write(report_pipe[1], &err, sizeof err);
