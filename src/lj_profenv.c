@@ -63,7 +63,7 @@ static const struct { const char *name; int signo; } env_signals[] = {
 static int env_checkpath(const char *path)
 {
   for (; *path; path++)
-    if (*path == '%' && !strchr("ptn%", *++path))
+    if (*path == '%' && (*++path == '\0' || !strchr("ptn%", *path)))
       return 0;
   return 1;
 }
@@ -201,6 +201,8 @@ typedef struct EnvState {
 } EnvState;
 
 static EnvState env;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;  /* VMs come
+							  ** and go on any thread. */
 static atomic_int env_vms;	/* VMs created while LJPROF was set. */
 
 /* Shared with the handler. The GC threshold is saved (NUDGE_SAVING, then
@@ -224,7 +226,8 @@ static void env_say(const char *fmt, ...)
 ** their window, so that each window has a file of its own. */
 static int env_expand(char *out, const char *tpl, int vmno, int window)
 {
-  char *p = out, *end = out + ENV_MAXLEN - 16;
+  /* Room past end for one escape (20 digits) and the window's suffix. */
+  char *p = out, *end = out + ENV_MAXLEN - 48;
   for (; *tpl && p < end; tpl++) {
     if (*tpl != '%') {
       *p++ = *tpl;
@@ -407,6 +410,19 @@ static int env_arm(global_State *g)
   return 1;
 }
 
+/* The signal's former disposition comes back, unless the program has
+** taken the signal since. */
+static void env_disarm(global_State *g)
+{
+  struct sigaction cur;
+  atomic_store(&env_armed, NULL);
+  if (sigaction(env.set.signo, NULL, &cur) == 0 &&
+      cur.sa_handler == env_signal)
+    sigaction(env.set.signo, &env.oldact, NULL);
+  if (atomic_exchange(&env_nudge, NUDGE_NONE) == NUDGE_SET)
+    g->gc.threshold = env_threshold;
+}
+
 int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
@@ -429,16 +445,13 @@ int lj_profenv_gcstep(lua_State *L)
 
 /* -- VMs ----------------------------------------------------------------- */
 
-void lj_profenv_open(lua_State *L)
+/* The settings are read for every VM: one message per process is enough. */
+static void env_open(lua_State *L, const char *s)
 {
   static int said;
-  const char *s = getenv("LJPROF");
   char msg[256];
   EnvSettings set;
-  int vmno;
-  if (s == NULL || *s == '\0')
-    return;
-  vmno = atomic_fetch_add(&env_vms, 1) + 1;
+  int vmno = atomic_fetch_add(&env_vms, 1) + 1;
   if (!env_parse(&set, s, msg, sizeof(msg))) {
     if (!said++)
       env_say("bad setting '%s': %s; not profiling", s, msg);
@@ -464,15 +477,23 @@ void lj_profenv_open(lua_State *L)
   env_start(L, 0);
 }
 
+void lj_profenv_open(lua_State *L)
+{
+  const char *s = getenv("LJPROF");
+  if (s == NULL || *s == '\0')
+    return;
+  pthread_mutex_lock(&env_lock);
+  env_open(L, s);
+  pthread_mutex_unlock(&env_lock);
+}
+
 void lj_profenv_close(global_State *g)
 {
-  if (env.g != g)
-    return;
-  if (env.set.signo != 0) {
-    atomic_store(&env_armed, NULL);
-    sigaction(env.set.signo, &env.oldact, NULL);
-    if (atomic_exchange(&env_nudge, NUDGE_NONE) == NUDGE_SET)
-      g->gc.threshold = env_threshold;
+  pthread_mutex_lock(&env_lock);
+  if (env.g == g) {
+    if (env.set.signo != 0)
+      env_disarm(g);
+    env.g = NULL;  /* lj_prof_close stops the profiles next. */
   }
-  env.g = NULL;  /* lj_prof_close stops the profiles next. */
+  pthread_mutex_unlock(&env_lock);
 }
