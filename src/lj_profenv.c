@@ -9,8 +9,10 @@
 ** never breaks the program: one line on stderr, and no profile.
 **
 ** With signal=NAME a profile is armed instead of started: each delivery
-** toggles it. The handler only counts deliveries and brings the next GC
-** step forward; the profile starts or stops at that step, a safe point.
+** toggles it. With rotate=SECS a running profile ends and a new one
+** starts every SECS. The signal handler and the rotation thread only
+** count events and bring the next GC step forward; profiles start and
+** stop at that step, a safe point on the VM's thread.
 */
 
 #define lj_profenv_c
@@ -52,6 +54,8 @@ typedef struct EnvSettings {
   uint64_t interval;		/* Microseconds. */
   int signo;			/* 0: nothing is armed. */
   const char *signame;
+  int rotate[PE__MAX];		/* A new stream every rotsecs. */
+  unsigned rotsecs;
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -102,6 +106,15 @@ static const char *env_key(EnvSettings *s, int k, const char *key,
     s->signo = env_signals[i].signo;
     s->signame = env_signals[i].name;
     s->armed[k] = 1;
+  } else if (strcmp(key, "rotate") == 0) {
+    char *end;
+    unsigned long secs = strtoul(val, &end, 10);
+    if (*val < '1' || *val > '9' || *end != '\0' || secs > 31536000)
+      return "rotate must be whole seconds, from 1 to 31536000";
+    if (s->rotsecs != 0 && s->rotsecs != secs)
+      return "cpu and mem must rotate alike";
+    s->rotsecs = (unsigned)secs;
+    s->rotate[k] = 1;
   } else if (k != PE_CPU) {
     return env_unknown;
   } else if (strcmp(key, "mode") == 0) {
@@ -194,10 +207,12 @@ typedef struct EnvState {
   global_State *g;		/* The VM profiled; NULL: none. */
   EnvSettings set;
   int vmno;			/* Its number in the process. */
-  int windows;			/* Armed profiles started so far. */
-  int running;			/* The armed profiles run. */
+  int toggled;			/* The armed profiles run. */
+  int windows[PE__MAX];		/* Streams of each profile so far. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
   struct sigaction oldact;
+  int rotating;			/* The rotation thread runs. */
+  pthread_t rotator;
 } EnvState;
 
 static EnvState env;
@@ -205,12 +220,28 @@ static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;  /* VMs come
 							  ** and go on any thread. */
 static atomic_int env_vms;	/* VMs created while LJPROF was set. */
 
-/* Shared with the handler. The GC threshold is saved (NUDGE_SAVING, then
+/* Shared with the handler and the rotation thread: events for the next GC
+** step of env_polled. The GC threshold is saved (NUDGE_SAVING, then
 ** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
 enum { NUDGE_NONE, NUDGE_SAVING, NUDGE_SET };
-static global_State *_Atomic env_armed;
-static atomic_int env_toggles, env_nudge;
+static global_State *_Atomic env_polled;
+static atomic_int env_toggles, env_rotations, env_nudge;
 static GCSize env_threshold;
+
+/* The rotation thread waits on rot_cond until it is told to quit. */
+static pthread_mutex_t rot_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rot_cond;
+static int rot_quit;
+
+/* Profiles as bits: those on whose flag is set. */
+static int env_mask(const int *flags)
+{
+  int k, m = 0;
+  for (k = 0; k < PE__MAX; k++)
+    if (env.set.on[k] && flags[k])
+      m |= 1 << k;
+  return m;
+}
 
 static void env_say(const char *fmt, ...)
 {
@@ -293,13 +324,16 @@ static void env_atexit(void)
 }
 
 /* The child of a fork() is not profiled (lj_prof.c: the profilers forget
-** the parent's profiles there); a signal there starts its own, window 1
-** of a new %p. */
+** the parent's profiles there), and has no rotation thread; a signal there
+** starts its own profiles, window 1 of a new %p. */
 static void env_forked(void)
 {
   memset(env.file, 0, sizeof(env.file));
-  env.running = env.windows = 0;
+  memset(env.windows, 0, sizeof(env.windows));
+  env.toggled = env.rotating = 0;
+  pthread_mutex_init(&rot_lock, NULL);
   atomic_store(&env_toggles, 0);
+  atomic_store(&env_rotations, 0);
 }
 
 static void env_once(void)
@@ -308,19 +342,19 @@ static void env_once(void)
   pthread_atfork(NULL, NULL, env_forked);
 }
 
-/* Start the profiles that are armed (or not): all files are opened first,
-** so that an unwritable path starts nothing. */
-static void env_start(lua_State *L, int armed)
+/* Start the profiles of mask: all files are opened first, so that an
+** unwritable path starts nothing. Armed and rotating profiles number
+** their streams. */
+static void env_start(lua_State *L, int mask)
 {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
   char path[PE__MAX][ENV_MAXLEN];
   ProfFile *pf[PE__MAX] = { NULL, NULL };
-  int k, window = armed ? env.windows + 1 : 0;
-  pthread_once(&once, env_once);
+  int window[PE__MAX], k;
   for (k = 0; k < PE__MAX; k++) {
-    if (!env.set.on[k] || env.set.armed[k] != armed)
+    if (!(mask & (1 << k)))
       continue;
-    if (!env_expand(path[k], env.set.path[k], env.vmno, window)) {
+    window[k] = env.set.armed[k] || env.set.rotate[k] ? env.windows[k]+1 : 0;
+    if (!env_expand(path[k], env.set.path[k], env.vmno, window[k])) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -346,6 +380,7 @@ static void env_start(lua_State *L, int armed)
     status = env_startone(L, k, pf[k]);
     if (status == PROFILE_SUCCESS) {
       env.file[k] = pf[k];
+      env.windows[k] = window[k];
       continue;
     }
     env_say("%s profile not started: %s", pe_names[k], env_status(status));
@@ -353,36 +388,38 @@ static void env_start(lua_State *L, int armed)
       lj_proffile_close(pf[k], lj_proffile_buf(pf[k]));
     unlink(path[k]);
   }
-  if (armed) {
-    env.windows = window;
-    env.running = 1;
-  }
 }
 
-/* Stop the armed profiles, if they still run: the program may have
+/* Stop the profiles of mask, if they still run: the program may have
 ** stopped them itself. */
-static void env_stop(void)
+static void env_stop(int mask)
 {
-  if (env.set.armed[PE_CPU]) {
+  if ((mask & (1 << PE_CPU))) {
     lj_sysprof_exit(env.file[PE_CPU]);
     env.file[PE_CPU] = NULL;
   }
-  if (env.set.armed[PE_MEM]) {
+  if ((mask & (1 << PE_MEM))) {
     lj_memprof_exit(env.file[PE_MEM]);
     env.file[PE_MEM] = NULL;
   }
-  env.running = 0;
 }
 
-/* -- Signal -------------------------------------------------------------- */
-
-/* No allocation, no lock: count, and bring the next GC step forward. */
-static void env_signal(int sig)
+/* The profiles started by us that may run. */
+static int env_running(void)
 {
-  global_State *g = atomic_load(&env_armed);
+  return (env.file[PE_CPU] != NULL) << PE_CPU |
+	 (env.file[PE_MEM] != NULL) << PE_MEM;
+}
+
+/* -- Signal and rotation ------------------------------------------------ */
+
+/* Count an event for the next GC step of the VM, and bring that step
+** forward. Called in the signal handler: no allocation, no lock. */
+static void env_poke(atomic_int *events)
+{
+  global_State *g = atomic_load(&env_polled);
   int none = NUDGE_NONE;
-  UNUSED(sig);
-  atomic_fetch_add(&env_toggles, 1);
+  atomic_fetch_add(events, 1);
   if (g != NULL && atomic_compare_exchange_strong(&env_nudge, &none,
 						  NUDGE_SAVING)) {
     env_threshold = g->gc.threshold;
@@ -391,7 +428,13 @@ static void env_signal(int sig)
   }
 }
 
-static int env_arm(global_State *g)
+static void env_signal(int sig)
+{
+  UNUSED(sig);
+  env_poke(&env_toggles);
+}
+
+static int env_arm(void)
 {
   struct sigaction sa;
   if (sigaction(env.set.signo, NULL, &env.oldact) != 0)
@@ -402,23 +445,73 @@ static int env_arm(global_State *g)
   sa.sa_handler = env_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  atomic_store(&env_armed, g);
-  if (sigaction(env.set.signo, &sa, NULL) != 0) {
-    atomic_store(&env_armed, NULL);
+  return sigaction(env.set.signo, &sa, NULL) == 0;
+}
+
+static void *env_rotator(void *arg)
+{
+  struct timespec at;
+  UNUSED(arg);
+  clock_gettime(CLOCK_MONOTONIC, &at);
+  pthread_mutex_lock(&rot_lock);
+  while (!rot_quit) {
+    at.tv_sec += (time_t)env.set.rotsecs;
+    while (!rot_quit &&
+	   pthread_cond_timedwait(&rot_cond, &rot_lock, &at) != ETIMEDOUT) ;
+    if (!rot_quit)
+      env_poke(&env_rotations);
+  }
+  pthread_mutex_unlock(&rot_lock);
+  return NULL;
+}
+
+/* The thread takes no signal: the program's are for its own threads. */
+static int env_rotate_start(void)
+{
+  pthread_condattr_t ca;
+  sigset_t all, old;
+  int err;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&rot_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  rot_quit = 0;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  err = pthread_create(&env.rotator, NULL, env_rotator, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err != 0) {
+    pthread_cond_destroy(&rot_cond);
+    errno = err;
     return 0;
   }
+  env.rotating = 1;
   return 1;
 }
 
-/* The signal's former disposition comes back, unless the program has
-** taken the signal since. */
-static void env_disarm(global_State *g)
+static void env_rotate_stop(void)
+{
+  pthread_mutex_lock(&rot_lock);
+  rot_quit = 1;
+  pthread_cond_signal(&rot_cond);
+  pthread_mutex_unlock(&rot_lock);
+  pthread_join(env.rotator, NULL);
+  pthread_cond_destroy(&rot_cond);
+  env.rotating = 0;
+}
+
+/* Nothing pokes the VM any more: the rotation thread is gone, the signal's
+** former disposition is back (unless the program has taken the signal
+** since), the GC threshold is the VM's own. */
+static void env_quiet(global_State *g)
 {
   struct sigaction cur;
-  atomic_store(&env_armed, NULL);
-  if (sigaction(env.set.signo, NULL, &cur) == 0 &&
+  if (env.rotating)
+    env_rotate_stop();
+  if (env.set.signo != 0 && sigaction(env.set.signo, NULL, &cur) == 0 &&
       cur.sa_handler == env_signal)
     sigaction(env.set.signo, &env.oldact, NULL);
+  atomic_store(&env_polled, NULL);
   if (atomic_exchange(&env_nudge, NUDGE_NONE) == NUDGE_SET)
     g->gc.threshold = env_threshold;
 }
@@ -427,7 +520,7 @@ int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
   int skip = 0;
-  if (LJ_LIKELY(atomic_load_explicit(&env_armed, memory_order_relaxed) != g))
+  if (LJ_LIKELY(atomic_load_explicit(&env_polled, memory_order_relaxed) != g))
     return 0;
   if (atomic_load(&env_nudge) == NUDGE_SET) {
     g->gc.threshold = env_threshold;
@@ -435,10 +528,17 @@ int lj_profenv_gcstep(lua_State *L)
     skip = g->gc.total < g->gc.threshold;
   }
   if (atomic_exchange(&env_toggles, 0) & 1) {  /* Pairs cancel out. */
-    if (env.running)
-      env_stop();
+    int armed = env_mask(env.set.armed);
+    if (env.toggled)
+      env_stop(armed);
     else
-      env_start(L, 1);
+      env_start(L, armed);
+    env.toggled = !env.toggled;
+  }
+  if (atomic_exchange(&env_rotations, 0) != 0) {
+    int m = env_mask(env.set.rotate) & env_running();
+    env_stop(m);
+    env_start(L, m);
   }
   return skip;
 }
@@ -448,6 +548,7 @@ int lj_profenv_gcstep(lua_State *L)
 /* The settings are read for every VM: one message per process is enough. */
 static void env_open(lua_State *L, const char *s)
 {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
   static int said;
   char msg[256];
   EnvSettings set;
@@ -466,15 +567,23 @@ static void env_open(lua_State *L, const char *s)
   env.g = G(L);
   env.set = set;
   env.vmno = vmno;
-  env.windows = env.running = 0;
+  env.toggled = 0;
+  memset(env.windows, 0, sizeof(env.windows));
   memset(env.file, 0, sizeof(env.file));
-  if (set.signo != 0 && !env_arm(G(L))) {
+  pthread_once(&once, env_once);
+  if (set.signo != 0 || set.rotsecs != 0)
+    atomic_store(&env_polled, G(L));
+  if (set.signo != 0 && !env_arm()) {
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
-    env.g = NULL;
+  } else if (set.rotsecs != 0 && !env_rotate_start()) {
+    env_say("cannot rotate: %s; not profiling", strerror(errno));
+  } else {
+    env_start(L, env_mask(set.on) & ~env_mask(set.armed));
     return;
   }
-  env_start(L, 0);
+  env_quiet(G(L));
+  env.g = NULL;
 }
 
 void lj_profenv_open(lua_State *L)
@@ -491,8 +600,7 @@ void lj_profenv_close(global_State *g)
 {
   pthread_mutex_lock(&env_lock);
   if (env.g == g) {
-    if (env.set.signo != 0)
-      env_disarm(g);
+    env_quiet(g);
     env.g = NULL;  /* lj_prof_close stops the profiles next. */
   }
   pthread_mutex_unlock(&env_lock);

@@ -116,7 +116,8 @@ my $plain = run_lua($quiet);
 my @bad = ('cpu:mode=X', 'cpu:interval=0', 'cpu:interval=abc', 'cpu:clock=sun',
            'cpu:foo=1', 'mem:mode=C', 'gpu', 'cpu;cpu', 'cpu:mode', ';',
            'cpu:signal=SIGFOO', 'cpu:signal=SIGUSR1;mem:signal=SIGUSR2',
-           'cpu:path=a%q.bin', 'cpu:path=a%', 'mem:path=', 'x' x 5000,
+           'cpu:path=a%q.bin', 'cpu:path=a%', 'mem:path=', 'cpu:rotate=0', 'mem:rotate=1.5',
+           'cpu:rotate=1;mem:rotate=2', 'x' x 5000,
            "mem:path=$dir/no-such-dir/m.bin", "cpu:path=$dir",
            "cpu;mem:path=$dir/no-such-dir/m.bin");
 my $cwd = getcwd();

@@ -2,8 +2,9 @@
 # LJPROF with signal=: armed, not started; each delivery toggles. A window
 # between two signals holds that window's samples and allocations only,
 # about as long as it lasted; a storm of 1000 signals breaks nothing and
-# every stream it leaves reads; fork() while running or armed leaves the
-# parent's streams complete and the child unprofiled until it asks.
+# every stream it leaves reads; rotate=1 writes a complete stream a
+# second; fork() while running or armed leaves the parent's streams
+# complete and the child unprofiled until it asks.
 use strict;
 use warnings;
 use FindBin;
@@ -157,6 +158,43 @@ sub run_signalled {
   cmp_ok(scalar @files, '>', 10, 'storm: windows were profiled (' . scalar(@files) . ' streams)');
   my @bad = grep { system("ljprof report '$_' >/dev/null 2>&1") != 0 } @files;
   is(scalar @bad, 0, 'storm: every stream is complete') or diag "@bad[0 .. ($#bad < 4 ? $#bad : 4)]";
+}
+
+# -- rotate=: a new stream every second ------------------------------------------
+
+my $rotating = <<'LUA';
+local keep = {}
+local function spin(n)
+  local x = 0
+  for i = 1, 20000 do x = x + i % 3 end  -- SPIN
+  keep[n % 100 + 1] = { x }  -- One allocation a little while: a safe point.
+end
+local t0, n = os.time(), 0
+repeat n = n + 1 spin(n) until os.time() - t0 >= 4
+print("done")
+LUA
+
+{
+  mkdir "$dir/rot";
+  my $r = run_lua($rotating, timeout => 60, env => {
+    LJPROF => "cpu:clock=wall,rotate=1,path=$dir/rot/cpu.bin;mem:rotate=1,path=$dir/rot/mem.bin" });
+  is($r->{out}, "done\n", 'rotate: the program ran') or diag $r->{err};
+  my @cpu = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/cpu.bin.*";
+  my @mem = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/mem.bin.*";
+  ok(@cpu >= 4 && @cpu <= 6, 'rotate: a CPU stream a second, over 4 to 5 s (' . scalar(@cpu) . ')');
+  is_deeply(\@cpu, [ 1 .. @cpu ], 'rotate: numbered 1, 2, ...');
+  is_deeply(\@mem, \@cpu, 'rotate: the memory streams alike');
+  my $src = '@' . $r->{script};
+  my $spin = line_of($rotating, 'SPIN');
+  for my $n (@cpu[0 .. $#cpu - 1]) {  # The last one ends with the program.
+    my ($doc, $rc) = sysprof_json("$dir/rot/cpu.bin.$n");
+    my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
+    ok($rc == 0 && $secs > 0.8 && $secs < 1.3, "rotate: CPU stream $n complete, about 1 s ($secs s)");
+    ok(samples_on($doc, $src, $spin)->{$spin} > 50, "rotate: CPU stream $n has its samples");
+    my $mem = memprof_report("$dir/rot/mem.bin.$n");
+    ok($mem->{rc} == 0 && location($mem, "$src:" . ($spin + 1))->{alloc_events} > 10,
+       "rotate: memory stream $n complete, with its allocations");
+  }
 }
 
 # -- fork() ------------------------------------------------------------------------------
