@@ -108,12 +108,13 @@ print("done")
 LUA
 
 sub run_signalled {
-  my ($name, $ljprof, $send) = @_;
+  my ($name, $ljprof, $send, $luajit) = @_;
   my ($ready, $stop) = ("$dir/$name.ready", "$dir/$name.stop");
   unlink $ready, $stop;
   my $pid = fork // die "fork: $!";
   if ($pid == 0) {
-    my $r = run_lua($loop, args => [$ready, $stop], env => { LJPROF => $ljprof }, timeout => 90);
+    my $r = run_lua($loop, args => [$ready, $stop], env => { LJPROF => $ljprof },
+                    timeout => 90, luajit => $luajit);
     open my $fh, '>', "$dir/$name.result" or die $!;
     print $fh JSON::PP->new->encode($r);
     close $fh;
@@ -145,19 +146,25 @@ sub run_signalled {
 
 # -- A storm of signals ------------------------------------------------------------
 
-{
+# On the VM under AddressSanitizer too, when `make asan` has built it.
+my $asan = ($ENV{LJPROF_BUILD_DIR} || '') . '/asan/bin/luajit';
+$ENV{ASAN_OPTIONS} = 'detect_leaks=0:abort_on_error=1';
+for my $vm (['luajit', 'storm'], -x $asan ? ([$asan, 'storm, ASan VM']) : ()) {
+  my ($luajit, $name) = @$vm;
   my $sent = 0;
-  mkdir "$dir/storm";
-  my $r = run_signalled('storm', "cpu:interval=1,signal=SIGUSR2,path=$dir/storm/cpu.bin;"
-                                 . "mem:signal=SIGUSR2,path=$dir/storm/mem.bin",
-                        sub { for (1 .. 1000) { $sent += kill 'USR2', $_[0]; sleep 0.0005 } sleep 0.2 });
-  is($sent, 1000, 'storm: 1000 signals sent');
-  is($r->{rc}, 0, 'storm: the program ran to its end') or diag $r->{err};
-  is($r->{out}, "done\n", 'storm: and wrote what it writes');
-  my @files = glob "$dir/storm/*";
-  cmp_ok(scalar @files, '>', 10, 'storm: windows were profiled (' . scalar(@files) . ' streams)');
+  my $sub = "$dir/" . ($name =~ /ASan/ ? 'storm-asan' : 'storm');
+  mkdir $sub;
+  my $r = run_signalled('storm', "cpu:interval=1,signal=SIGUSR2,path=$sub/cpu.bin;"
+                                 . "mem:signal=SIGUSR2,path=$sub/mem.bin",
+                        sub { for (1 .. 1000) { $sent += kill 'USR2', $_[0]; sleep 0.0005 } sleep 0.2 },
+                        $luajit);
+  is($sent, 1000, "$name: 1000 signals sent");
+  is($r->{rc}, 0, "$name: the program ran to its end") or diag $r->{err};
+  is($r->{out}, "done\n", "$name: and wrote what it writes");
+  my @files = glob "$sub/*";
+  cmp_ok(scalar @files, '>', 10, "$name: windows were profiled (" . scalar(@files) . ' streams)');
   my @bad = grep { system("ljprof report '$_' >/dev/null 2>&1") != 0 } @files;
-  is(scalar @bad, 0, 'storm: every stream is complete') or diag "@bad[0 .. ($#bad < 4 ? $#bad : 4)]";
+  is(scalar @bad, 0, "$name: every stream is complete") or diag "@bad[0 .. ($#bad < 4 ? $#bad : 4)]";
 }
 
 # -- rotate=: a new stream every second ------------------------------------------
