@@ -35,12 +35,19 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
 
-.PHONY: all vm ljprof noprof asan demo test test-reference bench install clean \
+.PHONY: all vm ljprof embed noprof asan demo test test-reference bench install clean \
 	distclean deps FORCE
 
-all: vm ljprof
+all: vm ljprof embed
 
 vm: $(STAGED)
+
+# -- examples/embed: a host program with two VMs, profiled through LJPROF ------
+
+EMBED := $(BUILD)/examples/embed/host
+embed: $(EMBED)
+$(EMBED): examples/embed/host.c examples/embed/Makefile $(STAGED)
+	@$(MAKE) --no-print-directory -C examples/embed BUILD=$(BUILD)
 
 # -- ljprof: the reader library and the command-line tool ----------------------
 

@@ -172,7 +172,6 @@ static int prof_stopped(lua_State *L, int status, void **file)
 /* -- misc.memprof -------------------------------------------------------- */
 
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
-#define MEMPROF_BUFSIZE		(1024*1024)
 
 /* start(path), the reference's call, writes its format (v3); start{path =
 ** PATH, format = "v3" | "v4"} writes v4 unless told otherwise. NULL or an
@@ -215,7 +214,7 @@ static int memprof_start(lua_State *L)
     return prof_misuse(L, bad);
   if (lj_memprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, MEMPROF_BUFSIZE, 0)) == NULL)
+  if ((pf = prof_open(L, path, LJ_PROFFILE_MEMBUF, 0)) == NULL)
     return 3;
   opt.ctx = pf;
   opt.buf = lj_proffile_buf(pf);
@@ -246,7 +245,6 @@ static const luaL_Reg memprof_lib[] = {
 /* -- misc.sysprof -------------------------------------------------------- */
 
 #define SYSPROF_DEFAULT_PATH	"sysprof.bin"
-#define SYSPROF_BUFSIZE		(256*1024)
 
 static const char *const sysprof_vmstates[] = {
   "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT", "ASM",
@@ -326,7 +324,7 @@ static int sysprof_start(lua_State *L)
     return prof_misuse(L, bad);
   if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
-  if ((pf = prof_open(L, path, SYSPROF_BUFSIZE, 1)) == NULL)
+  if ((pf = prof_open(L, path, LJ_PROFFILE_SYSBUF, 1)) == NULL)
     return 3;
   cfg.ctx = pf;
   cfg.buf = lj_proffile_buf(pf);

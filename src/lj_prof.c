@@ -10,6 +10,7 @@
 #include "lj_prof.h"
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
+#include "lj_profenv.h"
 
 void lj_prof_addproto(global_State *g, const GCproto *pt)
 {
@@ -25,8 +26,19 @@ void lj_prof_addtrace(global_State *g, const struct GCtrace *T)
 }
 #endif
 
+void lj_prof_newstate(lua_State *L)
+{
+  lj_profenv_open(L);
+}
+
+int lj_prof_gcstep(lua_State *L)
+{
+  return lj_profenv_gcstep(L);
+}
+
 void lj_prof_close(global_State *g)
 {
+  lj_profenv_close(g);
   lj_memprof_close(g);
   lj_sysprof_close(g);
 }

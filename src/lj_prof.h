@@ -33,6 +33,11 @@ LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
 #endif
+/* lua_newstate: profiles asked for in the environment start (LJPROF). */
+LJ_FUNC void lj_prof_newstate(lua_State *L);
+/* lj_gc_step: a safe point for profiles toggled by a signal. Nonzero when
+** the step was due to the signal alone: skip it. */
+LJ_FUNC int lj_prof_gcstep(lua_State *L);
 /* lua_close: profiles of this VM stop and complete their streams. */
 LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the

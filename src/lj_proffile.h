@@ -12,6 +12,10 @@
 
 typedef struct ProfFile ProfFile;
 
+/* Buffer sizes of the profiles written to files. */
+#define LJ_PROFFILE_MEMBUF	(1024*1024)	/* Memprof: events are dense. */
+#define LJ_PROFFILE_SYSBUF	(256*1024)
+
 /* Open path for writing; NULL with errno set on failure. */
 ProfFile *lj_proffile_open(const char *path, size_t bufsize);
 /* The first buffer for the profiler to fill. */

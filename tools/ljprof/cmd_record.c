@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "record_pid.h"
 #include "report_cli.h"
 
 #define CMD "record"
@@ -30,12 +31,21 @@ static void usage(FILE *out) {
           "Usage: ljprof record --mem [OPTIONS] -- SCRIPT [ARGS...]\n"
           "       ljprof record --cpu[=D|L|C] [--interval=MS] [OPTIONS] -- "
           "SCRIPT [ARGS...]\n"
+          "       ljprof record --pid=PID [--duration=SECS] [--cpu|--mem] "
+          "[OPTIONS]\n"
           "\n"
           "Run SCRIPT with ARGS on luajit under the memory profiler (--mem)\n"
           "or the platform profiler (--cpu), from its first line to its exit,\n"
           "write the profile stream, then print its report (as 'ljprof\n"
           "report' does). The exit status is the script's; when the script\n"
           "exits with 0, it is the report's (1: a damaged stream).\n"
+          "\n"
+          "With --pid, profile a running process for SECS (default 10) and\n"
+          "report: the process must have been started with LJPROF naming\n"
+          "signal= (LJPROF='cpu:signal=SIGUSR2'); ljprof sends the signal,\n"
+          "waits, sends it again, and reports the streams the process wrote\n"
+          "(--cpu or --mem: only that one). Exit status 1 when the process\n"
+          "is gone, not ours, not armed, or never reached a safe point.\n"
           "\n"
           "Options:\n"
           "  --mem               profile memory: every allocation, by place\n"
@@ -48,6 +58,8 @@ static void usage(FILE *out) {
           "  --report-out=FILE   write the report to FILE (default: stdout)\n"
           "  --luajit=PATH       the luajit to run (default: the one beside\n"
           "                      ljprof)\n"
+          "  --pid=PID           profile that running process instead\n"
+          "  --duration=SECS     with --pid: how long, may be fractional\n"
           REPORT_OPTIONS_HELP
           "  -h, --help          show this help\n"
           "\n"
@@ -57,7 +69,9 @@ static void usage(FILE *out) {
           "  ljprof record --cpu --interval=1 -- bench.lua\n"
           "  ljprof record --cpu --format=collapsed --report-out=cpu.folded "
           "-- bench.lua\n"
-          "  ljprof record --cpu --format=pprof --report-out=cpu.pb.gz -- bench.lua\n");
+          "  ljprof record --cpu --format=pprof --report-out=cpu.pb.gz -- bench.lua\n"
+          "  ljprof record --pid=4242 --duration=30 --format=html "
+          "--report-out=cpu.html\n");
 }
 
 enum {
@@ -65,7 +79,9 @@ enum {
   OPT_CPU,
   OPT_INTERVAL,
   OPT_REPORT_OUT,
-  OPT_LUAJIT
+  OPT_LUAJIT,
+  OPT_PID,
+  OPT_DURATION
 };
 
 static const struct option long_options[] = {
@@ -76,6 +92,8 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"report-out", required_argument, NULL, OPT_REPORT_OUT},
     {"luajit", required_argument, NULL, OPT_LUAJIT},
+    {"pid", required_argument, NULL, OPT_PID},
+    {"duration", required_argument, NULL, OPT_DURATION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -91,13 +109,27 @@ struct args {
   const char *report_out;   /* --report-out */
   const char *luajit;       /* --luajit */
   char **script;            /* SCRIPT ARGS... (NULL-terminated) */
+  pid_t pid;                /* --pid; 0: run SCRIPT */
+  double duration;          /* --pid: seconds */
 };
 
-static int parse_interval(const char *text) {
+/* A positive number (milliseconds, seconds) into *value, if not NULL. */
+static int parse_positive(const char *text, double *value) {
   char *end;
   errno = 0;
-  double ms = strtod(text, &end);
-  return !errno && end != text && !*end && isfinite(ms) && ms > 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !isfinite(v) || v <= 0) return 0;
+  if (value) *value = v;
+  return 1;
+}
+
+static int parse_pid(const char *text, pid_t *pid) {
+  char *end;
+  errno = 0;
+  long n = strtol(text, &end, 10);
+  if (errno || end == text || *end || n <= 0 || n > INT_MAX) return 0;
+  *pid = (pid_t)n;
+  return 1;
 }
 
 static int set_profiler(struct args *a, enum profiler p) {
@@ -126,7 +158,7 @@ static int parse_own_option(int c, char **argv, struct args *a) {
     status = set_profiler(a, PROFILER_CPU);
     return status >= 0 ? status : parse_cpu_mode(a, optarg);
   case OPT_INTERVAL:
-    if (!parse_interval(optarg))
+    if (!parse_positive(optarg, NULL))
       return usage_error(CMD, "--interval wants a positive number of "
                               "milliseconds, not '%s'", optarg);
     a->interval = optarg;
@@ -139,6 +171,15 @@ static int parse_own_option(int c, char **argv, struct args *a) {
     return -1;
   case OPT_LUAJIT:
     a->luajit = optarg;
+    return -1;
+  case OPT_PID:
+    if (!parse_pid(optarg, &a->pid))
+      return usage_error(CMD, "--pid wants a process id, not '%s'", optarg);
+    return -1;
+  case OPT_DURATION:
+    if (!parse_positive(optarg, &a->duration))
+      return usage_error(CMD, "--duration wants a positive number of "
+                              "seconds, not '%s'", optarg);
     return -1;
   case 'h':
     usage(stdout);
@@ -161,6 +202,15 @@ static int parse_args(int argc, char **argv, struct args *a) {
     if (status == REPORT_OPTION_NOT_MINE) status = parse_own_option(c, argv, a);
     if (status >= 0) return status;
   }
+  if (a->pid) {
+    if (a->interval || a->stream || a->luajit || optind < argc)
+      return usage_error(CMD, "--pid profiles a running process as its "
+                              "LJPROF says: no SCRIPT, -o, --interval or "
+                              "--luajit");
+    return -1;
+  }
+  if (a->duration)
+    return usage_error(CMD, "--duration is for --pid");
   if (a->profiler == PROFILER_NONE)
     return usage_error(CMD, "say which profiler: --mem or --cpu");
   if (a->interval && a->profiler != PROFILER_CPU)
@@ -223,6 +273,7 @@ static int run_script(const char *luajit, const char *chunk,
     close(report_pipe[0]);
     fcntl(report_pipe[1], F_SETFD, FD_CLOEXEC);
     setenv(STREAM_ENV, stream, 1);
+    unsetenv("LJPROF"); /* the profile is ours: none from the environment */
     execvp(luajit, argv);
     int err = errno;
     ssize_t unused = write(report_pipe[1], &err, sizeof err);
@@ -263,6 +314,12 @@ int cmd_record(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT, .mode = 'C'};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
+  if (a.pid)
+    return record_pid(a.pid, a.duration ? a.duration : 10,
+                      a.profiler == PROFILER_MEM   ? RECORD_PID_MEM
+                      : a.profiler == PROFILER_CPU ? RECORD_PID_CPU
+                                                   : 0,
+                      a.report_out, &a.report);
 
   if (access(a.script[0], R_OK) != 0) {
     fprintf(stderr, "ljprof " CMD ": cannot read script '%s': %s\n",

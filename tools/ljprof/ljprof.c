@@ -18,7 +18,8 @@ struct command {
 
 static const struct command commands[] = {
     {"record", cmd_record,
-     "run a Lua script under the memory or CPU profiler, then report"},
+     "run a Lua script under the memory or CPU profiler, or profile a "
+     "running process armed by LJPROF (--pid), then report"},
     {"report", cmd_report,
      "turn a memprof or sysprof stream into a report (text, JSON, "
      "collapsed, pprof, speedscope, HTML)"},

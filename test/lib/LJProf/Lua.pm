@@ -6,7 +6,8 @@ use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
 
-our @EXPORT = qw(scratch run_lua memprof_report location loc_matching collapsed);
+our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
+                 line_of);
 
 my $dir = tempdir(CLEANUP => 1);
 my $seq = 0;
@@ -59,6 +60,22 @@ sub memprof_report {
   my $doc = eval { JSON::PP->new->decode($out) };
   return { rc => $rc, err => slurp("$dir/report.err"), json => $doc,
 	   loc => { map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] } } };
+}
+
+# The JSON report of a sysprof file, decoded (undef if it is not JSON), and
+# the report's exit status.
+sub sysprof_json {
+  my ($file) = @_;
+  my $out = `ljprof report --format=json '$file' 2>'$dir/report.err'`;
+  return (eval { JSON::PP->new->decode($out) }, $? >> 8);
+}
+
+# The number of the first line of $code that holds $mark.
+sub line_of {
+  my ($code, $mark) = @_;
+  my @lines = split /\n/, $code;
+  my ($n) = grep { $lines[$_ - 1] =~ /\Q$mark\E/ } 1 .. @lines;
+  return $n;
 }
 
 # The collapsed stacks of a sysprof file: { "outer;...;inner" => count },

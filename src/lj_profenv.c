@@ -1,0 +1,607 @@
+/*
+** Profiles asked for in the environment:
+**
+**   LJPROF='cpu[:key=value,...][;mem[:key=value,...]]'
+**
+** read when a VM is created. The profilers take one VM at a time: the
+** first VM created while LJPROF is set gets the profiles, a VM created
+** while it lives is not profiled (said once on stderr). A bad setting
+** never breaks the program: one line on stderr, and no profile.
+**
+** With signal=NAME a profile is armed instead of started: each delivery
+** toggles it. With rotate=SECS a running profile ends and a new one
+** starts every SECS. The signal handler and the rotation thread only
+** count events and bring the next GC step forward; profiles start and
+** stop at that step, a safe point on the VM's thread.
+*/
+
+#define lj_profenv_c
+#define LUA_CORE
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lj_profenv.h"
+#include "lj_memprof.h"
+#include "lj_sysprof.h"
+#include "lj_proffile.h"
+#include "lmisclib.h"
+
+/* -- Settings ------------------------------------------------------------ */
+
+#define ENV_MAXLEN	4096	/* Of LJPROF and of a path. */
+
+enum { PE_CPU, PE_MEM, PE__MAX };
+
+static const char *const pe_names[PE__MAX] = { "cpu", "mem" };
+static const char *const pe_paths[PE__MAX] = {
+  "ljprof-cpu-%p.bin", "ljprof-mem-%p.bin"
+};
+
+typedef struct EnvSettings {
+  int on[PE__MAX];		/* Asked for. */
+  int armed[PE__MAX];		/* Waits for the signal. */
+  char path[PE__MAX][ENV_MAXLEN];  /* %p, %t and %n not expanded yet. */
+  int mode, clock;		/* Of the CPU profile. */
+  uint64_t interval;		/* Microseconds. */
+  int signo;			/* 0: nothing is armed. */
+  const char *signame;
+  int rotate[PE__MAX];		/* A new stream every rotsecs. */
+  unsigned rotsecs;
+} EnvSettings;
+
+static const struct { const char *name; int signo; } env_signals[] = {
+  { "SIGUSR1", SIGUSR1 }, { "SIGUSR2", SIGUSR2 }, { "SIGHUP", SIGHUP },
+  { "SIGWINCH", SIGWINCH }, { "SIGURG", SIGURG }, { NULL, 0 }
+};
+
+/* A path's escapes: %p, %t, %n and %%. */
+static int env_checkpath(const char *path)
+{
+  for (; *path; path++)
+    if (*path == '%' && (*++path == '\0' || !strchr("ptn%", *path)))
+      return 0;
+  return 1;
+}
+
+/* SIGUSR2 or USR2; -1 for none of ours. */
+static int env_signal_byname(const char *name)
+{
+  int i;
+  if (strncmp(name, "SIG", 3) == 0)
+    name += 3;
+  for (i = 0; env_signals[i].name != NULL; i++)
+    if (strcmp(name, env_signals[i].name + 3) == 0)
+      return i;
+  return -1;
+}
+
+/* What env_key says of a key it does not know: the caller names it. */
+static const char env_unknown[] = "unknown key";
+
+/* One key of profile k; NULL or what is wrong. */
+static const char *env_key(EnvSettings *s, int k, const char *key,
+			   const char *val)
+{
+  if (strcmp(key, "path") == 0) {
+    if (*val == '\0' || strlen(val) >= ENV_MAXLEN)
+      return "path must be a file name";
+    if (!env_checkpath(val))
+      return "path may hold %p, %t, %n and %% only";
+    strcpy(s->path[k], val);
+  } else if (strcmp(key, "signal") == 0) {
+    int i = env_signal_byname(val);
+    if (i < 0)
+      return "signal must be SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or SIGURG";
+    if (s->signame != NULL && s->signame != env_signals[i].name)
+      return "cpu and mem must name the same signal";
+    s->signo = env_signals[i].signo;
+    s->signame = env_signals[i].name;
+    s->armed[k] = 1;
+  } else if (strcmp(key, "rotate") == 0) {
+    char *end;
+    unsigned long secs = strtoul(val, &end, 10);
+    if (*val < '1' || *val > '9' || *end != '\0' || secs > 31536000)
+      return "rotate must be whole seconds, from 1 to 31536000";
+    if (s->rotsecs != 0 && s->rotsecs != secs)
+      return "cpu and mem must rotate alike";
+    s->rotsecs = (unsigned)secs;
+    s->rotate[k] = 1;
+  } else if (k != PE_CPU) {
+    return env_unknown;
+  } else if (strcmp(key, "mode") == 0) {
+    if (strcmp(val, "D") == 0) s->mode = LUAM_SYSPROF_DEFAULT;
+    else if (strcmp(val, "L") == 0) s->mode = LUAM_SYSPROF_LEAF;
+    else if (strcmp(val, "C") == 0) s->mode = LUAM_SYSPROF_CALLGRAPH;
+    else return "mode must be C, L or D";
+  } else if (strcmp(key, "interval") == 0) {
+    char *end;
+    double ms = strtod(val, &end);
+    if (end == val || *end != '\0' || !(ms >= 0.001 && ms <= 1e6))
+      return "interval must be milliseconds, from 0.001 to 1000000";
+    s->interval = (uint64_t)(ms * 1000);
+  } else if (strcmp(key, "clock") == 0) {
+    if (strcmp(val, "cpu") == 0) s->clock = SYSPROF_CLOCK_CPU;
+    else if (strcmp(val, "wall") == 0) s->clock = SYSPROF_CLOCK_WALL;
+    else return "clock must be cpu or wall";
+  } else {
+    return env_unknown;
+  }
+  return NULL;
+}
+
+/* One section, "cpu:k=v,..." or "mem:k=v,...", cut in place. */
+static int env_section(EnvSettings *s, char *sec, char *msg, size_t sz)
+{
+  char *opts = strchr(sec, ':'), *kv;
+  int k;
+  if (opts != NULL)
+    *opts++ = '\0';
+  for (k = 0; k < PE__MAX && strcmp(sec, pe_names[k]) != 0; k++) ;
+  if (k == PE__MAX) {
+    snprintf(msg, sz, "unknown profile '%s' (cpu or mem)", sec);
+    return 0;
+  }
+  if (s->on[k]) {
+    snprintf(msg, sz, "%s is given twice", sec);
+    return 0;
+  }
+  s->on[k] = 1;
+  for (kv = opts; kv != NULL && *kv != '\0'; ) {
+    char *next = strchr(kv, ','), *val = strchr(kv, '=');
+    const char *why;
+    if (next != NULL)
+      *next++ = '\0';
+    if (val == NULL) {
+      snprintf(msg, sz, "%s: '%s' is not key=value", sec, kv);
+      return 0;
+    }
+    *val++ = '\0';
+    if ((why = env_key(s, k, kv, val)) == env_unknown) {
+      snprintf(msg, sz, "%s: unknown key '%s'", sec, kv);
+      return 0;
+    } else if (why != NULL) {
+      snprintf(msg, sz, "%s: %s, not '%s'", sec, why, val);
+      return 0;
+    }
+    kv = next;
+  }
+  return 1;
+}
+
+static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
+{
+  char buf[ENV_MAXLEN], *sec, *next;
+  int k;
+  memset(s, 0, sizeof(*s));
+  for (k = 0; k < PE__MAX; k++)
+    strcpy(s->path[k], pe_paths[k]);
+  s->mode = LUAM_SYSPROF_CALLGRAPH;
+  s->clock = SYSPROF_CLOCK_CPU;
+  s->interval = 10000;
+  if (strlen(env) >= sizeof(buf)) {
+    snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
+    return 0;
+  }
+  strcpy(buf, env);
+  for (sec = buf; sec != NULL; sec = next) {
+    if ((next = strchr(sec, ';')) != NULL)
+      *next++ = '\0';
+    if (!env_section(s, sec, msg, sz))
+      return 0;
+  }
+  return 1;
+}
+
+/* -- State --------------------------------------------------------------- */
+
+typedef struct EnvState {
+  global_State *g;		/* The VM profiled; NULL: none. */
+  EnvSettings set;
+  int vmno;			/* Its number in the process. */
+  int toggled;			/* The armed profiles run. */
+  int windows[PE__MAX];		/* Streams of each profile so far. */
+  ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
+  struct sigaction oldact;
+  int rotating;			/* The rotation thread runs. */
+  pthread_t rotator;
+} EnvState;
+
+static EnvState env;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;  /* VMs come
+							  ** and go on any thread. */
+static atomic_int env_vms;	/* VMs created while LJPROF was set. */
+
+/* Shared with the handler and the rotation thread: events for the next GC
+** step of env_polled. The GC threshold is saved (NUDGE_SAVING, then
+** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
+enum { NUDGE_NONE, NUDGE_SAVING, NUDGE_SET };
+static global_State *_Atomic env_polled;
+static atomic_int env_toggles, env_rotations, env_nudge;
+static GCSize env_threshold;
+
+/* The rotation thread waits on rot_cond until it is told to quit. */
+static pthread_mutex_t rot_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rot_cond;
+static int rot_quit;
+
+/* Profiles as bits: those on whose flag is set. */
+static int env_mask(const int *flags)
+{
+  int k, m = 0;
+  for (k = 0; k < PE__MAX; k++)
+    if (env.set.on[k] && flags[k])
+      m |= 1 << k;
+  return m;
+}
+
+static void env_say(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("LJPROF: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* The path of a profile; 0 if too long. Armed profiles add the number of
+** their window, so that each window has a file of its own. */
+static int env_expand(char *out, const char *tpl, int vmno, int window)
+{
+  /* Room past end for one escape (20 digits) and the window's suffix. */
+  char *p = out, *end = out + ENV_MAXLEN - 48;
+  for (; *tpl && p < end; tpl++) {
+    if (*tpl != '%') {
+      *p++ = *tpl;
+      continue;
+    }
+    switch (*++tpl) {
+    case 'p': p += sprintf(p, "%ld", (long)getpid()); break;
+    case 't': p += sprintf(p, "%lld", (long long)time(NULL)); break;
+    case 'n': p += sprintf(p, "%d", vmno); break;
+    default: *p++ = '%'; break;
+    }
+  }
+  if (*tpl)
+    return 0;
+  if (window > 0)
+    p += sprintf(p, ".%d", window);
+  *p = '\0';
+  return 1;
+}
+
+/* Why a profiler refused to start. */
+static const char *env_status(int status)
+{
+  switch (status) {
+  case PROFILE_ERRUSE: return "the profiler is not in this build";
+  case PROFILE_ERRRUN: return "a profile of this kind runs already";
+  case PROFILE_ERRMEM: return "not enough memory";
+  default: return strerror(errno);
+  }
+}
+
+/* -- Start and stop ------------------------------------------------------ */
+
+static int env_startone(lua_State *L, int k, ProfFile *pf)
+{
+  if (k == PE_CPU) {
+    SysprofConfig cfg;
+    cfg.mode = env.set.mode;
+    cfg.format = LUAM_SYSPROF_V3;
+    cfg.clock = env.set.clock;
+    cfg.interval = env.set.interval;
+    cfg.buf = lj_proffile_buf(pf);
+    cfg.len = lj_proffile_bufsize(pf);
+    cfg.ctx = pf;
+    cfg.writer = lj_proffile_write;
+    cfg.on_stop = lj_proffile_close;
+    return lj_sysprof_start(L, &cfg);
+  } else {
+    struct luam_Memprof_Options opt;
+    opt.ctx = pf;
+    opt.buf = lj_proffile_buf(pf);
+    opt.len = lj_proffile_bufsize(pf);
+    opt.writer = lj_proffile_write;
+    opt.on_stop = lj_proffile_close;
+    return lj_memprof_start(L, &opt, LJM_VERSION);
+  }
+}
+
+static void env_atexit(void)
+{
+  lj_sysprof_exit(env.file[PE_CPU]);
+  lj_memprof_exit(env.file[PE_MEM]);
+}
+
+/* The child of a fork() is not profiled (lj_prof.c: the profilers forget
+** the parent's profiles there), and has no rotation thread; a signal there
+** starts its own profiles, window 1 of a new %p. */
+static void env_forked(void)
+{
+  memset(env.file, 0, sizeof(env.file));
+  memset(env.windows, 0, sizeof(env.windows));
+  env.toggled = env.rotating = 0;
+  pthread_mutex_init(&rot_lock, NULL);
+  atomic_store(&env_toggles, 0);
+  atomic_store(&env_rotations, 0);
+}
+
+static void env_once(void)
+{
+  atexit(env_atexit);
+  pthread_atfork(NULL, NULL, env_forked);
+}
+
+/* Start the profiles of mask: all files are opened first, so that an
+** unwritable path starts nothing. Armed and rotating profiles number
+** their streams. */
+static void env_start(lua_State *L, int mask)
+{
+  char path[PE__MAX][ENV_MAXLEN];
+  ProfFile *pf[PE__MAX] = { NULL, NULL };
+  int window[PE__MAX], k;
+  for (k = 0; k < PE__MAX; k++) {
+    if (!(mask & (1 << k)))
+      continue;
+    window[k] = env.set.armed[k] || env.set.rotate[k] ? env.windows[k]+1 : 0;
+    if (!env_expand(path[k], env.set.path[k], env.vmno, window[k])) {
+      env_say("%s path too long; not profiling", pe_names[k]);
+      break;
+    }
+    pf[k] = lj_proffile_open(path[k], k == PE_CPU ? LJ_PROFFILE_SYSBUF :
+							LJ_PROFFILE_MEMBUF);
+    if (pf[k] == NULL) {
+      env_say("cannot write %s: %s; not profiling", path[k], strerror(errno));
+      break;
+    }
+  }
+  if (k < PE__MAX) {  /* Nothing starts. */
+    while (k-- > 0)
+      if (pf[k] != NULL) {
+	lj_proffile_close(pf[k], lj_proffile_buf(pf[k]));
+	unlink(path[k]);
+      }
+    return;
+  }
+  for (k = 0; k < PE__MAX; k++) {
+    int status;
+    if (pf[k] == NULL)
+      continue;
+    status = env_startone(L, k, pf[k]);
+    if (status == PROFILE_SUCCESS) {
+      env.file[k] = pf[k];
+      env.windows[k] = window[k];
+      continue;
+    }
+    env_say("%s profile not started: %s", pe_names[k], env_status(status));
+    if (status != PROFILE_ERRIO)  /* A refused start leaves the file to us. */
+      lj_proffile_close(pf[k], lj_proffile_buf(pf[k]));
+    unlink(path[k]);
+  }
+}
+
+/* Stop the profiles of mask, if they still run: the program may have
+** stopped them itself. */
+static void env_stop(int mask)
+{
+  if ((mask & (1 << PE_CPU))) {
+    lj_sysprof_exit(env.file[PE_CPU]);
+    env.file[PE_CPU] = NULL;
+  }
+  if ((mask & (1 << PE_MEM))) {
+    lj_memprof_exit(env.file[PE_MEM]);
+    env.file[PE_MEM] = NULL;
+  }
+}
+
+/* The profiles started by us that may run. */
+static int env_running(void)
+{
+  return (env.file[PE_CPU] != NULL) << PE_CPU |
+	 (env.file[PE_MEM] != NULL) << PE_MEM;
+}
+
+/* -- Signal and rotation ------------------------------------------------ */
+
+/* Count an event for the next GC step of the VM, and bring that step
+** forward. Called in the signal handler: no allocation, no lock. */
+static void env_poke(atomic_int *events)
+{
+  global_State *g = atomic_load(&env_polled);
+  int none = NUDGE_NONE;
+  atomic_fetch_add(events, 1);
+  if (g != NULL && atomic_compare_exchange_strong(&env_nudge, &none,
+						  NUDGE_SAVING)) {
+    env_threshold = g->gc.threshold;
+    atomic_store(&env_nudge, NUDGE_SET);
+    g->gc.threshold = 0;
+  }
+}
+
+static void env_signal(int sig)
+{
+  UNUSED(sig);
+  env_poke(&env_toggles);
+}
+
+static int env_arm(void)
+{
+  struct sigaction sa;
+  if (sigaction(env.set.signo, NULL, &env.oldact) != 0)
+    return 0;
+  if (env.oldact.sa_handler != SIG_DFL || (env.oldact.sa_flags & SA_SIGINFO))
+    return 0;  /* The program handles that signal itself. */
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = env_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  return sigaction(env.set.signo, &sa, NULL) == 0;
+}
+
+static void *env_rotator(void *arg)
+{
+  struct timespec at;
+  UNUSED(arg);
+  clock_gettime(CLOCK_MONOTONIC, &at);
+  pthread_mutex_lock(&rot_lock);
+  while (!rot_quit) {
+    at.tv_sec += (time_t)env.set.rotsecs;
+    while (!rot_quit &&
+	   pthread_cond_timedwait(&rot_cond, &rot_lock, &at) != ETIMEDOUT) ;
+    if (!rot_quit)
+      env_poke(&env_rotations);
+  }
+  pthread_mutex_unlock(&rot_lock);
+  return NULL;
+}
+
+/* The thread takes no signal: the program's are for its own threads. */
+static int env_rotate_start(void)
+{
+  pthread_condattr_t ca;
+  sigset_t all, old;
+  int err;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&rot_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  rot_quit = 0;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  err = pthread_create(&env.rotator, NULL, env_rotator, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err != 0) {
+    pthread_cond_destroy(&rot_cond);
+    errno = err;
+    return 0;
+  }
+  env.rotating = 1;
+  return 1;
+}
+
+static void env_rotate_stop(void)
+{
+  pthread_mutex_lock(&rot_lock);
+  rot_quit = 1;
+  pthread_cond_signal(&rot_cond);
+  pthread_mutex_unlock(&rot_lock);
+  pthread_join(env.rotator, NULL);
+  pthread_cond_destroy(&rot_cond);
+  env.rotating = 0;
+}
+
+/* Nothing pokes the VM any more: the rotation thread is gone, the signal's
+** former disposition is back (unless the program has taken the signal
+** since), the GC threshold is the VM's own. */
+static void env_quiet(global_State *g)
+{
+  struct sigaction cur;
+  if (env.rotating)
+    env_rotate_stop();
+  if (env.set.signo != 0 && sigaction(env.set.signo, NULL, &cur) == 0 &&
+      cur.sa_handler == env_signal)
+    sigaction(env.set.signo, &env.oldact, NULL);
+  atomic_store(&env_polled, NULL);
+  if (atomic_exchange(&env_nudge, NUDGE_NONE) == NUDGE_SET)
+    g->gc.threshold = env_threshold;
+}
+
+int lj_profenv_gcstep(lua_State *L)
+{
+  global_State *g = G(L);
+  int skip = 0;
+  if (LJ_LIKELY(atomic_load_explicit(&env_polled, memory_order_relaxed) != g))
+    return 0;
+  if (atomic_load(&env_nudge) == NUDGE_SET) {
+    g->gc.threshold = env_threshold;
+    atomic_store(&env_nudge, NUDGE_NONE);
+    skip = g->gc.total < g->gc.threshold;
+  }
+  if (atomic_exchange(&env_toggles, 0) & 1) {  /* Pairs cancel out. */
+    int armed = env_mask(env.set.armed);
+    if (env.toggled)
+      env_stop(armed);
+    else
+      env_start(L, armed);
+    env.toggled = !env.toggled;
+  }
+  if (atomic_exchange(&env_rotations, 0) != 0) {
+    int m = env_mask(env.set.rotate) & env_running();
+    env_stop(m);
+    env_start(L, m);
+  }
+  return skip;
+}
+
+/* -- VMs ----------------------------------------------------------------- */
+
+/* The settings are read for every VM: one message per process is enough. */
+static void env_open(lua_State *L, const char *s)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  static int said;
+  char msg[256];
+  EnvSettings set;
+  int vmno = atomic_fetch_add(&env_vms, 1) + 1;
+  if (!env_parse(&set, s, msg, sizeof(msg))) {
+    if (!said++)
+      env_say("bad setting '%s': %s; not profiling", s, msg);
+    return;
+  }
+  if (env.g != NULL) {
+    if (!said++)
+      env_say("VM %d is not profiled: the profilers take one VM at a time, "
+	      "and VM %d has them", vmno, env.vmno);
+    return;
+  }
+  env.g = G(L);
+  env.set = set;
+  env.vmno = vmno;
+  env.toggled = 0;
+  memset(env.windows, 0, sizeof(env.windows));
+  memset(env.file, 0, sizeof(env.file));
+  pthread_once(&once, env_once);
+  if (set.signo != 0 || set.rotsecs != 0)
+    atomic_store(&env_polled, G(L));
+  if (set.signo != 0 && !env_arm()) {
+    env_say("cannot arm %s: the program handles it; not profiling",
+	    set.signame);
+  } else if (set.rotsecs != 0 && !env_rotate_start()) {
+    env_say("cannot rotate: %s; not profiling", strerror(errno));
+  } else {
+    env_start(L, env_mask(set.on) & ~env_mask(set.armed));
+    return;
+  }
+  env_quiet(G(L));
+  env.g = NULL;
+}
+
+void lj_profenv_open(lua_State *L)
+{
+  const char *s = getenv("LJPROF");
+  if (s == NULL || *s == '\0')
+    return;
+  pthread_mutex_lock(&env_lock);
+  env_open(L, s);
+  pthread_mutex_unlock(&env_lock);
+}
+
+void lj_profenv_close(global_State *g)
+{
+  pthread_mutex_lock(&env_lock);
+  if (env.g == g) {
+    env_quiet(g);
+    env.g = NULL;  /* lj_prof_close stops the profiles next. */
+  }
+  pthread_mutex_unlock(&env_lock);
+}

@@ -1,0 +1,19 @@
+/*
+** Profiles asked for in the environment (LJPROF), without changing the
+** program: started when a VM is created, or toggled by a signal.
+*/
+
+#ifndef _LJ_PROFENV_H
+#define _LJ_PROFENV_H
+
+#include "lj_obj.h"
+
+/* A VM was created: start (or arm) what LJPROF asks for. */
+LJ_FUNC void lj_profenv_open(lua_State *L);
+/* A GC step is due: a safe point to act on the signal. Nonzero when the
+** step was due to the signal alone: skip it. */
+LJ_FUNC int lj_profenv_gcstep(lua_State *L);
+/* lua_close: disarm; the profilers complete their streams themselves. */
+LJ_FUNC void lj_profenv_close(global_State *g);
+
+#endif

@@ -1,0 +1,160 @@
+#!/usr/bin/env perl
+# ljprof record --pid: a running process armed through LJPROF's signal= is
+# profiled for the duration asked and reported like record reports a
+# script, and goes on unharmed; a process that is unarmed, without a VM,
+# gone, or not ours gets a clear error and is left alone.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use Time::HiRes qw(sleep time);
+use LJProf::Lua;
+
+my $dir = scratch();
+
+my $server = <<'LUA';
+local keep = {}
+local function work(n)
+  local x = 0
+  for i = 1, 2000 do x = x + i % 3 end  -- WORK
+  keep[n % 100 + 1] = { x }  -- ALLOC
+end
+local stop, n = arg[1], 0
+local f = assert(io.open(stop .. ".ready", "w")) f:close()
+repeat
+  for _ = 1, 100 do n = n + 1 work(n) end
+  f = io.open(stop)
+until f
+f:close()
+print("served")
+os.exit(7)
+LUA
+open my $fh, '>', "$dir/server.lua" or die $!;
+print $fh $server;
+close $fh;
+my ($work, $alloc) = (line_of($server, 'WORK'), line_of($server, 'ALLOC'));
+
+# Start the server with LJPROF (undef: none); returns its pid once it runs.
+sub start_server {
+  my ($name, $ljprof, @cmd) = @_;
+  my $stop = "$dir/$name.stop";
+  unlink $stop, "$stop.ready";
+  my $pid = fork // die "fork: $!";
+  if ($pid == 0) {
+    chdir $dir or die $!;
+    if (defined $ljprof) { $ENV{LJPROF} = $ljprof } else { delete $ENV{LJPROF} }
+    open STDOUT, '>', "$dir/$name.out" or die $!;
+    open STDERR, '>', "$dir/$name.err" or die $!;
+    exec(@cmd ? @cmd : ('luajit', "$dir/server.lua", $stop)) or die "exec: $!";
+  }
+  my $t0 = time;
+  sleep 0.01 until -e "$stop.ready" || @cmd || time - $t0 > 30;
+  return $pid;
+}
+
+# Tell the server to stop; its exit status and output.
+sub stop_server {
+  my ($name, $pid) = @_;
+  open my $fh, '>', "$dir/$name.stop" or die $!;
+  close $fh;
+  local $SIG{ALRM} = sub { kill 'KILL', $pid };
+  alarm 30;
+  waitpid $pid, 0;
+  alarm 0;
+  my $status = $? & 127 ? 'signal ' . ($? & 127) : 'exit ' . ($? >> 8);
+  return ($status, LJProf::Lua::slurp("$dir/$name.out"));
+}
+
+sub record {
+  my (@args) = @_;
+  my $out = `ljprof record @args 2>$dir/record.err`;
+  return { rc => $? >> 8, out => $out, err => LJProf::Lua::slurp("$dir/record.err") };
+}
+
+# -- An armed server --------------------------------------------------------------
+
+{
+  my $pid = start_server('armed', 'cpu:clock=wall,signal=SIGUSR2;mem:signal=SIGUSR2,path=mem-%p.bin');
+  my $r = record("--pid=$pid --duration=1 --cpu --format=json");
+  is($r->{rc}, 0, 'armed, --cpu: recorded') or diag $r->{err};
+  my $doc = eval { JSON::PP->new->decode($r->{out}) };
+  my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
+  ok($secs > 0.9 && $secs < 1.5, "armed, --cpu: about the second asked ($secs s)");
+  my $src = "\@$dir/server.lua";
+  ok(grep({ $_->{name} eq "$src:$work" } @{ $doc->{lines} }), 'armed, --cpu: the busy line is there')
+    or diag explain $doc->{lines};
+  ok(-e "$dir/ljprof-cpu-$pid.bin.1", 'armed: the stream is the process\'s own, window 1');
+
+  $r = record("--pid=$pid --duration=0.5 --mem --format=json --report-out=$dir/mem.json");
+  is($r->{rc}, 0, 'armed, --mem: recorded again') or diag $r->{err};
+  my $mem = eval { JSON::PP->new->decode(LJProf::Lua::slurp("$dir/mem.json")) };
+  my ($site) = grep { $_->{location} eq "$src:$alloc" } @{ $mem->{locations} || [] };
+  ok($site && $site->{alloc_events} > 100, 'armed, --mem: the allocating line is there');
+  ok(-e "$dir/mem-$pid.bin.2", 'armed, --mem: window 2, under its own path');
+
+  $r = record("--pid=$pid --duration=0.3 --top=2");
+  is($r->{rc}, 0, 'armed, both: recorded');
+  like($r->{out}, qr/^SYSPROF REPORT: .*cpu-$pid\.bin\.3\n.*^MEMPROF REPORT: .*mem-$pid\.bin\.3$/sm,
+       'armed, both: both reports, CPU first');
+
+  $r = record("--pid=$pid --duration=0.3 --report-out=$dir/x.txt");
+  is($r->{rc}, 2, 'armed, both with --report-out: a usage error');
+
+  my ($status, $out) = stop_server('armed', $pid);
+  is($status, 'exit 7', 'armed: the server went on to its own end');
+  is($out, "served\n", 'armed: with its own output');
+  is(LJProf::Lua::slurp("$dir/armed.err"), '', 'armed: nothing on its stderr');
+}
+
+# -- Processes that cannot be profiled -------------------------------------------
+
+{
+  my $pid = start_server('unarmed', 'cpu');
+  my $r = record("--pid=$pid --duration=0.2");
+  is($r->{rc}, 1, 'unarmed: fails');
+  like($r->{err}, qr/^ljprof record: process $pid is not armed: no signal= for the profile asked \(LJPROF='cpu'\)$/,
+       'unarmed: says why');
+  my ($status) = stop_server('unarmed', $pid);
+  is($status, 'exit 7', 'unarmed: the server was left alone');
+
+  $pid = start_server('memonly', 'cpu;mem:signal=SIGUSR2');
+  $r = record("--pid=$pid --cpu");
+  like($r->{err}, qr/is not armed: no signal= for the profile asked/, 'armed for mem, --cpu asked: not armed');
+  ($status) = stop_server('memonly', $pid);
+  is($status, 'exit 7', 'armed for mem: left alone');
+
+  $pid = start_server('nolj', undef);
+  $r = record("--pid=$pid");
+  is($r->{rc}, 1, 'no LJPROF: fails');
+  like($r->{err}, qr/process $pid has no LJPROF in its environment/, 'no LJPROF: says so');
+  stop_server('nolj', $pid);
+
+  # A process with the setting and no VM: the signal would kill it.
+  $pid = start_server('novm', 'cpu:signal=SIGUSR2', 'sleep', '5');
+  sleep 0.2;
+  $r = record("--pid=$pid");
+  like($r->{err}, qr/process $pid is not armed: no VM there has armed the signal/, 'no VM: not armed');
+  ok(kill(0, $pid), 'no VM: the process lives');
+  kill 'KILL', $pid;
+  waitpid $pid, 0;
+
+  $r = record("--pid=$pid");
+  is_deeply([ $r->{rc}, $r->{err} ], [ 1, "ljprof record: no process $pid\n" ], 'gone: no process');
+
+  SKIP: {
+    skip 'root may signal any process', 1 if $> == 0;
+    $r = record('--pid=1');
+    like($r->{err}, qr/^ljprof record: process 1 is not ours/, 'not ours: says so');
+  }
+}
+
+# -- Command line -----------------------------------------------------------------
+
+for my $bad ('--pid=abc', '--pid=0', '--pid=1 --duration=0', '--pid=1 -- x.lua',
+             '--pid=1 --interval=1', '--duration=1 --mem -- x.lua') {
+  is(record($bad)->{rc}, 2, "'$bad': a usage error");
+}
+
+done_testing;

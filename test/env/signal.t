@@ -1,0 +1,271 @@
+#!/usr/bin/env perl
+# LJPROF with signal=: armed, not started; each delivery toggles. A window
+# between two signals holds that window's samples and allocations only,
+# about as long as it lasted; a storm of 1000 signals breaks nothing and
+# every stream it leaves reads; rotate=1 writes a complete stream a
+# second; fork() while running or armed leaves the parent's streams
+# complete and the child unprofiled until it asks.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use Time::HiRes qw(sleep time);
+use LJProf::Lua;
+
+my $dir = scratch();
+
+# Samples with a frame on each line of @lines, by line.
+sub samples_on {
+  my ($doc, $src, @lines) = @_;
+  my %n = map { $_ => 0 } @lines;
+  for my $s (@{ $doc->{stacks} }) {
+    for my $l (@lines) {
+      $n{$l} += $s->{count} if grep { $_ eq "$src:$l" } @{ $s->{frames} };
+    }
+  }
+  return \%n;
+}
+
+my $prelude = <<'LUA';
+local ffi = require("ffi")
+ffi.cdef[[
+int kill(int pid, int sig);
+int getpid(void);
+int fork(void);
+int waitpid(int pid, int *status, int options);
+unsigned alarm(unsigned seconds);
+]]
+local SIGUSR2 = 12
+local function toggle() ffi.C.kill(ffi.C.getpid(), SIGUSR2) end
+local function phase(f, secs)
+  local t0 = os.clock()
+  repeat f() until os.clock() - t0 > secs
+end
+local function exists(path)
+  local f = io.open(path) if f then f:close() end
+  return f ~= nil
+end
+LUA
+
+# -- A window between two signals ---------------------------------------------
+
+my $window = $prelude . <<'LUA';
+local function one()
+  local t = {} for i = 1, 1000 do t[i] = { i } end  -- PHASE1
+end
+local function two()
+  local t = {} for i = 1, 1000 do t[i] = { i } end  -- PHASE2
+end
+local function three()
+  local t = {} for i = 1, 1000 do t[i] = { i } end  -- PHASE3
+end
+phase(one, 0.5)
+toggle()
+phase(two, 1.0)
+toggle()
+phase(three, 0.5)
+print("done")
+LUA
+my @phase = map { line_of($window, "PHASE$_") } 1 .. 3;
+
+{
+  my $r = run_lua($window, timeout => 60, env => {
+    LJPROF => "cpu:interval=1,signal=SIGUSR2,path=$dir/w-cpu.bin;mem:signal=SIGUSR2,path=$dir/w-mem.bin" });
+  is($r->{out}, "done\n", 'window: the program ran') or diag $r->{err};
+  is($r->{err}, '', 'window: nothing on stderr');
+  ok(!-e "$dir/w-cpu.bin" && !-e "$dir/w-cpu.bin.2", 'window: one stream, named PATH.1');
+  my ($doc, $rc) = sysprof_json("$dir/w-cpu.bin.1");
+  is($rc, 0, 'window: the CPU stream is complete');
+  my $src = '@' . $r->{script};
+  my $n = samples_on($doc, $src, @phase);
+  cmp_ok($n->{$phase[1]}, '>', 50, "window: samples in the window ($n->{$phase[1]})");
+  is($n->{$phase[0]} + $n->{$phase[2]}, 0, 'window: none before it or after it');
+  # The window lasts 1 s of the process's CPU time, which the profiler's
+  # own threads share: the VM's thread has less.
+  my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
+  ok($secs > 0.3 && $secs < 1.3, "window: a profile no longer than the window, 1 s ($secs s)");
+  my $mem = memprof_report("$dir/w-mem.bin.1");
+  is($mem->{rc}, 0, 'window: the memory stream is complete') or diag $mem->{err};
+  cmp_ok(location($mem, "$src:$phase[1]")->{alloc_events}, '>', 10000, 'window: allocations in the window');
+  is(location($mem, "$src:$phase[0]")->{alloc_events} + location($mem, "$src:$phase[2]")->{alloc_events}, 0,
+     'window: none before it or after it');
+}
+
+# -- Signals from outside, about a second apart ---------------------------------
+
+my $loop = $prelude . <<'LUA';
+local ready, stop = arg[1], arg[2]
+local function work() local t = {} for i = 1, 1000 do t[i] = { i } end end  -- WORK
+local f = assert(io.open(ready .. ".tmp", "w"))
+f:write(ffi.C.getpid(), "\n")
+f:close()
+assert(os.rename(ready .. ".tmp", ready))
+ffi.C.alarm(60)
+repeat phase(work, 0.01) until exists(stop)
+print("done")
+LUA
+
+sub run_signalled {
+  my ($name, $ljprof, $send, $luajit) = @_;
+  my ($ready, $stop) = ("$dir/$name.ready", "$dir/$name.stop");
+  unlink $ready, $stop;
+  my $pid = fork // die "fork: $!";
+  if ($pid == 0) {
+    my $r = run_lua($loop, args => [$ready, $stop], env => { LJPROF => $ljprof },
+                    timeout => 90, luajit => $luajit);
+    open my $fh, '>', "$dir/$name.result" or die $!;
+    print $fh JSON::PP->new->encode($r);
+    close $fh;
+    exit 0;
+  }
+  my $t0 = time;
+  sleep 0.01 until -e $ready || time - $t0 > 30;
+  my ($lj) = LJProf::Lua::slurp($ready) =~ /(\d+)/;
+  $send->($lj) if $lj;
+  open my $fh, '>', $stop or die $!;
+  close $fh;
+  waitpid $pid, 0;
+  return JSON::PP->new->decode(LJProf::Lua::slurp("$dir/$name.result"));
+}
+
+{
+  my $r = run_signalled('ext', "cpu:clock=wall,signal=USR2,path=$dir/ext.bin",
+                        sub { kill 'USR2', $_[0]; sleep 1.0; kill 'USR2', $_[0]; sleep 0.2 });
+  is($r->{out}, "done\n", 'outside signals: the program ran on') or diag $r->{err};
+  my ($doc, $rc) = sysprof_json("$dir/ext.bin.1");
+  is($rc, 0, 'outside signals: the stream is complete');
+  my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
+  ok($secs > 0.9 && $secs < 1.3, "outside signals: about one second profiled ($secs s)");
+  # A timer that fires while its signal is pending counts an overrun.
+  my $ticks = $doc->{samples} + $doc->{overruns};
+  ok($ticks > 80 && $ticks < 130, "outside signals: about 100 timer ticks at 10 ms ($ticks)");
+  ok(!-e "$dir/ext.bin.2", 'outside signals: one window');
+}
+
+# -- A storm of signals ------------------------------------------------------------
+
+# On the VM under AddressSanitizer too, when `make asan` has built it.
+my $asan = ($ENV{LJPROF_BUILD_DIR} || '') . '/asan/bin/luajit';
+$ENV{ASAN_OPTIONS} = 'detect_leaks=0:abort_on_error=1';
+for my $vm (['luajit', 'storm'], -x $asan ? ([$asan, 'storm, ASan VM']) : ()) {
+  my ($luajit, $name) = @$vm;
+  my $sent = 0;
+  my $sub = "$dir/" . ($name =~ /ASan/ ? 'storm-asan' : 'storm');
+  mkdir $sub;
+  my $r = run_signalled('storm', "cpu:interval=1,signal=SIGUSR2,path=$sub/cpu.bin;"
+                                 . "mem:signal=SIGUSR2,path=$sub/mem.bin",
+                        sub { for (1 .. 1000) { $sent += kill 'USR2', $_[0]; sleep 0.0005 } sleep 0.2 },
+                        $luajit);
+  is($sent, 1000, "$name: 1000 signals sent");
+  is($r->{rc}, 0, "$name: the program ran to its end") or diag $r->{err};
+  is($r->{out}, "done\n", "$name: and wrote what it writes");
+  my @files = glob "$sub/*";
+  cmp_ok(scalar @files, '>', 10, "$name: windows were profiled (" . scalar(@files) . ' streams)');
+  my @bad = grep { system("ljprof report '$_' >/dev/null 2>&1") != 0 } @files;
+  is(scalar @bad, 0, "$name: every stream is complete") or diag "@bad[0 .. ($#bad < 4 ? $#bad : 4)]";
+}
+
+# -- rotate=: a new stream every second ------------------------------------------
+
+my $rotating = <<'LUA';
+local keep = {}
+local function spin(n)
+  local x = 0
+  for i = 1, 20000 do x = x + i % 3 end  -- SPIN
+  keep[n % 100 + 1] = { x }  -- One allocation a little while: a safe point.
+end
+local t0, n = os.time(), 0
+repeat n = n + 1 spin(n) until os.time() - t0 >= 4
+print("done")
+LUA
+
+{
+  mkdir "$dir/rot";
+  my $r = run_lua($rotating, timeout => 60, env => {
+    LJPROF => "cpu:clock=wall,rotate=1,path=$dir/rot/cpu.bin;mem:rotate=1,path=$dir/rot/mem.bin" });
+  is($r->{out}, "done\n", 'rotate: the program ran') or diag $r->{err};
+  my @cpu = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/cpu.bin.*";
+  my @mem = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/mem.bin.*";
+  ok(@cpu >= 4 && @cpu <= 6, 'rotate: a CPU stream a second, over 4 to 5 s (' . scalar(@cpu) . ')');
+  is_deeply(\@cpu, [ 1 .. @cpu ], 'rotate: numbered 1, 2, ...');
+  is_deeply(\@mem, \@cpu, 'rotate: the memory streams alike');
+  my $src = '@' . $r->{script};
+  my $spin = line_of($rotating, 'SPIN');
+  for my $n (@cpu[0 .. $#cpu - 1]) {  # The last one ends with the program.
+    my ($doc, $rc) = sysprof_json("$dir/rot/cpu.bin.$n");
+    my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
+    ok($rc == 0 && $secs > 0.8 && $secs < 1.3, "rotate: CPU stream $n complete, about 1 s ($secs s)");
+    ok(samples_on($doc, $src, $spin)->{$spin} > 50, "rotate: CPU stream $n has its samples");
+    my $mem = memprof_report("$dir/rot/mem.bin.$n");
+    ok($mem->{rc} == 0 && location($mem, "$src:" . ($spin + 1))->{alloc_events} > 10,
+       "rotate: memory stream $n complete, with its allocations");
+  }
+}
+
+# -- fork() ------------------------------------------------------------------------------
+
+my $forks = $prelude . <<'LUA';
+local armed = arg[1] == "armed"
+local keep = {}
+local function parent_work()
+  for i = 1, 20000 do keep[#keep + 1] = { i } end  -- PARENT
+end
+local function child_work()
+  local t = {} for i = 1, 20000 do t[i] = { i } end  -- CHILD
+end
+if armed then toggle() end
+phase(parent_work, 0.2)
+io.stdout:flush()
+local pid = ffi.C.fork()
+assert(pid >= 0)
+if pid == 0 then
+  ffi.C.alarm(20)
+  if armed then toggle() end  -- The child's own window.
+  phase(child_work, 0.2)
+  if armed then toggle() end
+  print("child " .. ffi.C.getpid())
+  os.exit(0)
+end
+local st = ffi.new("int[1]")
+ffi.C.waitpid(pid, st, 0)
+phase(parent_work, 0.2)
+if armed then toggle() end
+print("parent " .. ffi.C.getpid())
+LUA
+my ($parent_line, $child_line) = (line_of($forks, 'PARENT'), line_of($forks, 'CHILD'));
+
+for my $how ('running', 'armed') {
+  my $sig = $how eq 'armed' ? ',signal=SIGUSR2' : '';
+  my $sfx = $how eq 'armed' ? '.1' : '';
+  mkdir "$dir/$how";
+  my $r = run_lua($forks, args => [$how], timeout => 60, env => {
+    LJPROF => "cpu:interval=1$sig,path=$dir/$how/cpu-%p.bin;mem:path=$dir/$how/mem-%p.bin$sig" });
+  my ($child) = $r->{out} =~ /^child (\d+)$/m;
+  my ($parent) = $r->{out} =~ /^parent (\d+)$/m;
+  ok($child && $parent, "fork while $how: both ran to their end") or diag $r->{out}, $r->{err} or next;
+  my $src = '@' . $r->{script};
+  my ($doc, $rc) = sysprof_json("$dir/$how/cpu-$parent.bin$sfx");
+  is($rc, 0, "fork while $how: the parent's CPU stream is complete");
+  my $n = samples_on($doc, $src, $parent_line, $child_line);
+  ok($n->{$parent_line} > 0 && $n->{$child_line} == 0,
+     "fork while $how: it has the parent's samples, none of the child's");
+  my $mem = memprof_report("$dir/$how/mem-$parent.bin$sfx");
+  is($mem->{rc}, 0, "fork while $how: the parent's memory stream is complete");
+  cmp_ok(location($mem, "$src:$parent_line")->{alloc_events}, '>=', 40000,
+         "fork while $how: it has the parent's allocations before and after the fork");
+  is(location($mem, "$src:$child_line")->{alloc_events}, 0, "fork while $how: none of the child's");
+  if ($how eq 'running') {
+    is(scalar(glob "$dir/$how/*-$child.bin*"), undef, 'fork while running: the child is not profiled');
+  } else {
+    my ($cdoc, $crc) = sysprof_json("$dir/$how/cpu-$child.bin.1");
+    my $cmem = memprof_report("$dir/$how/mem-$child.bin.1");
+    is_deeply([ $crc, $cmem->{rc} ], [ 0, 0 ], 'fork while armed: the child\'s own window, complete');
+    cmp_ok(location($cmem, "$src:$child_line")->{alloc_events}, '>=', 20000,
+           'fork while armed: with the child\'s allocations');
+    is(location($cmem, "$src:$parent_line")->{alloc_events}, 0, 'fork while armed: and none of the parent\'s');
+  }
+}
+
+done_testing;
