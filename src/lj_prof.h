@@ -32,11 +32,20 @@ static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
+/* Every complete trace of g (not the one being recorded), by number. */
+LJ_FUNC void lj_prof_eachtrace(global_State *g,
+			       void (*f)(void *ud, const struct GCtrace *T),
+			       void *ud);
 #endif
+/* A VM was created: settings from the environment (LJPROF_PERFMAP). */
+LJ_FUNC void lj_prof_open(global_State *g);
 /* lua_close: profiles of this VM stop and complete their streams. */
 LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the
 ** profiles of its parent instead of writing into their streams. */
 LJ_FUNC void lj_prof_forkguard(void);
+
+/* The interpreter's machine code [lo, hi); 0 if unknown. */
+LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
 
 #endif

@@ -23,8 +23,8 @@
 #include "lj_debug.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
-#include "lj_dispatch.h"
 #endif
+#include "lj_prof.h"
 #include "lj_symtab.h"
 
 /* -- Lua functions and traces -------------------------------------------- */
@@ -53,6 +53,13 @@ void lj_symtab_writetrace(struct lj_wbuf *out, uint8_t header,
 }
 #endif
 
+#if LJ_HASJIT
+static void symtab_trace(void *out, const GCtrace *T)
+{
+  lj_symtab_writetrace((struct lj_wbuf *)out, SYMTAB_TRACE, T);
+}
+#endif
+
 static void symtab_luacode(struct lj_wbuf *out, global_State *g)
 {
   GCobj *o;
@@ -60,15 +67,7 @@ static void symtab_luacode(struct lj_wbuf *out, global_State *g)
     if (o->gch.gct == ~LJ_TPROTO)
       lj_symtab_writeproto(out, SYMTAB_LFUNC, gco2pt(o));
 #if LJ_HASJIT
-  {
-    jit_State *J = G2J(g);
-    TraceNo i;
-    for (i = 1; i < J->sizetrace; i++) {
-      GCtrace *T = traceref(J, i);
-      if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
-	lj_symtab_writetrace(out, SYMTAB_TRACE, T);
-    }
-  }
+  lj_prof_eachtrace(g, symtab_trace, out);
 #endif
 }
 
