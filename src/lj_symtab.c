@@ -96,10 +96,11 @@ static void symtab_writecsym(struct lj_wbuf *out, uint8_t header,
 
 /* A function symbol of an object, relative to its load address. */
 typedef struct SymtabFunc {
-  uint64_t addr, size;	/* Size 0: nothing says where it ends. */
+  uint64_t addr;
   const char *name;	/* In an ELF image kept open until it is written. */
-  int local;		/* Of aliases, the global name is written. */
-} SymtabFunc;
+  uint32_t size;	/* 0: nothing says where it ends. */
+  uint32_t local;	/* Of aliases, the global name is written. */
+} SymtabFunc;		/* Small: sorting moves them. */
 
 typedef struct SymtabFuncs {
   SymtabFunc *f;
@@ -132,6 +133,13 @@ static size_t symtab_collect(SymtabFuncs *fs, Elf *elf, Elf64_Word type)
 	shdr.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
       continue;
     n = shdr.sh_size / shdr.sh_entsize;
+    if (fs->n + n > fs->size) {  /* Room for every symbol of the section. */
+      SymtabFunc *p = realloc(fs->f, (fs->n + n) * sizeof(*p));
+      if (p == NULL)
+	return count;  /* Out of memory: what was read so far must do. */
+      fs->f = p;
+      fs->size = fs->n + n;
+    }
     for (i = 0; i < n; i++) {
       GElf_Sym sym;
       const char *name;
@@ -145,17 +153,9 @@ static size_t symtab_collect(SymtabFuncs *fs, Elf *elf, Elf64_Word type)
       name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (name == NULL || *name == '\0')
 	continue;
-      if (fs->n == fs->size) {
-	size_t nsize = fs->size ? 2*fs->size : 256;
-	SymtabFunc *p = realloc(fs->f, nsize * sizeof(*p));
-	if (p == NULL)
-	  return count;  /* Out of memory: what was read so far must do. */
-	fs->f = p;
-	fs->size = nsize;
-      }
       fs->f[fs->n].addr = sym.st_value;
-      fs->f[fs->n].size = sym.st_size ? sym.st_size :
-			  symtab_sectionrest(elf, &sym);
+      fs->f[fs->n].size = (uint32_t)(sym.st_size ? sym.st_size :
+				     symtab_sectionrest(elf, &sym));
       fs->f[fs->n].name = name;
       fs->f[fs->n].local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
       fs->n++;
@@ -172,7 +172,7 @@ static int symtab_byaddr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : 1;
   if (x->size != y->size)
     return x->size < y->size ? 1 : -1;
-  return x->local - y->local;
+  return (int)x->local - (int)y->local;
 }
 
 static int symtab_hasfunc(const SymtabFuncs *fs, uint64_t addr)
