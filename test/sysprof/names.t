@@ -77,7 +77,7 @@ LUA
   ok(!grep({ /f64xsubf128/ } keys %$stacks), 'libm: no frame named f64xsubf128');
 }
 
-# -- Objects of our own: stripped, with .symtab, with MiniDebugInfo --------
+# -- Objects of our own: stripped, .symtab, MiniDebugInfo, debug link ------
 
 # spin() is exported; inner(), where the time goes, is static: only the
 # object's .symtab (or its MiniDebugInfo) names it.
@@ -145,6 +145,19 @@ SKIP: {
   cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, "MiniDebugInfo: inner() is named ($all samples)")
     or diag explain $leaf;
   is(share($leaf, qr/^(spin|after)$/), 0, 'MiniDebugInfo: no sample takes a neighbour\'s name');
+}
+
+SKIP: {
+  # A separate debug file beside the object, named (and CRC'd) by its
+  # .gnu_debuglink: no build-id, so the link alone finds it.
+  my $so = build_so('libtiny-link.so', '-Wl,--build-id=none');
+  my $ok = system("objcopy --only-keep-debug '$so' '$dir/libtiny-link.debug' && " .
+                  "strip --strip-all '$so' && cd '$dir' && " .
+                  "objcopy --add-gnu-debuglink=libtiny-link.debug '$so'") == 0;
+  skip 'binutils could not split a debug file off', 2 unless $ok;
+  my ($leaf, $all) = profile_so($so, 'debuglink');
+  cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, ".gnu_debuglink: inner() is named ($all samples)")
+    or diag explain $leaf;
 }
 
 done_testing();
