@@ -86,12 +86,14 @@ static uint64_t symtab_hash(const char *s)
   return h;
 }
 
+/* A versioned name (memcpy@GLIBC_2.2.5, from a .symtab) without its
+** version: the function's name. */
 static void symtab_writecsym(struct lj_wbuf *out, uint8_t header,
 			     uintptr_t addr, const char *name)
 {
   lj_wbuf_addbyte(out, header);
   lj_wbuf_adduleb(out, addr);
-  lj_wbuf_addstring(out, name, strlen(name));
+  lj_wbuf_addstring(out, name, strcspn(name, "@"));
 }
 
 /* A function symbol of an object, relative to its load address. */
@@ -99,7 +101,8 @@ typedef struct SymtabFunc {
   uint64_t addr;
   const char *name;	/* In an ELF image kept open until it is written. */
   uint32_t size;	/* 0: nothing says where it ends. */
-  uint32_t local;	/* Of aliases, the global name is written. */
+  uint32_t rank;	/* Of aliases the lowest is written: global ones, the
+			** unversioned first, then local ones. */
 } SymtabFunc;		/* Small: sorting moves them. */
 
 typedef struct SymtabFuncs {
@@ -157,7 +160,8 @@ static size_t symtab_collect(SymtabFuncs *fs, Elf *elf, Elf64_Word type)
       fs->f[fs->n].size = (uint32_t)(sym.st_size ? sym.st_size :
 				     symtab_sectionrest(elf, &sym));
       fs->f[fs->n].name = name;
-      fs->f[fs->n].local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
+      fs->f[fs->n].rank = (GELF_ST_BIND(sym.st_info) == STB_LOCAL) * 2 +
+			  (strchr(name, '@') != NULL);
       fs->n++;
       count++;
     }
@@ -172,7 +176,9 @@ static int symtab_byaddr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : 1;
   if (x->size != y->size)
     return x->size < y->size ? 1 : -1;
-  return (int)x->local - (int)y->local;
+  if (x->rank != y->rank)
+    return (int)x->rank - (int)y->rank;
+  return strcmp(x->name, y->name);  /* Same name every time. */
 }
 
 static int symtab_hasfunc(const SymtabFuncs *fs, uint64_t addr)
