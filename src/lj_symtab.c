@@ -317,7 +317,8 @@ static int symtab_opencrc(const char *path, uint32_t crc)
   if (fd < 0)
     return -1;
   if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-      (p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+      (p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) !=
+      MAP_FAILED) {
     uint32_t c = lzma_crc32((const uint8_t *)p, st.st_size, 0);
     munmap(p, st.st_size);
     if (c == crc)
@@ -327,61 +328,73 @@ static int symtab_opencrc(const char *path, uint32_t crc)
   return -1;
 }
 
-/* A separate debug file: by build-id, else by .gnu_debuglink next to the
-** object, in its .debug/ or under /usr/lib/debug. Returns an fd or -1. */
-static int symtab_debugfile(Elf *elf, const char *path)
+/* The debug file named by the object's build-id note, or -1. */
+static int symtab_buildid(Elf *elf)
 {
-  char buf[4096];
   Elf_Scn *scn = NULL;
-  Elf_Data *d;
-  const char *slash = strrchr(path, '/');
-  int dir = slash ? (int)(slash - path) : 0;
   while ((scn = elf_nextscn(elf, scn)) != NULL) {
     GElf_Shdr shdr;
     GElf_Nhdr nh;
+    Elf_Data *d;
     size_t off = 0, noff, doff;
     if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE ||
 	(d = elf_getdata(scn, NULL)) == NULL)
       continue;
     while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
       const uint8_t *id = (const uint8_t *)d->d_buf + doff;
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz > 1 &&
-	  nh.n_descsz < 64 && memcmp((char *)d->d_buf + noff, "GNU", 4) == 0) {
-	int n = snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%02x/", id[0]);
-	uint32_t i;
-	int fd;
-	for (i = 1; i < nh.n_descsz; i++)
-	  n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
-	snprintf(buf + n, sizeof(buf) - n, ".debug");
-	if ((fd = open(buf, O_RDONLY | O_CLOEXEC)) >= 0)
-	  return fd;
-      }
+      char path[128];
+      int n;
+      uint32_t i;
+      if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+	  memcmp((char *)d->d_buf + noff, "GNU", 4) != 0 ||
+	  nh.n_descsz < 2 || nh.n_descsz > 40)
+	continue;
+      n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
+		   id[0]);
+      for (i = 1; i < nh.n_descsz; i++)
+	n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+      snprintf(path + n, sizeof(path) - n, ".debug");
+      return open(path, O_RDONLY | O_CLOEXEC);
     }
   }
-  if ((d = symtab_section(elf, ".gnu_debuglink")) != NULL) {
-    const char *name = (const char *)d->d_buf;
-    size_t len = strnlen(name, d->d_size), at = (len + 4) & ~(size_t)3;
-    static const char *const where[] = { "%.*s/%s", "%.*s/.debug/%s",
-					 "/usr/lib/debug%.*s/%s" };
-    uint32_t crc;
-    size_t i;
-    if (len == 0 || at + 4 > d->d_size)
-      return -1;
-    memcpy(&crc, (const char *)d->d_buf + at, 4);
-    for (i = 0; i < sizeof(where)/sizeof(where[0]); i++) {
-      int fd;
-      snprintf(buf, sizeof(buf), where[i], dir, path, name);
-      if ((fd = symtab_opencrc(buf, crc)) >= 0)
-	return fd;
-    }
+  return -1;
+}
+
+/* The debug file .gnu_debuglink names: beside the object at `path`, in
+** .debug/ there, or under /usr/lib/debug; -1 if none has its CRC. */
+static int symtab_debuglink(Elf *elf, const char *path)
+{
+  static const char *const where[] = {
+    "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"
+  };
+  Elf_Data *d = symtab_section(elf, ".gnu_debuglink");
+  const char *slash = strrchr(path, '/');
+  int dir = slash ? (int)(slash - path) : 0;
+  const char *name;
+  size_t len, at, i;
+  uint32_t crc;
+  if (d == NULL)
+    return -1;
+  name = (const char *)d->d_buf;
+  len = strnlen(name, d->d_size);
+  at = (len + 4) & ~(size_t)3;  /* The CRC follows, 4-byte aligned. */
+  if (len == 0 || at + 4 > d->d_size)
+    return -1;
+  memcpy(&crc, (const char *)d->d_buf + at, 4);
+  for (i = 0; i < sizeof(where)/sizeof(where[0]); i++) {
+    char buf[4096];
+    int fd;
+    snprintf(buf, sizeof(buf), where[i], dir, path, name);
+    if ((fd = symtab_opencrc(buf, crc)) >= 0)
+      return fd;
   }
   return -1;
 }
 
 /*
 ** One object's functions, from the first of: its .symtab, its
-** MiniDebugInfo with its .dynsym, the .symtab of its separate debug file,
-** its .dynsym.
+** MiniDebugInfo with its .dynsym, the .symtab of its separate debug file
+** (by build-id, else by .gnu_debuglink), its .dynsym.
 */
 static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
 			     const char *path, const char *name,
@@ -396,7 +409,8 @@ static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
     size_t len;
     if ((mini = symtab_minidebug(elf, &len)) != NULL)
       dbg = elf_memory((char *)mini, len);
-    else if ((dfd = symtab_debugfile(elf, name)) >= 0)
+    else if ((dfd = symtab_buildid(elf)) >= 0 ||
+	     (dfd = symtab_debuglink(elf, name)) >= 0)
       dbg = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
     if (dbg != NULL)
       symtab_collect(&fs, dbg, SHT_SYMTAB);
