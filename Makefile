@@ -129,7 +129,7 @@ TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a \
-	  -ljansson -lelf -lunwind -lpthread -lm -ldl
+	  -ljansson -lelf -llzma -lunwind -lpthread -lm -ldl
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).

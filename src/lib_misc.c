@@ -351,10 +351,20 @@ static const luaL_Reg sysprof_lib[] = {
   { NULL, NULL }
 };
 
+/* -- Perf map ------------------------------------------------------------ */
+
+static int misc_perfmap(lua_State *L)
+{
+  if (!lua_isboolean(L, 1))
+    return prof_misuse(L, "perfmap takes true or false");
+  return prof_result(L, luaM_perfmap(L, lua_toboolean(L, 1)), NULL);
+}
+
 /* -- Library registration ------------------------------------------------ */
 
 static const luaL_Reg misc_lib[] = {
   { "getmetrics", misc_getmetrics },
+  { "perfmap", misc_perfmap },
   { NULL, NULL }
 };
 

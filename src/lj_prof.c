@@ -5,12 +5,23 @@
 #define lj_prof_c
 #define LUA_CORE
 
+#define UNW_LOCAL_ONLY
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libunwind.h>
 
 #include "lj_prof.h"
+#if LJ_HASJIT
+#include "lj_jit.h"
+#include "lj_dispatch.h"
+#endif
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_profenv.h"
+#include "lj_perfmap.h"
+#include "lj_vm.h"
 
 void lj_prof_addproto(global_State *g, const GCproto *pt)
 {
@@ -23,17 +34,52 @@ void lj_prof_addtrace(global_State *g, const struct GCtrace *T)
 {
   lj_memprof_addtrace(g, T);
   lj_sysprof_addtrace(g, T);
+  lj_perfmap_addtrace(g, T);
+}
+
+void lj_prof_eachtrace(global_State *g,
+		       void (*f)(void *ud, const struct GCtrace *T), void *ud)
+{
+  jit_State *J = G2J(g);
+  TraceNo i;
+  for (i = 1; i < J->sizetrace; i++) {
+    GCtrace *T = traceref(J, i);
+    if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
+      f(ud, T);
+  }
 }
 #endif
 
+/* LJPROF_PERFMAP=1: the perf map from the start. Other values change
+** nothing: a setting never breaks the host. */
+static void perfmap_fromenv(global_State *g)
+{
+  const char *s = getenv("LJPROF_PERFMAP");
+  if (s != NULL && strcmp(s, "1") == 0)
+    lj_perfmap_set(g, 1);
+}
+
 void lj_prof_newstate(lua_State *L)
 {
+  perfmap_fromenv(G(L));
   lj_profenv_open(L);
 }
 
 int lj_prof_gcstep(lua_State *L)
 {
   return lj_profenv_gcstep(L);
+}
+
+/* The interpreter's code: its unwind entry spans it all. */
+int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi)
+{
+  unw_proc_info_t pi;
+  if (unw_get_proc_info_by_ip(unw_local_addr_space,
+			      (unw_word_t)lj_vm_asm_begin, &pi, NULL) < 0)
+    return 0;
+  *lo = (uintptr_t)pi.start_ip;
+  *hi = (uintptr_t)pi.end_ip;
+  return 1;
 }
 
 void lj_prof_close(global_State *g)

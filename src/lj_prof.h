@@ -32,8 +32,13 @@ static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
+/* Every complete trace of g (not the one being recorded), by number. */
+LJ_FUNC void lj_prof_eachtrace(global_State *g,
+			       void (*f)(void *ud, const struct GCtrace *T),
+			       void *ud);
 #endif
-/* lua_newstate: profiles asked for in the environment start (LJPROF). */
+/* lua_newstate: what the environment asks for starts (LJPROF,
+** LJPROF_PERFMAP). */
 LJ_FUNC void lj_prof_newstate(lua_State *L);
 /* lj_gc_step: a safe point for profiles toggled by a signal. Nonzero when
 ** the step was due to the signal alone: skip it. */
@@ -43,5 +48,8 @@ LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the
 ** profiles of its parent instead of writing into their streams. */
 LJ_FUNC void lj_prof_forkguard(void);
+
+/* The interpreter's machine code [lo, hi); 0 if unknown. */
+LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
 
 #endif

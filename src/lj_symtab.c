@@ -8,19 +8,23 @@
 
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 
 #include "lj_obj.h"
 #include "lj_debug.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
-#include "lj_dispatch.h"
 #endif
+#include "lj_prof.h"
 #include "lj_symtab.h"
 
 /* -- Lua functions and traces -------------------------------------------- */
@@ -49,6 +53,13 @@ void lj_symtab_writetrace(struct lj_wbuf *out, uint8_t header,
 }
 #endif
 
+#if LJ_HASJIT
+static void symtab_trace(void *out, const GCtrace *T)
+{
+  lj_symtab_writetrace((struct lj_wbuf *)out, SYMTAB_TRACE, T);
+}
+#endif
+
 static void symtab_luacode(struct lj_wbuf *out, global_State *g)
 {
   GCobj *o;
@@ -56,15 +67,7 @@ static void symtab_luacode(struct lj_wbuf *out, global_State *g)
     if (o->gch.gct == ~LJ_TPROTO)
       lj_symtab_writeproto(out, SYMTAB_LFUNC, gco2pt(o));
 #if LJ_HASJIT
-  {
-    jit_State *J = G2J(g);
-    TraceNo i;
-    for (i = 1; i < J->sizetrace; i++) {
-      GCtrace *T = traceref(J, i);
-      if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
-	lj_symtab_writetrace(out, SYMTAB_TRACE, T);
-    }
-  }
+  lj_prof_eachtrace(g, symtab_trace, out);
 #endif
 }
 
@@ -83,17 +86,45 @@ static uint64_t symtab_hash(const char *s)
   return h;
 }
 
+/* A versioned name (memcpy@GLIBC_2.2.5, from a .symtab) without its
+** version: the function's name. */
 static void symtab_writecsym(struct lj_wbuf *out, uint8_t header,
 			     uintptr_t addr, const char *name)
 {
   lj_wbuf_addbyte(out, header);
   lj_wbuf_adduleb(out, addr);
-  lj_wbuf_addstring(out, name, strlen(name));
+  lj_wbuf_addstring(out, name, strcspn(name, "@"));
 }
 
-/* Function symbols of the section of type `type`; returns how many. */
-static size_t symtab_elfsection(struct lj_wbuf *out, uint8_t header,
-				Elf *elf, Elf64_Word type, uintptr_t base)
+/* A function symbol of an object, relative to its load address. */
+typedef struct SymtabFunc {
+  uint64_t addr;
+  const char *name;	/* In an ELF image kept open until it is written. */
+  uint32_t size;	/* 0: nothing says where it ends. */
+  uint32_t rank;	/* Of aliases the lowest is written: global ones, the
+			** unversioned first, then local ones. */
+} SymtabFunc;		/* Small: sorting moves them. */
+
+typedef struct SymtabFuncs {
+  SymtabFunc *f;
+  size_t n, size;
+} SymtabFuncs;
+
+/* A symbol without a size (st_size 0, e.g. _init) ends with its section. */
+static uint64_t symtab_sectionrest(Elf *elf, const GElf_Sym *sym)
+{
+  Elf_Scn *scn = sym->st_shndx < SHN_LORESERVE ?
+		 elf_getscn(elf, sym->st_shndx) : NULL;
+  GElf_Shdr shdr;
+  if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL ||
+      sym->st_value < shdr.sh_addr ||
+      sym->st_value >= shdr.sh_addr + shdr.sh_size)
+    return 0;
+  return shdr.sh_addr + shdr.sh_size - sym->st_value;
+}
+
+/* Function symbols of the sections of type `type`; returns how many. */
+static size_t symtab_collect(SymtabFuncs *fs, Elf *elf, Elf64_Word type)
 {
   Elf_Scn *scn = NULL;
   size_t count = 0;
@@ -105,6 +136,13 @@ static size_t symtab_elfsection(struct lj_wbuf *out, uint8_t header,
 	shdr.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
       continue;
     n = shdr.sh_size / shdr.sh_entsize;
+    if (fs->n + n > fs->size) {  /* Room for every symbol of the section. */
+      SymtabFunc *p = realloc(fs->f, (fs->n + n) * sizeof(*p));
+      if (p == NULL)
+	return count;  /* Out of memory: what was read so far must do. */
+      fs->f = p;
+      fs->size = fs->n + n;
+    }
     for (i = 0; i < n; i++) {
       GElf_Sym sym;
       const char *name;
@@ -118,32 +156,274 @@ static size_t symtab_elfsection(struct lj_wbuf *out, uint8_t header,
       name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (name == NULL || *name == '\0')
 	continue;
-      symtab_writecsym(out, header, base + (uintptr_t)sym.st_value, name);
+      fs->f[fs->n].addr = sym.st_value;
+      fs->f[fs->n].size = (uint32_t)(sym.st_size ? sym.st_size :
+				     symtab_sectionrest(elf, &sym));
+      fs->f[fs->n].name = name;
+      fs->f[fs->n].rank = (GELF_ST_BIND(sym.st_info) == STB_LOCAL) * 2 +
+			  (strchr(name, '@') != NULL);
+      fs->n++;
       count++;
     }
   }
   return count;
 }
 
-/* One object: its .symtab, else its dynamic symbols, else its own name. */
+static int symtab_byaddr(const void *a, const void *b)
+{
+  const SymtabFunc *x = (const SymtabFunc *)a, *y = (const SymtabFunc *)b;
+  if (x->addr != y->addr)
+    return x->addr < y->addr ? -1 : 1;
+  if (x->size != y->size)
+    return x->size < y->size ? 1 : -1;
+  if (x->rank != y->rank)
+    return (int)x->rank - (int)y->rank;
+  return strcmp(x->name, y->name);  /* Same name every time. */
+}
+
+static int symtab_hasfunc(const SymtabFuncs *fs, uint64_t addr)
+{
+  size_t lo = 0, hi = fs->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (fs->f[mid].addr == addr)
+      return 1;
+    if (fs->f[mid].addr < addr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
+}
+
+/* An end mark: `object+0xOFFSET` at that offset from the load address. */
+static void symtab_writemark(struct lj_wbuf *out, uint8_t header,
+			     uintptr_t base, uint64_t offset,
+			     const char *objname)
+{
+  char mark[256 + 20];  /* A file name has at most 255 bytes. */
+  snprintf(mark, sizeof(mark), "%.255s+0x%llx", objname,
+	   (unsigned long long)offset);
+  symtab_writecsym(out, header, base + (uintptr_t)offset, mark);
+}
+
+/*
+** The format has no symbol sizes: where no function covers the code, end
+** marks say so (docs/formats.md). Code that no symbol covers, from the
+** start of an executable segment or from a function's end, is
+** `object+0xOFFSET`; past the segment an empty name says no object's
+** code is there. Readers thus never give a PC past a function's end that
+** function's name.
+*/
+static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
+			      SymtabFuncs *fs,
+			      const struct dl_phdr_info *info,
+			      const char *objname)
+{
+  uintptr_t base = (uintptr_t)info->dlpi_addr;
+  const char *slash = strrchr(objname, '/');
+  uint64_t reach = 0;
+  size_t i;
+  int k;
+  if (slash != NULL)
+    objname = slash + 1;
+  qsort(fs->f, fs->n, sizeof(SymtabFunc), symtab_byaddr);
+  for (k = 0; k < info->dlpi_phnum; k++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+	!symtab_hasfunc(fs, ph->p_vaddr))
+      symtab_writemark(out, header, base, ph->p_vaddr, objname);
+  }
+  for (i = 0; i < fs->n; i++) {
+    const SymtabFunc *f = &fs->f[i];
+    if (i > 0 && f->addr == fs->f[i-1].addr)
+      continue;  /* An alias: the one sorted first was written. */
+    symtab_writecsym(out, header, base + (uintptr_t)f->addr, f->name);
+    if (f->size == 0)
+      continue;  /* It reaches the next symbol. */
+    if (f->addr + f->size > reach)
+      reach = f->addr + f->size;
+    if (i+1 == fs->n || fs->f[i+1].addr > reach)
+      symtab_writemark(out, header, base, reach, objname);
+  }
+  for (k = 0; k < info->dlpi_phnum; k++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+    uint64_t end = ph->p_vaddr + ph->p_memsz;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+	!symtab_hasfunc(fs, end))
+      symtab_writecsym(out, header, base + (uintptr_t)end, "");
+  }
+}
+
+/* -- Where an object's symbols are --------------------------------------- */
+
+static Elf_Data *symtab_section(Elf *elf, const char *name)
+{
+  Elf_Scn *scn = NULL;
+  size_t strndx;
+  if (elf_getshdrstrndx(elf, &strndx) != 0)
+    return NULL;
+  while ((scn = elf_nextscn(elf, scn)) != NULL) {
+    GElf_Shdr shdr;
+    const char *s;
+    if (gelf_getshdr(scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS &&
+	(s = elf_strptr(elf, strndx, shdr.sh_name)) != NULL &&
+	strcmp(s, name) == 0)
+      return elf_getdata(scn, NULL);
+  }
+  return NULL;
+}
+
+/* MiniDebugInfo: .gnu_debugdata is an xz-compressed ELF image whose
+** .symtab has the functions .dynsym lacks. Returns the image or NULL. */
+static uint8_t *symtab_minidebug(Elf *elf, size_t *len)
+{
+  Elf_Data *d = symtab_section(elf, ".gnu_debugdata");
+  lzma_stream z = LZMA_STREAM_INIT;
+  uint8_t *buf = NULL;
+  lzma_ret r = LZMA_OK;
+  if (d == NULL || d->d_size == 0 ||
+      lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK)
+    return NULL;
+  z.next_in = (const uint8_t *)d->d_buf;
+  z.avail_in = d->d_size;
+  while (r == LZMA_OK) {
+    if (z.avail_out == 0) {
+      size_t nsize = 2*z.total_out + 4*d->d_size;
+      uint8_t *p = realloc(buf, nsize);
+      if (p == NULL)
+	break;
+      buf = p;
+      z.next_out = buf + z.total_out;
+      z.avail_out = nsize - z.total_out;
+    }
+    r = lzma_code(&z, LZMA_FINISH);
+  }
+  *len = z.total_out;
+  lzma_end(&z);
+  if (r != LZMA_STREAM_END) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Open `path` if it is the debug file whose CRC .gnu_debuglink names. */
+static int symtab_opencrc(const char *path, uint32_t crc)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  void *p;
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+      (p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) !=
+      MAP_FAILED) {
+    uint32_t c = lzma_crc32((const uint8_t *)p, st.st_size, 0);
+    munmap(p, st.st_size);
+    if (c == crc)
+      return fd;
+  }
+  close(fd);
+  return -1;
+}
+
+/* The debug file named by the object's build-id note, or -1. */
+static int symtab_buildid(Elf *elf)
+{
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(elf, scn)) != NULL) {
+    GElf_Shdr shdr;
+    GElf_Nhdr nh;
+    Elf_Data *d;
+    size_t off = 0, noff, doff;
+    if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE ||
+	(d = elf_getdata(scn, NULL)) == NULL)
+      continue;
+    while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+      const uint8_t *id = (const uint8_t *)d->d_buf + doff;
+      char path[128];
+      int n;
+      uint32_t i;
+      if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+	  memcmp((char *)d->d_buf + noff, "GNU", 4) != 0 ||
+	  nh.n_descsz < 2 || nh.n_descsz > 40)
+	continue;
+      n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
+		   id[0]);
+      for (i = 1; i < nh.n_descsz; i++)
+	n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+      snprintf(path + n, sizeof(path) - n, ".debug");
+      return open(path, O_RDONLY | O_CLOEXEC);
+    }
+  }
+  return -1;
+}
+
+/* The debug file .gnu_debuglink names: beside the object at `path`, in
+** .debug/ there, or under /usr/lib/debug; -1 if none has its CRC. */
+static int symtab_debuglink(Elf *elf, const char *path)
+{
+  static const char *const where[] = {
+    "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"
+  };
+  Elf_Data *d = symtab_section(elf, ".gnu_debuglink");
+  const char *slash = strrchr(path, '/');
+  int dir = slash ? (int)(slash - path) : 0;
+  const char *name;
+  size_t len, at, i;
+  uint32_t crc;
+  if (d == NULL)
+    return -1;
+  name = (const char *)d->d_buf;
+  len = strnlen(name, d->d_size);
+  at = (len + 4) & ~(size_t)3;  /* The CRC follows, 4-byte aligned. */
+  if (len == 0 || at + 4 > d->d_size)
+    return -1;
+  memcpy(&crc, (const char *)d->d_buf + at, 4);
+  for (i = 0; i < sizeof(where)/sizeof(where[0]); i++) {
+    char buf[4096];
+    int fd;
+    snprintf(buf, sizeof(buf), where[i], dir, path, name);
+    if ((fd = symtab_opencrc(buf, crc)) >= 0)
+      return fd;
+  }
+  return -1;
+}
+
+/*
+** One object's functions, from the first of: its .symtab, its
+** MiniDebugInfo with its .dynsym, the .symtab of its separate debug file
+** (by build-id, else by .gnu_debuglink), its .dynsym.
+*/
 static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
 			     const char *path, const char *name,
-			     uintptr_t base)
+			     const struct dl_phdr_info *info)
 {
-  size_t count = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (elf != NULL) {
-      count = symtab_elfsection(out, header, elf, SHT_SYMTAB, base);
-      if (count == 0)
-	count = symtab_elfsection(out, header, elf, SHT_DYNSYM, base);
-      elf_end(elf);
-    }
-    close(fd);
+  SymtabFuncs fs = { NULL, 0, 0 };
+  Elf *elf = NULL, *dbg = NULL;
+  uint8_t *mini = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), dfd = -1;
+  if (fd >= 0 && (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL &&
+      symtab_collect(&fs, elf, SHT_SYMTAB) == 0) {
+    size_t len;
+    if ((mini = symtab_minidebug(elf, &len)) != NULL)
+      dbg = elf_memory((char *)mini, len);
+    else if ((dfd = symtab_buildid(elf)) >= 0 ||
+	     (dfd = symtab_debuglink(elf, name)) >= 0)
+      dbg = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+    if (dbg != NULL)
+      symtab_collect(&fs, dbg, SHT_SYMTAB);
+    if (mini != NULL || fs.n == 0)
+      symtab_collect(&fs, elf, SHT_DYNSYM);
   }
-  if (count == 0)
-    symtab_writecsym(out, header, base, name);
+  symtab_writefuncs(out, header, &fs, info, name);
+  free(fs.f);
+  if (dbg != NULL) elf_end(dbg);
+  free(mini);
+  if (dfd >= 0) close(dfd);
+  if (elf != NULL) elf_end(elf);
+  if (fd >= 0) close(fd);
 }
 
 struct symtab_walk {
@@ -190,7 +470,7 @@ static int symtab_walkobj(struct dl_phdr_info *info, size_t size, void *data)
   if (!symtab_known(w->objs, &o))
     symtab_elfobject(w->out, w->header,
 		     *info->dlpi_name ? info->dlpi_name : "/proc/self/exe",
-		     name, o.base);
+		     name, info);
   return 0;
 }
 

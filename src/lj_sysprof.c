@@ -796,17 +796,6 @@ static int code_addobj(struct dl_phdr_info *info, size_t size, void *data)
   return 0;
 }
 
-/* The interpreter's code: its unwind entry spans it all. */
-static int code_vm(SysProf *sp)
-{
-  unw_proc_info_t pi;
-  if (unw_get_proc_info_by_ip(unw_local_addr_space,
-			      (unw_word_t)lj_vm_asm_begin, &pi, NULL) < 0)
-    return 0;
-  sp->vm_lo = (uintptr_t)pi.start_ip;
-  sp->vm_hi = (uintptr_t)pi.end_ip;
-  return 1;
-}
 
 /* -- Drain thread -------------------------------------------------------- */
 
@@ -1184,7 +1173,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   unw_getcontext(&ctx);
   unw_init_local(&uw, &ctx);
   unw_step(&uw);
-  if (!code_vm(sp))
+  if (!lj_prof_vmcode(&sp->vm_lo, &sp->vm_hi))
     sp->vm_lo = sp->vm_hi = 0;
   dl_iterate_phdr(code_addobj, sp);
   if (lj_wbuf_failed(&sp->out))

@@ -218,6 +218,18 @@ LUA_API int luaM_sysprof_stop(lua_State *L);
 /* The counters of the profile running, or of the last one. */
 LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *counters);
 
+/* -- Perf map ------------------------------------------------------------ */
+
+/*
+** on != 0: write /tmp/perf-PID.map, perf's map of code no file backs
+** (`START SIZE name`, hex): the interpreter, the traces of L's VM that
+** exist, and from now on every trace any VM of the process saves, as
+** `TRACE n @chunk:line`. on == 0: stop. The environment variable
+** LJPROF_PERFMAP=1 turns it on as a VM is created. PROFILE_SUCCESS, or
+** PROFILE_ERRIO (errno set) when the map cannot be created.
+*/
+LUA_API int luaM_perfmap(lua_State *L, int on);
+
 /* -- The misc library ---------------------------------------------------- */
 
 #define LUAM_MISCLIBNAME "misc"

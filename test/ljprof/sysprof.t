@@ -209,6 +209,23 @@ $frames{ $_->{name} }++ for @{ $speedscope->{shared}{frames} };
 is_deeply([grep { $frames{$_} > 1 } sort keys %frames], [], 'inlined: speedscope has each frame once, inlined or not');
 is(scalar keys %frames, 10, 'inlined: speedscope has every frame');
 
+# End marks (docs/formats.md): past a function's end an object's code is
+# object+0xOFFSET, past an empty name it is no object's.
+my $marks = symtab(
+  sym_cfunc(0x7f0000005000, 'libx.so+0x5000'), sym_cfunc(0x7f0000005100, 'x_func'),
+  sym_cfunc(0x7f0000005180, 'libx.so+0x5180'), sym_cfunc(0x7f0000006000, ''),
+) . sysprof(3, sp_config(MODE_C, 1000, 0),
+  sp_sample(CFUNC, f_native(0x7f0000005010)), sp_sample(CFUNC, f_native(0x7f000000517f)),
+  sp_sample(CFUNC, f_native(0x7f00000051c4)), sp_sample(CFUNC, f_native(0x7f0000006010)),
+);
+$r = ljprof('report', '--format=collapsed', write_file("$dir/marks.bin", $marks));
+is(join('', sort split /^/, $r->{out}), <<'OUT', 'end marks: offsets past a function, none past the object') or diag $r->{err};
+0x7f0000006010 1
+libx.so+0x5010 1
+libx.so+0x51c4 1
+x_func 1
+OUT
+
 # stdin, -o.
 $r = ljprof({ stdin => "$dir/v3.bin" }, 'report', '--format=collapsed', '-o', "$dir/out.folded", '-');
 is($r->{rc}, 0, 'stdin and -o: exit 0');

@@ -1,5 +1,6 @@
 #include "symbols.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,8 +246,8 @@ static void sort_code_index(struct symbols *s) {
   s->code_index_stale = 0;
 }
 
-/* The symbol name at the greatest address <= addr, or SYMBOLS_NONE. */
-static uint32_t symbol_below(struct symbols *s, uint64_t addr) {
+/* The C symbol at the greatest address <= addr, or NULL. */
+static const struct keyslot *symbol_below(struct symbols *s, uint64_t addr) {
   if (s->code_index_stale) sort_code_index(s);
   size_t lo = 0, hi = s->ncode; /* the answer is below hi */
   while (lo < hi) {
@@ -256,16 +257,43 @@ static uint32_t symbol_below(struct symbols *s, uint64_t addr) {
     else
       hi = mid;
   }
-  return lo ? s->code_index[lo - 1].value : SYMBOLS_NONE;
+  return lo ? &s->code_index[lo - 1] : NULL;
+}
+
+/* The length of OBJECT in an end mark `OBJECT+0xOFFSET` (docs/formats.md),
+** its OFFSET in *offset; 0 for any other name. */
+static size_t end_mark(const struct symstring *str, uint64_t *offset) {
+  size_t i = str->len, digits = 0;
+  uint64_t v = 0;
+  while (i > 0 && isxdigit((unsigned char)str->data[i - 1])) i--, digits++;
+  if (digits == 0 || digits > 16 || i < 4 ||
+      memcmp(str->data + i - 3, "+0x", 3) != 0)
+    return 0;
+  for (size_t k = i; k < str->len; k++) {
+    char c = str->data[k];
+    v = v << 4 | (uint64_t)(isdigit((unsigned char)c) ? c - '0'
+                                                     : (c | 0x20) - 'a' + 10);
+  }
+  *offset = v;
+  return i - 3;
 }
 
 static uint32_t resolve_code(struct symbols *s, uint64_t addr) {
-  uint32_t name = symbol_below(s, addr);
-  if (name == SYMBOLS_NONE)
+  const struct keyslot *sym = symbol_below(s, addr);
+  const struct symstring *str = sym ? &s->strings[sym->value] : NULL;
+  if (!str || str->len == 0) /* below every symbol, or past an object */
     return location_id(s, (struct location){.kind = LOC_NATIVE_UNKNOWN,
                                             .name = SYMBOLS_NONE,
                                             .addr = addr});
-  return location_id(s, (struct location){.kind = LOC_CFUNC, .name = name});
+  uint64_t offset;
+  size_t len = end_mark(str, &offset);
+  if (len)
+    return location_id(
+        s, (struct location){.kind = LOC_NATIVE_OFFSET,
+                             .name = symbols_intern(s, str->data, len),
+                             .addr = offset + (addr - sym->key)});
+  return location_id(s,
+                     (struct location){.kind = LOC_CFUNC, .name = sym->value});
 }
 
 uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
@@ -441,6 +469,10 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
     break;
   case LOC_NATIVE_UNKNOWN:
     sbuf_printf(sb, "0x%" PRIx64, loc->addr);
+    break;
+  case LOC_NATIVE_OFFSET:
+    sbuf_add(sb, s->strings[loc->name].data, s->strings[loc->name].len);
+    sbuf_printf(sb, "+0x%" PRIx64, loc->addr);
     break;
   case LOC_TRACE_FRAME:
     sbuf_printf(sb, "TRACE [%" PRIu64 "] ", loc->traceno);

@@ -37,9 +37,11 @@ enum loc_kind {
   LOC_PROTO_UNKNOWN, /* addr: a Lua function the symbol table does not name */
   LOC_FFUNC,         /* name: a fast function's name */
   LOC_FFUNC_UNKNOWN, /* addr: a fast function id */
-  LOC_NATIVE_UNKNOWN, /* addr: code below every C symbol */
+  LOC_NATIVE_UNKNOWN, /* addr: code below every C symbol, or in none */
   LOC_TRACE_FRAME,   /* traceno; name (chunk) or addr (proto), line */
-  LOC_LABEL          /* name: printed as it is */
+  LOC_LABEL,         /* name: printed as it is */
+  LOC_NATIVE_OFFSET  /* name: object, addr: offset in it; code no symbol
+                        covers (past an end mark, docs/formats.md) */
 };
 
 /* Every field takes part in identity; fields a kind does not use are 0. */
@@ -146,8 +148,11 @@ uint32_t symbols_loc_before_start(struct symbols *s);
 uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto);
 /* `name`, or `ffunc #ID` without an ffname binding. */
 uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id);
-/* The C symbol at the greatest address <= addr (symbols have no sizes),
-** or `0x...` below every symbol. */
+/* The C symbol at the greatest address <= addr; `object+0xOFFSET` when
+** that symbol is an end mark `object+0xEND` (the VM writes one where no
+** function covers an object's code), the offset counted on from it;
+** `0x...` below every symbol or past an empty name (the VM's mark for
+** the end of an object's code). */
 uint32_t symbols_loc_code(struct symbols *s, uint64_t addr);
 /* `TRACE [n] @chunk:LINE`: the start a trace frame carries. */
 uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
