@@ -117,6 +117,16 @@ LUA
   return leaves($stacks);
 }
 
+# Profiles $so: inner() must be named in 80% of the samples, and no sample
+# may take a neighbour's name.
+sub inner_named {
+  my ($so, $tag, $what) = @_;
+  my ($leaf, $all) = profile_so($so, $tag);
+  cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, "$what: inner() is named ($all samples)")
+    or diag explain $leaf;
+  is(share($leaf, qr/^(spin|after)$/), 0, "$what: no sample takes a neighbour's name");
+}
+
 {
   my ($leaf, $all) = profile_so(build_so('libtiny-stripped.so', '-s'), 'stripped');
   my $off = share($leaf, qr/^libtiny-stripped\.so\+0x[0-9a-f]+$/);
@@ -125,11 +135,7 @@ LUA
   is(share($leaf, qr/^(spin|after)$/), 0, 'stripped: no sample takes a neighbour\'s name');
 }
 
-{
-  my ($leaf, $all) = profile_so(build_so('libtiny-symtab.so'), 'symtab');
-  cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, "symtab: inner() is named ($all samples)")
-    or diag explain $leaf;
-}
+inner_named(build_so('libtiny-symtab.so'), 'symtab', 'symtab');
 
 SKIP: {
   # MiniDebugInfo as distributions build it: the functions .dynsym lacks, in
@@ -141,10 +147,7 @@ SKIP: {
                   "xz -f '$mini.1' && strip --strip-all '$so' && " .
                   "objcopy --add-section .gnu_debugdata='$mini.1.xz' '$so'") == 0;
   skip 'binutils or xz could not build a MiniDebugInfo section', 3 unless $ok;
-  my ($leaf, $all) = profile_so($so, 'minidebuginfo');
-  cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, "MiniDebugInfo: inner() is named ($all samples)")
-    or diag explain $leaf;
-  is(share($leaf, qr/^(spin|after)$/), 0, 'MiniDebugInfo: no sample takes a neighbour\'s name');
+  inner_named($so, 'minidebuginfo', 'MiniDebugInfo');
 }
 
 SKIP: {
@@ -154,10 +157,8 @@ SKIP: {
   my $ok = system("objcopy --only-keep-debug '$so' '$dir/libtiny-link.debug' && " .
                   "strip --strip-all '$so' && cd '$dir' && " .
                   "objcopy --add-gnu-debuglink=libtiny-link.debug '$so'") == 0;
-  skip 'binutils could not split a debug file off', 2 unless $ok;
-  my ($leaf, $all) = profile_so($so, 'debuglink');
-  cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, ".gnu_debuglink: inner() is named ($all samples)")
-    or diag explain $leaf;
+  skip 'binutils could not split a debug file off', 3 unless $ok;
+  inner_named($so, 'debuglink', '.gnu_debuglink');
 }
 
 done_testing();
