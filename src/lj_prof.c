@@ -19,6 +19,7 @@
 #endif
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
+#include "lj_symtab.h"
 #include "lj_profenv.h"
 #include "lj_perfmap.h"
 #include "lj_vm.h"
@@ -95,6 +96,7 @@ static void prof_forked(void)
 {
   lj_memprof_forked();
   lj_sysprof_forked();
+  lj_symtab_forked();
 }
 
 static void prof_atfork(void)

@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +217,7 @@ static void symtab_writemark(struct lj_wbuf *out, uint8_t header,
 ** function's name.
 */
 static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
-			      SymtabFuncs *fs,
+			      const SymtabFuncs *fs,
 			      const struct dl_phdr_info *info,
 			      const char *objname)
 {
@@ -227,7 +228,6 @@ static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
   int k;
   if (slash != NULL)
     objname = slash + 1;
-  qsort(fs->f, fs->n, sizeof(SymtabFunc), symtab_byaddr);
   for (k = 0; k < info->dlpi_phnum; k++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
     if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
@@ -253,6 +253,92 @@ static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
 	!symtab_hasfunc(fs, end))
       symtab_writecsym(out, header, base + (uintptr_t)end, "");
   }
+}
+
+/* -- Objects' functions, kept for the process ----------------------------- */
+
+/*
+** Reading an object's functions (its debug file, sorting) is most of what
+** starting a profile costs: it is done once per object and process, and
+** later profiles (the next start, a rotation, a signal's toggle) reuse it.
+** Entries are added, never changed or freed, so what a lookup returns stays
+** valid without the lock. The lock is never held while a stream is
+** written: a writer may wait for the thread that also looks objects up.
+*/
+typedef struct SymtabKept {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  time_t mtime;
+  SymtabFuncs fs;	/* Sorted; the names in the same block. */
+} SymtabKept;
+
+static pthread_mutex_t symtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static SymtabKept *symtab_kept;
+static size_t symtab_nkept, symtab_sizekept;
+
+static int symtab_same(const SymtabKept *k, const struct stat *st)
+{
+  return k->dev == st->st_dev && k->ino == st->st_ino &&
+	 k->size == st->st_size && k->mtime == st->st_mtime;
+}
+
+static int symtab_findkept(const struct stat *st, SymtabFuncs *fs)
+{
+  size_t i;
+  int found = 0;
+  pthread_mutex_lock(&symtab_lock);
+  for (i = 0; i < symtab_nkept && !found; i++)
+    if ((found = symtab_same(&symtab_kept[i], st)))
+      *fs = symtab_kept[i].fs;
+  pthread_mutex_unlock(&symtab_lock);
+  return found;
+}
+
+/* A copy of fs, names included; nothing if memory is short. */
+static void symtab_keep(const struct stat *st, const SymtabFuncs *fs)
+{
+  size_t i, names = 0;
+  SymtabFunc *f;
+  char *p;
+  for (i = 0; i < fs->n; i++)
+    names += strlen(fs->f[i].name) + 1;
+  if ((f = malloc(fs->n * sizeof(SymtabFunc) + names)) == NULL)
+    return;
+  p = (char *)(f + fs->n);
+  for (i = 0; i < fs->n; i++) {
+    size_t len = strlen(fs->f[i].name) + 1;
+    f[i] = fs->f[i];
+    f[i].name = memcpy(p, fs->f[i].name, len);
+    p += len;
+  }
+  pthread_mutex_lock(&symtab_lock);
+  if (symtab_nkept == symtab_sizekept) {
+    size_t nsize = symtab_sizekept ? 2*symtab_sizekept : 16;
+    SymtabKept *k = realloc(symtab_kept, nsize * sizeof(*k));
+    if (k != NULL) {
+      symtab_kept = k;
+      symtab_sizekept = nsize;
+    }
+  }
+  if (symtab_nkept < symtab_sizekept) {
+    SymtabKept *k = &symtab_kept[symtab_nkept++];
+    k->dev = st->st_dev;
+    k->ino = st->st_ino;
+    k->size = st->st_size;
+    k->mtime = st->st_mtime;
+    k->fs.f = f;
+    k->fs.n = k->fs.size = fs->n;
+    f = NULL;
+  }
+  pthread_mutex_unlock(&symtab_lock);
+  free(f);  /* Not kept: no room. */
+}
+
+/* The child of a fork(): a thread of the parent may have held the lock. */
+void lj_symtab_forked(void)
+{
+  pthread_mutex_init(&symtab_lock, NULL);
 }
 
 /* -- Where an object's symbols are --------------------------------------- */
@@ -403,7 +489,13 @@ static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
   SymtabFuncs fs = { NULL, 0, 0 };
   Elf *elf = NULL, *dbg = NULL;
   uint8_t *mini = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC), dfd = -1;
+  struct stat st;
+  int fd, dfd = -1, known = stat(path, &st) == 0;
+  if (known && symtab_findkept(&st, &fs)) {
+    symtab_writefuncs(out, header, &fs, info, name);
+    return;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd >= 0 && (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL &&
       symtab_collect(&fs, elf, SHT_SYMTAB) == 0) {
     size_t len;
@@ -417,6 +509,9 @@ static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
     if (mini != NULL || fs.n == 0)
       symtab_collect(&fs, elf, SHT_DYNSYM);
   }
+  qsort(fs.f, fs.n, sizeof(SymtabFunc), symtab_byaddr);
+  if (known)
+    symtab_keep(&st, &fs);
   symtab_writefuncs(out, header, &fs, info, name);
   free(fs.f);
   if (dbg != NULL) elf_end(dbg);

@@ -46,4 +46,7 @@ void lj_symtab_newobjs(struct lj_wbuf *out, struct lj_symtab_objs *objs,
 
 void lj_symtab_freeobjs(struct lj_symtab_objs *objs);
 
+/* The child of a fork(): the functions kept for the process stay usable. */
+void lj_symtab_forked(void);
+
 #endif

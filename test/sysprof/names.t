@@ -161,4 +161,34 @@ SKIP: {
   inner_named($so, 'debuglink', '.gnu_debuglink');
 }
 
+# The functions of each object are read once per process: a second
+# profile, and one in a forked child, write the first one's symbol table
+# byte for byte (nothing new was loaded or compiled in between).
+{
+  my $r = run_lua(<<"LUA");
+jit.off()
+local ffi = require("ffi")
+ffi.cdef("int fork(void); int waitpid(int pid, int *status, int options);")
+local function prof(path)
+  assert(misc.sysprof.start({ mode = "C", interval = 10, path = path }))
+  assert(misc.sysprof.stop())
+end
+local function symtab(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s:sub(1, (s:find("ljp", 1, true) or 1) - 1)
+end
+prof("$dir/first.bin")
+prof("$dir/second.bin")
+local pid = ffi.C.fork()
+if pid == 0 then prof("$dir/child.bin") os.exit(0) end
+ffi.C.waitpid(pid, nil, 0)
+local first = symtab("$dir/first.bin")
+print(#first > 1000, symtab("$dir/second.bin") == first, symtab("$dir/child.bin") == first)
+LUA
+  is($r->{rc}, 0, 'twice: ran') or diag $r->{err};
+  is($r->{out}, "true\ttrue\ttrue\n", 'twice: the second profile and a forked child\'s write the same symbol table');
+}
+
 done_testing();
