@@ -14,13 +14,13 @@
 #include <string.h>
 
 #include "lj_memprof.h"
+#include "lj_prof.h"
 #include "lmisclib.h"
 
 #if LJ_HASMEMPROF
 
 #include "lj_debug.h"
 #include "lj_frame.h"
-#include "lj_prof.h"
 #include "lj_proftrace.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
@@ -427,6 +427,8 @@ void lj_memprof_exit(void *ctx)
 
 #else /* !LJ_HASMEMPROF */
 
+LJ_PROF_OFF(memprof)
+
 LUA_API int luaM_memprof_set_format(int format)
 {
   UNUSED(format);
@@ -451,37 +453,6 @@ LUA_API int luaM_memprof_stop(lua_State *L)
 {
   UNUSED(L);
   return PROFILE_ERRUSE;
-}
-
-void lj_memprof_addproto(global_State *g, const GCproto *pt)
-{
-  UNUSED(g); UNUSED(pt);
-}
-
-#if LJ_HASJIT
-void lj_memprof_addtrace(global_State *g, const struct GCtrace *T)
-{
-  UNUSED(g); UNUSED(T);
-}
-#endif
-
-void lj_memprof_close(global_State *g)
-{
-  UNUSED(g);
-}
-
-int lj_memprof_busy(void)
-{
-  return 0;
-}
-
-void lj_memprof_forked(void)
-{
-}
-
-void lj_memprof_exit(void *ctx)
-{
-  UNUSED(ctx);
 }
 
 #endif

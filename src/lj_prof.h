@@ -52,4 +52,24 @@ LJ_FUNC void lj_prof_forkguard(void);
 /* The interpreter's machine code [lo, hi); 0 if unknown. */
 LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
 
+/* -- A profiler compiled out --------------------------------------------- */
+
+/* Its hooks in a build without it (LUAJIT_DISABLE_MEMPROF, _SYSPROF):
+** nothing to announce, stop or drop, and never busy. */
+#if LJ_HASJIT
+#define LJ_PROF_OFF_TRACE(prof) \
+  void lj_##prof##_addtrace(global_State *g, const struct GCtrace *T) \
+  { UNUSED(g); UNUSED(T); }
+#else
+#define LJ_PROF_OFF_TRACE(prof)
+#endif
+#define LJ_PROF_OFF(prof) \
+  void lj_##prof##_addproto(global_State *g, const GCproto *pt) \
+  { UNUSED(g); UNUSED(pt); } \
+  LJ_PROF_OFF_TRACE(prof) \
+  void lj_##prof##_close(global_State *g) { UNUSED(g); } \
+  void lj_##prof##_forked(void) {} \
+  void lj_##prof##_exit(void *ctx) { UNUSED(ctx); } \
+  int lj_##prof##_busy(void) { return 0; }
+
 #endif

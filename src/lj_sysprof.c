@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lj_sysprof.h"
+#include "lj_prof.h"
 #include "lmisclib.h"
 
 #if LJ_HASSYSPROF
@@ -45,7 +46,6 @@
 #include "lj_dispatch.h"
 #include "lj_vm.h"
 #include "lj_ff.h"
-#include "lj_prof.h"
 #include "lj_proftrace.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
@@ -1312,41 +1312,12 @@ LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
 
 #else /* !LJ_HASSYSPROF */
 
+LJ_PROF_OFF(sysprof)
+
 int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {
   UNUSED(L); UNUSED(cfg);
   return PROFILE_ERRUSE;
-}
-
-int lj_sysprof_busy(void)
-{
-  return 0;
-}
-
-void lj_sysprof_exit(void *ctx)
-{
-  UNUSED(ctx);
-}
-
-void lj_sysprof_addproto(global_State *g, const GCproto *pt)
-{
-  UNUSED(g); UNUSED(pt);
-}
-
-#if LJ_HASJIT
-void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
-{
-  UNUSED(g); UNUSED(T);
-}
-#endif
-
-void lj_sysprof_close(global_State *g)
-{
-  UNUSED(g);
-}
-
-void lj_sysprof_forked(void)
-{
 }
 
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
