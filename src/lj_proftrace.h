@@ -32,7 +32,8 @@
 #define LJ_PROFTRACE_MAXPT	64	/* Functions a map names, at most. */
 
 /* What the recorder and assembler of the current trace collect: the
-** trace's map in the making, laid out as the map (lj_proftrace.c). */
+** trace's map in the making: positions and code ranges, which
+** lj_proftrace_asmdone compacts and encodes (lj_proftrace.c). */
 typedef struct ProfTraceRec {
   uint16_t *irpos;	/* Position of each IR instruction, by ref-REF_BIAS. */
   MSize sizeirpos;
