@@ -129,7 +129,7 @@ TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $< $(BUILD)/lib/libluajit-5.1.a \
-	  -ljansson -lelf -llzma -lunwind -lpthread -lm -ldl
+	  -ljansson -lelf -llzma -lpthread -lm -ldl
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
@@ -211,14 +211,21 @@ BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
 # LuaJIT's own test suite, whose bench/ programs bench/lines.lua profiles.
 LJ_BENCH_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 
-bench: all $(PRISTINE)/src/luajit
+# sysprof's sample and start costs, measured inside the sampled thread.
+BENCH_PROBE := $(BUILD)/bench/sysprof_probe.so
+$(BENCH_PROBE): bench/probe/sysprof_probe.c $(STAGED)
+	@mkdir -p $(@D)
+	@$(CC) -O2 -Wall -I$(BUILD)/include -shared -fPIC -o $@ $<
+
+bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@scripts/deps bench/apt-packages
 	@echo "## VM: ours against Debian's and unpatched upstream"
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Platform profiler: overhead and cost per sample"
-	@$(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
+	@LUA_CPATH="$(BUILD)/bench/?.so;;" \
+	  $(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"

@@ -1,9 +1,9 @@
 -- The platform profiler's cost. Part 1: CPU-bound programs unprofiled and
 -- under each mode at 10 ms, and mode C at the fastest rate this machine
 -- gives (1 ms of wall-clock time; the CPU-time clock is tick-bound).
--- Part 2: the cost of one sample in mode C by Lua stack depth, measured in
--- one process: the same work with and without sampling, the difference
--- divided by the samples taken.
+-- Part 2: the cost of one sample in mode C by stack depth (Lua frames, and
+-- Lua frames called from C), measured in the sampled thread.
+-- Part 3: the cost of starting and stopping a profile.
 -- Usage: luajit bench/sysprof.lua LUAJIT WORKDIR [ROUNDS]
 local harness = require("harness")
 
@@ -33,35 +33,43 @@ harness.table("Overhead: median wall time of " .. rounds .. " interleaved runs",
               order, ratios, rows)
 os.remove(out)
 
--- Part 2 runs in the VM under test, in one process.
-local probe = [[
-local depth, path = tonumber(arg[1]), arg[2]
-local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
-local function nest(d, n) if d <= 1 then return spin(n) end return nest(d - 1, n) + 0 end
-local function run() for _ = 1, 300 do nest(depth, 100000) end end
-jit.off()
-local function cpu() return os.clock() end
-local plain, prof, samples = 0, 0, 0
-for _ = 1, 3 do
-  local t = cpu(); run(); plain = plain + cpu() - t
-  assert(misc.sysprof.start({ mode = "C", interval = 1, clock = "wall", path = path }))
-  t = cpu(); run(); prof = prof + cpu() - t
-  samples = samples + misc.sysprof.report().samples
-  assert(misc.sysprof.stop())
-end
-print(string.format("%d %.3f %.3f %d", depth, plain, prof, samples))
-]]
-local f = assert(io.open(work .. "/sysprof-probe.lua", "w"))
-f:write(probe)
-f:close()
-print("\n### Mode C, 1 ms wall clock: cost of one sample by Lua stack depth (JIT off)\n")
-print("| Lua frames | unprofiled (s) | profiled (s) | samples | µs per sample |")
-print("| ---: | ---: | ---: | ---: | ---: |")
-for _, depth in ipairs({ 1, 10, 50, 100, 200 }) do
-  local p = assert(io.popen(luajit .. " " .. work .. "/sysprof-probe.lua " .. depth .. " " .. out))
-  local d, plain, prof, samples = p:read("*a"):match("(%d+) ([%d.]+) ([%d.]+) (%d+)")
+-- Parts 2 and 3 run in the VM under test, with the probe module that
+-- `make bench` builds (LUA_CPATH).
+local probe = dir .. "/lib/sysprof_probe_run.lua"
+local ljprof = luajit:gsub("luajit$", "ljprof")
+
+-- The deepest stack of a stream, in frames.
+local function deepest(path)
+  local p = assert(io.popen(ljprof .. " report --format=collapsed " .. path))
+  local max = 0
+  for stack in p:lines() do
+    local _, semis = stack:gsub(";", "")
+    max = math.max(max, semis + 1)
+  end
   p:close()
-  print(string.format("| %d | %.3f | %.3f | %d | %.1f |", d, plain, prof, samples,
-    (prof - plain) / samples * 1e6))
+  return max
 end
+
+print("\n### Mode C: what one sample costs, by stack depth (JIT off)\n")
+print("Median of 2000 deliveries of sysprof's signal to the sampled thread;")
+print("walk = mode C - mode D (which pays the delivery and a count).\n")
+print("| stack | frames in the sample | mode D (µs) | mode C (µs) | walk (µs) |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for _, kind in ipairs({ "lua", "mixed" }) do
+  for _, depth in ipairs({ 1, 10, 50, 200 }) do
+    local p = assert(io.popen(table.concat({ luajit, probe, "sample", kind, depth, out }, " ")))
+    local d, c = p:read("*a"):match("(%d+)%s+(%d+)")
+    p:close()
+    print(string.format("| %s %d | %d | %.1f | %.1f | %.1f |", kind, depth, deepest(out),
+      d / 1e3, c / 1e3, (c - d) / 1e3))
+  end
+end
+
+print("\n### Starting and stopping a profile (mode C, 21 pairs in one process)\n")
+local p = assert(io.popen(table.concat({ luajit, probe, "start", 21, out }, " ")))
+local first, start, stop = p:read("*a"):match("(%d+) (%d+) (%d+)")
+p:close()
+print("| first start (ms) | start, median (ms) | stop, median (ms) |")
+print("| ---: | ---: | ---: |")
+print(string.format("| %.2f | %.2f | %.2f |", first / 1e6, start / 1e6, stop / 1e6))
 os.remove(out)

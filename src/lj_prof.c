@@ -5,12 +5,9 @@
 #define lj_prof_c
 #define LUA_CORE
 
-#define UNW_LOCAL_ONLY
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <libunwind.h>
 
 #include "lj_prof.h"
 #if LJ_HASJIT
@@ -22,6 +19,7 @@
 #include "lj_symtab.h"
 #include "lj_profenv.h"
 #include "lj_perfmap.h"
+#include "lj_profunwind.h"
 #include "lj_vm.h"
 
 void lj_prof_addproto(global_State *g, const GCproto *pt)
@@ -74,13 +72,7 @@ int lj_prof_gcstep(lua_State *L)
 /* The interpreter's code: its unwind entry spans it all. */
 int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi)
 {
-  unw_proc_info_t pi;
-  if (unw_get_proc_info_by_ip(unw_local_addr_space,
-			      (unw_word_t)lj_vm_asm_begin, &pi, NULL) < 0)
-    return 0;
-  *lo = (uintptr_t)pi.start_ip;
-  *hi = (uintptr_t)pi.end_ip;
-  return 1;
+  return lj_profunwind_procrange((uintptr_t)lj_vm_asm_begin, lo, hi);
 }
 
 void lj_prof_close(global_State *g)

@@ -33,6 +33,7 @@
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_proffile.h"
+#include "lj_profnap.h"
 #include "lmisclib.h"
 
 /* -- Settings ------------------------------------------------------------ */
@@ -228,10 +229,8 @@ static global_State *_Atomic env_polled;
 static atomic_int env_toggles, env_rotations, env_nudge;
 static GCSize env_threshold;
 
-/* The rotation thread waits on rot_cond until it is told to quit. */
-static pthread_mutex_t rot_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t rot_cond;
-static int rot_quit;
+/* The rotation thread's naps, until it is told to quit. */
+static ProfNap rot_nap;
 
 /* Profiles as bits: those on whose flag is set. */
 static int env_mask(const int *flags)
@@ -331,7 +330,6 @@ static void env_forked(void)
   memset(env.file, 0, sizeof(env.file));
   memset(env.windows, 0, sizeof(env.windows));
   env.toggled = env.rotating = 0;
-  pthread_mutex_init(&rot_lock, NULL);
   atomic_store(&env_toggles, 0);
   atomic_store(&env_rotations, 0);
 }
@@ -453,35 +451,26 @@ static void *env_rotator(void *arg)
   struct timespec at;
   UNUSED(arg);
   clock_gettime(CLOCK_MONOTONIC, &at);
-  pthread_mutex_lock(&rot_lock);
-  while (!rot_quit) {
-    at.tv_sec += (time_t)env.set.rotsecs;
-    while (!rot_quit &&
-	   pthread_cond_timedwait(&rot_cond, &rot_lock, &at) != ETIMEDOUT) ;
-    if (!rot_quit)
-      env_poke(&env_rotations);
+  for (;;) {
+    lj_profnap_after(&at, (uint64_t)env.set.rotsecs * 1000000000u);
+    if (!lj_profnap_until(&rot_nap, &at))
+      return NULL;
+    env_poke(&env_rotations);
   }
-  pthread_mutex_unlock(&rot_lock);
-  return NULL;
 }
 
 /* The thread takes no signal: the program's are for its own threads. */
 static int env_rotate_start(void)
 {
-  pthread_condattr_t ca;
   sigset_t all, old;
   int err;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&rot_cond, &ca);
-  pthread_condattr_destroy(&ca);
-  rot_quit = 0;
+  lj_profnap_init(&rot_nap);
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   err = pthread_create(&env.rotator, NULL, env_rotator, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (err != 0) {
-    pthread_cond_destroy(&rot_cond);
+    lj_profnap_free(&rot_nap);
     errno = err;
     return 0;
   }
@@ -491,12 +480,9 @@ static int env_rotate_start(void)
 
 static void env_rotate_stop(void)
 {
-  pthread_mutex_lock(&rot_lock);
-  rot_quit = 1;
-  pthread_cond_signal(&rot_cond);
-  pthread_mutex_unlock(&rot_lock);
+  lj_profnap_quit(&rot_nap);
   pthread_join(env.rotator, NULL);
-  pthread_cond_destroy(&rot_cond);
+  lj_profnap_free(&rot_nap);
   env.rotating = 0;
 }
 

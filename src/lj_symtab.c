@@ -586,6 +586,7 @@ void lj_symtab_newobjs(struct lj_wbuf *out, struct lj_symtab_objs *objs,
   dl_iterate_phdr(symtab_counters, c);
   if (objs->known != NULL && c[0] == objs->adds && c[1] == objs->subs)
     return;
+  elf_version(EV_CURRENT);
   w.out = out;
   w.objs = objs;
   w.seen = NULL;
@@ -614,8 +615,9 @@ void lj_symtab_dump(struct lj_wbuf *out, global_State *g,
   static const uint8_t prologue[] = { 'l', 'j', 's', LJS_VERSION, 0, 0, 0 };
   lj_wbuf_addn(out, prologue, sizeof(prologue));
   symtab_luacode(out, g);
-  elf_version(EV_CURRENT);
-  lj_symtab_freeobjs(objs);
-  lj_symtab_newobjs(out, objs, SYMTAB_CFUNC);
+  if (objs != NULL) {
+    lj_symtab_freeobjs(objs);
+    lj_symtab_newobjs(out, objs, SYMTAB_CFUNC);
+  }
   lj_wbuf_addbyte(out, SYMTAB_FINAL);
 }

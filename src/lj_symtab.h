@@ -35,7 +35,8 @@ void lj_symtab_writetrace(struct lj_wbuf *out, uint8_t header,
 			  const struct GCtrace *T);
 #endif
 
-/* The whole `ljs` section: prologue, protos, traces, C symbols, end. */
+/* The whole `ljs` section: prologue, protos, traces, C symbols (unless
+** objs is NULL: they may follow as updates), end. */
 void lj_symtab_dump(struct lj_wbuf *out, global_State *g,
 		    struct lj_symtab_objs *objs);
 

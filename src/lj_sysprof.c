@@ -14,7 +14,6 @@
 */
 
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #define lj_sysprof_c
 #define LUA_CORE
 
@@ -28,7 +27,6 @@
 #if LJ_HASSYSPROF
 
 #include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -39,14 +37,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libunwind.h>
-
 #include "lj_frame.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_vm.h"
 #include "lj_ff.h"
+#include "lj_profnap.h"
 #include "lj_proftrace.h"
+#include "lj_profunwind.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -75,17 +73,12 @@ enum {
 /* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
 #define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
-#define MAX_CODE		512	/* Executable ranges of loaded objects. */
 #define MAX_THREADS		16	/* Coroutines met in one sample. */
 #define DRAIN_NS		(10*1000*1000)
 
 /* -- Profiler state ------------------------------------------------------ */
 
 enum { SPS_IDLE, SPS_PROFILE, SPS_HALT };
-
-typedef struct CodeRange {
-  uintptr_t lo, hi;
-} CodeRange;
 
 typedef struct SysProf {
   _Atomic int state;
@@ -109,14 +102,15 @@ typedef struct SysProf {
   uint8_t *ring;
   _Atomic size_t head, tail;
   pthread_t drainer;
-  _Atomic int quit;
+  ProfNap nap;			/* The drain thread's, cut short by a stop. */
   struct lj_wbuf out;
   struct lj_symtab_objs objs;
   int saved_errno;
-  /* Code the native unwinder may report: the interpreter, loaded objects. */
+  /* Code the native walk may report: the interpreter, loaded objects. */
   uintptr_t vm_lo, vm_hi;
-  CodeRange code[MAX_CODE];
-  _Atomic size_t ncode;
+  ProfUnwObjs unw;
+  ProfUnwCache unwcache;	/* The handler's. */
+  uintptr_t stack_lo, stack_hi;	/* The VM's thread's native stack. */
   int probe[2];			/* Pipe that tells readable memory. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
 } SysProf;
@@ -160,32 +154,6 @@ static void ring_drain(SysProf *sp, size_t head)
 
 #include "lj_sysprof_sample.h"
 
-/* -- Known code ---------------------------------------------------------- */
-
-static int code_addobj(struct dl_phdr_info *info, size_t size, void *data)
-{
-  SysProf *sp = (SysProf *)data;
-  size_t n = atomic_load_explicit(&sp->ncode, memory_order_relaxed);
-  int i;
-  UNUSED(size);
-  for (i = 0; i < info->dlpi_phnum && n < MAX_CODE; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-    size_t k;
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-      continue;
-    for (k = 0; k < n && sp->code[k].lo != lo; k++) ;
-    if (k < n)
-      continue;  /* Known already. */
-    sp->code[n].lo = lo;
-    sp->code[n].hi = lo + ph->p_memsz;
-    n++;
-  }
-  atomic_store_explicit(&sp->ncode, n, memory_order_release);
-  return 0;
-}
-
-
 /* -- Drain thread -------------------------------------------------------- */
 
 static void drain_once(SysProf *sp)
@@ -195,7 +163,7 @@ static void drain_once(SysProf *sp)
   if (sp->cfg.mode == LUAM_SYSPROF_CALLGRAPH ||
       sp->cfg.mode == LUAM_SYSPROF_LEAF) {
     lj_symtab_newobjs(&sp->out, &sp->objs, REC_CSYM);
-    dl_iterate_phdr(code_addobj, sp);
+    lj_profunwind_addobjs(&sp->unw);
   }
   ring_drain(sp, head);
 }
@@ -214,9 +182,12 @@ static void sysprof_stoptimer(SysProf *sp)
 static void *drain_thread(void *arg)
 {
   SysProf *sp = (SysProf *)arg;
-  struct timespec nap = { 0, DRAIN_NS };
-  while (!atomic_load(&sp->quit)) {
-    nanosleep(&nap, NULL);
+  struct timespec at;
+  for (;;) {
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    lj_profnap_after(&at, DRAIN_NS);
+    if (!lj_profnap_until(&sp->nap, &at))
+      break;
     drain_once(sp);
     if (lj_wbuf_failed(&sp->out)) {  /* The writer failed: stop sampling. */
       int expect = SPS_PROFILE;
@@ -340,7 +311,10 @@ static void write_header(SysProf *sp)
   uint8_t prologue[] = { 'l', 'j', 'p', 0, 0, 0, 0 };
   struct lj_wbuf *out = &sp->out;
   prologue[3] = (uint8_t)sp->cfg.format;
-  lj_symtab_dump(out, sp->g, &sp->objs);
+  /* v3: the objects' C symbols follow, written by the drain thread before
+  ** any sample: reading them is most of what a start would cost. */
+  lj_symtab_dump(out, sp->g, sp->cfg.format == LUAM_SYSPROF_V2 ? &sp->objs :
+						     NULL);
   lj_wbuf_addn(out, prologue, sizeof(prologue));
   if (sp->cfg.format == LUAM_SYSPROF_V2)
     return;
@@ -500,8 +474,9 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
 {
   int cbfail;
   if (threads) {
-    atomic_store(&sp->quit, 1);
+    lj_profnap_quit(&sp->nap);
     pthread_join(sp->drainer, NULL);
+    lj_profnap_free(&sp->nap);
     drain_once(sp);  /* What the last samples left. */
   }
   if (!lj_wbuf_failed(&sp->out))
@@ -523,8 +498,6 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {
   SysProf *sp = &sysprof;
   int expect = SPS_IDLE, err;
-  unw_context_t ctx;
-  unw_cursor_t uw;
   if (cfg->mode > LUAM_SYSPROF_CALLGRAPH || cfg->interval == 0 ||
       (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3) ||
       cfg->buf == NULL || cfg->len < 1024 || cfg->writer == NULL ||
@@ -541,8 +514,8 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->updating = 0;
   atomic_store(&sp->head, 0);
   atomic_store(&sp->tail, 0);
-  atomic_store(&sp->quit, 0);
-  atomic_store(&sp->ncode, 0);
+  atomic_store(&sp->unw.n, 0);
+  memset(&sp->unwcache, 0, sizeof(sp->unwcache));
   sp->ring = mmap(NULL, RING_SIZE, PROT_READ|PROT_WRITE,
 		  MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
   if (sp->ring == MAP_FAILED) {
@@ -557,18 +530,18 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->perf_fd = cfg->clock == SYSPROF_CLOCK_CPU ? sysprof_perf_open(sp) : -1;
   lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
   write_header(sp);
-  /* The unwinder sets itself up here, not in the handler. */
-  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  unw_getcontext(&ctx);
-  unw_init_local(&uw, &ctx);
-  unw_step(&uw);
   if (!lj_prof_vmcode(&sp->vm_lo, &sp->vm_hi))
     sp->vm_lo = sp->vm_hi = 0;
-  dl_iterate_phdr(code_addobj, sp);
+  if (!lj_profunwind_threadstack(&sp->stack_lo, &sp->stack_hi))
+    sp->stack_lo = sp->stack_hi = 0;  /* Every stack read probed. */
+  lj_profunwind_addobjs(&sp->unw);
   if (lj_wbuf_failed(&sp->out))
     return sysprof_finish(sp, 0, 0);
-  if ((err = pthread_create(&sp->drainer, NULL, drain_thread, sp)) != 0)
+  lj_profnap_init(&sp->nap);
+  if ((err = pthread_create(&sp->drainer, NULL, drain_thread, sp)) != 0) {
+    lj_profnap_free(&sp->nap);
     return sysprof_finish(sp, 0, err);
+  }
   clock_gettime(sysprof_clockid(sp), &sp->t0);
   atomic_store(&sp->state, SPS_PROFILE);
   lj_prof_forkguard();

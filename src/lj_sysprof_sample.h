@@ -4,13 +4,13 @@
 **
 ** It may only read memory it has checked (frames through lj_prof_framefunc
 ** and the bounds of L's stack, PCs against their proto's bytecode, traces
-** through J->trace[] and their maps, lj_proftrace_*; anything else through
-** probe_readable: write(2) and read(2) on a pipe), call libunwind's local
-** unwinder (its cache primed at start; on an object it has not met yet it
-** calls dl_iterate_phdr, which is not async-signal-safe: a known gap until
-** unwind rules are read ahead of the signal), a host's backtracer, ioctl(2)
-** to re-arm the perf event, syscall(SYS_gettid) and the atomics of the
-** ring. It never allocates, locks or writes a stream.
+** through J->trace[] and their maps, lj_proftrace_*, the native stack
+** between the interrupted SP and the thread's stack top, the unwind tables
+** of objects registered by the drain thread, lj_profunwind_*; anything
+** else through probe_readable: write(2) and read(2) on a pipe), call a
+** host's backtracer, ioctl(2) to re-arm the perf event,
+** syscall(SYS_gettid) and the atomics of the ring. It never allocates,
+** locks or writes a stream.
 */
 
 /* -- Sample encoding (signal handler) ------------------------------------ */
@@ -80,11 +80,32 @@ static int probe_readable(SysProf *sp, const void *p, size_t n)
 
 static int in_code(SysProf *sp, uintptr_t ip)
 {
-  size_t i, n = atomic_load_explicit(&sp->ncode, memory_order_acquire);
-  for (i = 0; i < n; i++)
-    if (ip >= sp->code[i].lo && ip < sp->code[i].hi)
-      return 1;
-  return 0;
+  return lj_profunwind_known(&sp->unw, ip);
+}
+
+static int unw_probe(void *sp, const void *p, size_t n)
+{
+  return probe_readable((SysProf *)sp, p, n);
+}
+
+/* The native stack a walk may read: from the interrupted SP up. On another
+** stack (a host's own, an alternate signal stack) every read is probed. */
+static void unw_begin(SysProf *sp, const ucontext_t *uc, ProfUnwStack *stk,
+		      ProfUnwRegs *r)
+{
+  r->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+  r->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+  r->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+  r->bx = (uintptr_t)uc->uc_mcontext.gregs[REG_RBX];
+  r->exact = 1;
+  stk->probe = unw_probe;
+  stk->ctx = sp;
+  if (r->sp >= sp->stack_lo && r->sp < sp->stack_hi) {
+    stk->lo = r->sp;
+    stk->hi = sp->stack_hi;
+  } else {
+    stk->lo = stk->hi = 0;
+  }
 }
 
 static int in_vm(SysProf *sp, uintptr_t ip)
@@ -102,34 +123,45 @@ static const BCIns *frame_retpc(cTValue *frame)
   return NULL;
 }
 
-/* The frame below a Lua-type frame, checked: the PC it returns to must lie
-** in the bytecode of the Lua function found there. The innermost frame may
-** be returning, its slots overwritten: its PC is probed before it is read. */
-static cTValue *frame_below_lua(SysProf *sp, lua_State *L, cTValue *frame,
-				int probe)
+/* Does pc lie in the bytecode of the Lua function at prev, as a PC its
+** call returns to? Reads only that slot and, if it holds a function, the
+** function and its proto: live objects. */
+static int frame_ownspc(lua_State *L, cTValue *prev, const BCIns *pc)
 {
-  const BCIns *pc = frame_pc(frame);
-  BCIns ins;
-  cTValue *prev;
-  GCfunc *fn;
-  if (((uintptr_t)pc & 3) ||
-      (probe && !probe_readable(sp, pc-1, sizeof(BCIns))))
-    return NULL;
-  ins = pc[-1];
-  prev = frame - (1+LJ_FR2+bc_a(ins));
-  fn = lj_prof_framefunc(L, prev);
-  if (fn == NULL || !isluafunc(fn) || pc <= proto_bc(funcproto(fn)) ||
-      pc > proto_bc(funcproto(fn)) + funcproto(fn)->sizebc)
-    return NULL;
-  return prev;
+  GCfunc *fn = lj_prof_framefunc(L, prev);
+  return fn != NULL && isluafunc(fn) && pc > proto_bc(funcproto(fn)) &&
+	 pc <= proto_bc(funcproto(fn)) + funcproto(fn)->sizebc;
 }
 
-static cTValue *frame_below(SysProf *sp, lua_State *L, cTValue *frame,
-			    int probe)
+/* The frame below a Lua-type frame, checked: the PC it returns to must lie
+** in the bytecode of the Lua function found there, found at the slot its
+** call instruction names. The innermost frame may be returning, its link
+** overwritten by a result: its PC is not read before it is known to be
+** bytecode, of a caller tried at each slot below, nearest first. */
+static cTValue *frame_below_lua(lua_State *L, cTValue *frame, int unsure)
+{
+  const BCIns *pc = frame_pc(frame);
+  cTValue *prev;
+  int a;
+  if ((uintptr_t)pc & 3)
+    return NULL;
+  if (!unsure) {
+    prev = frame - (1+LJ_FR2+bc_a(pc[-1]));
+    return frame_ownspc(L, prev, pc) ? prev : NULL;
+  }
+  for (a = 0; a <= BCMAX_A && frame - (1+LJ_FR2+a) >= tvref(L->stack); a++) {
+    prev = frame - (1+LJ_FR2+a);
+    if (frame_ownspc(L, prev, pc) && bc_a(pc[-1]) == (BCReg)a)
+      return prev;
+  }
+  return NULL;
+}
+
+static cTValue *frame_below(lua_State *L, cTValue *frame, int unsure)
 {
   cTValue *prev;
   if (frame_islua(frame))
-    return frame_below_lua(sp, L, frame, probe);
+    return frame_below_lua(L, frame, unsure);
   prev = frame_prevd(frame);
   return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
 }
@@ -146,7 +178,7 @@ typedef struct LuaCursor {
   ** The first that lies in its function's bytecode is taken. */
   const BCIns *toppc[TOPPC_MAX];
   int ntoppc;
-  int probe;		/* That frame may be changing under us. */
+  int unsure;		/* That frame may be changing under us. */
 } LuaCursor;
 
 static void cursor_addpc(LuaCursor *c, const BCIns *pc)
@@ -213,8 +245,8 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
     /* A vararg function's frame sits above the one it was called with. */
     dup = frame_isvarg(frame);
     next = frame;
-    frame = frame_below(sp, c->L, frame, c->probe);
-    c->probe = 0;
+    frame = frame_below(c->L, frame, c->unsure);
+    c->unsure = 0;
     if (boundary)
       break;
   }
@@ -243,7 +275,7 @@ static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
   c->L = NULL;
   c->frame = NULL;
   c->ntoppc = 0;
-  c->probe = 1;
+  c->unsure = 1;
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
   c->L = L;
@@ -285,11 +317,10 @@ static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
 /* Unwinding C code the interpreter called directly (libm for `^`, its
 ** helpers) has reached the interpreter: the unwinder restored the PC's
 ** register, the best candidate for the innermost frame. */
-static void cursor_vmreturn(LuaCursor *c, unw_cursor_t *uw)
+static void cursor_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 {
-  unw_word_t pc = 0;
-  unw_get_reg(uw, UNW_X86_64_RBX, &pc);  /* CFRAME_GREG_PC's number. */
-  cursor_bestpc(c, (const BCIns *)pc);
+  LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+  cursor_bestpc(c, (const BCIns *)r->bx);
 }
 
 /* The trace of that number, unless it is gone. */
@@ -364,29 +395,30 @@ static int32_t trace_at(SysProf *sp, uintptr_t ip)
 /* Leave an interpreter activation: its C frame holds the callee-saved
 ** registers and the return address of whoever called the VM. The VM's
 ** own unwind entry cannot be trusted inside its helpers or in traces. */
-static int native_vmcaller(const char *cf, const ucontext_t *uc,
-			   unw_context_t *ctx, unw_cursor_t *uw)
+static int native_vmcaller(const char *cf, const ProfUnwStack *stk,
+			   ProfUnwRegs *r)
 {
-  greg_t *r = ctx->uc_mcontext.gregs;
-  if (cf == NULL)
+  uintptr_t at = (uintptr_t)cf;
+  if (cf == NULL || !lj_profunwind_read(stk, at + CFRAME_OFS_RET, &r->ip) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_RBP, &r->bp) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_RBX, &r->bx))
     return 0;
-  memcpy(ctx, uc, sizeof(*ctx));
-  r[REG_RIP] = *(const greg_t *)(cf + CFRAME_OFS_RET);
-  r[REG_RBP] = *(const greg_t *)(cf + CFRAME_OFS_RBP);
-  r[REG_RBX] = *(const greg_t *)(cf + CFRAME_OFS_RBX);
-  r[REG_R15] = *(const greg_t *)(cf + CFRAME_OFS_R15);
-  r[REG_R14] = *(const greg_t *)(cf + CFRAME_OFS_R14);
-  r[REG_RSP] = (greg_t)(cf + CFRAME_SIZE);
-  return unw_init_local(uw, ctx) >= 0;
+  r->sp = at + CFRAME_SIZE;
+  r->exact = 0;
+  return 1;
 }
 
 /* The coroutine whose activation owns an interpreter frame further out on
 ** the native stack: the frame's SAVE_L says. */
 static LuaCursor *cursor_for(SysProf *sp, LuaCursor *cur, int *ncur,
-			     const char *cf)
+			     const char *cf, const ProfUnwStack *stk)
 {
-  lua_State *L = *(lua_State *const *)(cf + CFRAME_OFS_L);
+  uintptr_t at;
+  lua_State *L;
   int i;
+  if (!lj_profunwind_read(stk, (uintptr_t)cf + CFRAME_OFS_L, &at))
+    return NULL;
+  L = (lua_State *)at;
   for (i = 0; i < *ncur; i++)
     if (cur[i].L == L)
       return &cur[i];
@@ -396,7 +428,7 @@ static LuaCursor *cursor_for(SysProf *sp, LuaCursor *cur, int *ncur,
   cur[*ncur].L = L;
   cur[*ncur].frame = lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
   cur[*ncur].ntoppc = 0;
-  cur[*ncur].probe = 0;
+  cur[*ncur].unsure = 0;
   return &cur[(*ncur)++];
 }
 
@@ -408,21 +440,15 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
   LuaCursor cur[MAX_THREADS];
   int ncur = 1, i, innermost = 1, lost = 0, stepped = 0;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
-  unw_context_t ctx;
-  unw_cursor_t uw;
+  ProfUnwStack stk;
+  ProfUnwRegs r;
   cTValue *top;
   cursor_top(sp, &cur[0], st, uc);
   top = cur[0].frame;
-  memcpy(&ctx, uc, sizeof(ctx));
-  if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
-    goto rest;
+  unw_begin(sp, uc, &stk, &r);
   while (s->nframes < SAMPLE_FRAMES) {
-    unw_word_t ip = 0, spr = 0;
+    uintptr_t ip = lost ? 0 : r.ip;
     const char *cf;
-    if (!lost) {
-      unw_get_reg(&uw, UNW_REG_IP, &ip);
-      unw_get_reg(&uw, UNW_REG_SP, &spr);
-    }
     /* C code called from a trace returns into it, in any VM state. */
     if (!traceno && innermost && stepped && !lost && !in_vm(sp, ip) &&
 	!in_code(sp, ip))
@@ -442,27 +468,26 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 		       (uintptr_t)ip - (stepped != 0));  /* In the call. */
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
       } else {
-	cf = (const char *)spr;
-	c = cursor_for(sp, cur, &ncur, cf);
+	cf = (const char *)r.sp;
+	c = cursor_for(sp, cur, &ncur, cf, &stk);
       }
       if (c == &cur[0] && stepped && c->frame == top && top != NULL)
-	cursor_vmreturn(c, &uw);
+	cursor_vmreturn(c, &r);
       innermost = lost = 0;
       if (c != NULL)
 	activation_frames(sp, s, c, 0);
-      if (!native_vmcaller(cf, uc, &ctx, &uw))
+      if (!native_vmcaller(cf, &stk, &r))
 	break;
       continue;
     }
     if (!in_code(sp, ip))
       break;  /* Not code we know: the walk went astray. */
     sample_addr(s, FR_NATIVE, ip);
-    lost = unw_step(&uw) <= 0;
+    lost = !lj_profunwind_step(&sp->unw, &sp->unwcache, &stk, &r);
     stepped = 1;
     if (lost && !(traceno && innermost))
       break;
   }
-rest:
   /* Frames of activations the native walk did not reach. */
   for (i = 0; i < ncur; i++)
     cursor_frames(sp, s, &cur[i], SAMPLE_FRAMES);
@@ -475,17 +500,15 @@ rest:
 static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
 			   int32_t traceno, uintptr_t *tip)
 {
-  unw_context_t ctx;
-  unw_cursor_t uw;
+  ProfUnwStack stk;
+  ProfUnwRegs r;
   int steps;
-  memcpy(&ctx, uc, sizeof(ctx));
-  if (unw_init_local2(&uw, &ctx, UNW_INIT_SIGNAL_FRAME) < 0)
-    return traceno;
-  for (steps = 0; steps < LEAF_STEPS && unw_step(&uw) > 0; steps++) {
-    unw_word_t ip = 0;
-    unw_get_reg(&uw, UNW_REG_IP, &ip);
+  unw_begin(sp, uc, &stk, &r);
+  for (steps = 0; steps < LEAF_STEPS && lj_profunwind_step(&sp->unw, &sp->unwcache, &stk, &r);
+       steps++) {
+    uintptr_t ip = r.ip;
     if (in_vm(sp, ip)) {
-      cursor_vmreturn(c, &uw);
+      cursor_vmreturn(c, &r);
       break;
     }
     if (!in_code(sp, ip)) {  /* Returns into a trace, after its call. */

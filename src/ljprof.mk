@@ -1,12 +1,11 @@
 # ljprof's modules, compiled into the VM beside upstream's.
 # Included by the patched src/Makefile; LuaJIT's own rules build them.
-LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_proftrace.o lj_memprof.o \
+LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_proftrace.o lj_profunwind.o lj_memprof.o \
 	  lj_sysprof.o lj_proffile.o lj_profenv.o lj_perfmap.o lib_misc.o
 LJCORE_O+= $(LJPROF_O)
-# Symbol tables read ELF objects with libelf (MiniDebugInfo with liblzma),
-# the sampler unwinds native stacks with libunwind; the file writer and the
-# sampler have threads.
-TARGET_XLIBS+= -lelf -llzma -lunwind -lpthread
+# Symbol tables read ELF objects with libelf (MiniDebugInfo with liblzma);
+# the file writer and the sampler have threads.
+TARGET_XLIBS+= -lelf -llzma -lpthread
 
 # Coarse but safe: our few objects rebuild when any header changes, and
 # LuaJIT's when lj_proftrace.h does (lj_iropt.h includes it; Makefile.dep

@@ -118,13 +118,16 @@ LUA
 }
 
 # Profiles $so: inner() must be named in 80% of the samples, and no sample
-# may take a neighbour's name.
+# may take a neighbour's name. A sample may truly land in spin(), after
+# inner() returned (a few instructions a call, about one sample in 2000
+# here): 1% of them is allowed; a name taken by inner's code would be 80%.
 sub inner_named {
   my ($so, $tag, $what) = @_;
   my ($leaf, $all) = profile_so($so, $tag);
   cmp_ok($leaf->{inner} || 0, '>', 0.8 * $all, "$what: inner() is named ($all samples)")
     or diag explain $leaf;
-  is(share($leaf, qr/^(spin|after)$/), 0, "$what: no sample takes a neighbour's name");
+  cmp_ok(share($leaf, qr/^(spin|after)$/), '<=', 0.01 * $all,
+         "$what: no sample takes a neighbour's name");
 }
 
 {
@@ -132,7 +135,8 @@ sub inner_named {
   my $off = share($leaf, qr/^libtiny-stripped\.so\+0x[0-9a-f]+$/);
   cmp_ok($off, '>', 0.8 * $all, "stripped: inner() is libtiny-stripped.so+0x... ($off of $all)")
     or diag explain $leaf;
-  is(share($leaf, qr/^(spin|after)$/), 0, 'stripped: no sample takes a neighbour\'s name');
+  cmp_ok(share($leaf, qr/^(spin|after)$/), '<=', 0.01 * $all,
+         'stripped: no sample takes a neighbour\'s name');
 }
 
 inner_named(build_so('libtiny-symtab.so'), 'symtab', 'symtab');
@@ -162,8 +166,11 @@ SKIP: {
 }
 
 # The functions of each object are read once per process: a second
-# profile, and one in a forked child, write the first one's symbol table
-# byte for byte (nothing new was loaded or compiled in between).
+# profile, and one in a forked child, write the first one's symbols byte
+# for byte (nothing new was loaded or compiled in between). C symbols
+# follow the header, written by the drain thread: the streams are
+# compared up to their statistics record, which holds the run's length
+# (with no sample taken: the record type, 13 zeros, that ULEB, the end).
 {
   my $r = run_lua(<<"LUA");
 jit.off()
@@ -177,7 +184,7 @@ local function symtab(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("*a")
   f:close()
-  return s:sub(1, (s:find("ljp", 1, true) or 1) - 1)
+  return s:match("^(.-)\\15" .. ("%z"):rep(13) .. "[\\128-\\255]*[\\1-\\127]\\128\$") or ""
 end
 prof("$dir/first.bin")
 prof("$dir/second.bin")

@@ -1,0 +1,78 @@
+/*
+** Native stack unwinding for the profilers (x86-64), from the call frame
+** information of each loaded object (.eh_frame, through .eh_frame_hdr).
+*/
+
+#ifndef _LJ_PROFUNWIND_H
+#define _LJ_PROFUNWIND_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LJ_PROFUNWIND_MAXSEG	512	/* Executable segments known. */
+
+/* An object's executable segment, and where its unwind tables lie. */
+typedef struct ProfUnwSeg {
+  uintptr_t lo, hi;		/* The code. */
+  _Atomic int gone;		/* Unloaded since: never read again. */
+  uintptr_t hdr;		/* .eh_frame_hdr, 0 if it has none. */
+  const int32_t *table;		/* Its search table: code, FDE; from hdr. */
+  uint32_t nfde;
+  uintptr_t tab_lo, tab_hi;	/* The segment holding the tables. */
+} ProfUnwSeg;
+
+/* The code the unwinder knows: appended to outside signal context,
+** published by count; segments are never reused. gen changes when one is
+** gone, which empties every cache. */
+typedef struct ProfUnwObjs {
+  ProfUnwSeg seg[LJ_PROFUNWIND_MAXSEG];
+  _Atomic size_t n;
+  _Atomic uint32_t gen;
+} ProfUnwObjs;
+
+/* The rules found for a PC, when they are the usual kind: the CFA is a
+** register plus an offset, the others are saved at offsets from it. One
+** cache per walker: it is written by the steps that use it. */
+#define LJ_PROFUNWIND_CACHE	1024	/* Power of two. */
+
+typedef struct ProfUnwRule {
+  uintptr_t pc;			/* 0: empty. */
+  uint32_t gen;
+  int32_t cfa_off;
+  int16_t ra_off, bp_off, bx_off;  /* 0: the register is unchanged. */
+  uint8_t cfa_reg, exact;
+} ProfUnwRule;
+
+typedef struct ProfUnwCache {
+  ProfUnwRule rule[LJ_PROFUNWIND_CACHE];
+} ProfUnwCache;
+
+/* The sampled thread's stack, where a step may read freely; elsewhere only
+** what probe (when set) says is readable. */
+typedef struct ProfUnwStack {
+  uintptr_t lo, hi;
+  int (*probe)(void *ctx, const void *p, size_t n);
+  void *ctx;
+} ProfUnwStack;
+
+/* What a step needs and restores: the callee-saved registers the VM's
+** frames and the walk use. exact: ip is where the frame was interrupted,
+** not a return address (the first frame, a frame below a signal's). */
+typedef struct ProfUnwRegs {
+  uintptr_t ip, sp, bp, bx;
+  int exact;
+} ProfUnwRegs;
+
+/* Not async-signal-safe: they read the process's list of objects. */
+void lj_profunwind_addobjs(ProfUnwObjs *objs);
+int lj_profunwind_threadstack(uintptr_t *lo, uintptr_t *hi);
+int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi);
+
+/* Async-signal-safe: memory reads within the bounds above, nothing else. */
+int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip);
+int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v);
+int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
+		       const ProfUnwStack *stk, ProfUnwRegs *r);
+
+#endif
