@@ -21,6 +21,30 @@ static LJ_AINLINE GCfunc *lj_prof_framefunc(lua_State *L, cTValue *frame)
   return frame_func(frame);
 }
 
+/* The frame below frame, checked: for a Lua frame, a Lua function whose
+** bytecode holds the PC the frame returns to; else any function. NULL if
+** not one of L's frames. A caller that cannot trust the PC a Lua frame
+** links to (a signal handler) checks it may be read first. */
+static LJ_AINLINE cTValue *lj_prof_framebelow(lua_State *L, cTValue *frame)
+{
+  cTValue *prev;
+  GCfunc *fn;
+  if (frame_islua(frame)) {
+    const BCIns *pc = frame_pc(frame);
+    GCproto *pt;
+    if ((uintptr_t)pc & 3)
+      return NULL;
+    prev = frame - (1+LJ_FR2+bc_a(pc[-1]));
+    fn = lj_prof_framefunc(L, prev);
+    if (fn == NULL || !isluafunc(fn))
+      return NULL;
+    pt = funcproto(fn);
+    return pc > proto_bc(pt) && pc <= proto_bc(pt) + pt->sizebc ? prev : NULL;
+  }
+  prev = frame_prevd(frame);
+  return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
+}
+
 /* g->vmstate is ~LJ_VMST_* in the VM's own states, or the number of the
 ** trace running (trace numbers start at 1). */
 static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)

@@ -308,12 +308,16 @@ static int env_startone(lua_State *L, int k, ProfFile *pf)
     return lj_sysprof_start(L, &cfg);
   } else {
     struct luam_Memprof_Options opt;
+    MemprofConfig cfg;
+    cfg.version = LJM_VERSION;
+    cfg.stacks = 0;
+    cfg.sample = 0;
     opt.ctx = pf;
     opt.buf = lj_proffile_buf(pf);
     opt.len = lj_proffile_bufsize(pf);
     opt.writer = lj_proffile_write;
     opt.on_stop = lj_proffile_close;
-    return lj_memprof_start(L, &opt, LJM_VERSION);
+    return lj_memprof_start(L, &opt, &cfg);
   }
 }
 

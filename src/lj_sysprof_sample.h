@@ -102,36 +102,15 @@ static const BCIns *frame_retpc(cTValue *frame)
   return NULL;
 }
 
-/* The frame below a Lua-type frame, checked: the PC it returns to must lie
-** in the bytecode of the Lua function found there. The innermost frame may
+/* The frame below, checked (lj_prof_framebelow). The innermost frame may
 ** be returning, its slots overwritten: its PC is probed before it is read. */
-static cTValue *frame_below_lua(SysProf *sp, lua_State *L, cTValue *frame,
-				int probe)
-{
-  const BCIns *pc = frame_pc(frame);
-  BCIns ins;
-  cTValue *prev;
-  GCfunc *fn;
-  if (((uintptr_t)pc & 3) ||
-      (probe && !probe_readable(sp, pc-1, sizeof(BCIns))))
-    return NULL;
-  ins = pc[-1];
-  prev = frame - (1+LJ_FR2+bc_a(ins));
-  fn = lj_prof_framefunc(L, prev);
-  if (fn == NULL || !isluafunc(fn) || pc <= proto_bc(funcproto(fn)) ||
-      pc > proto_bc(funcproto(fn)) + funcproto(fn)->sizebc)
-    return NULL;
-  return prev;
-}
-
 static cTValue *frame_below(SysProf *sp, lua_State *L, cTValue *frame,
 			    int probe)
 {
-  cTValue *prev;
-  if (frame_islua(frame))
-    return frame_below_lua(sp, L, frame, probe);
-  prev = frame_prevd(frame);
-  return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
+  if (probe && frame_islua(frame) &&
+      !probe_readable(sp, frame_pc(frame)-1, sizeof(BCIns)))
+    return NULL;
+  return lj_prof_framebelow(L, frame);
 }
 
 /* -- Lua frames ---------------------------------------------------------- */
