@@ -103,6 +103,15 @@ typedef struct MemStats {
   uint64_t untracked;	/* Sampled blocks the set had no room for. */
 } MemStats;
 
+/* The frames a trace runs at a return address (stack_trace). */
+#define TRACESTACK_FRAMES	6
+typedef struct TraceStack {
+  uintptr_t ra;			/* 0: none. */
+  const GCproto *pt;		/* The function the trace was entered in. */
+  int n;
+  MemFrame f[TRACESTACK_FRAMES];
+} TraceStack;
+
 typedef struct MemProf {
   global_State *g;		/* Profiled VM. */
   int state;
@@ -123,6 +132,7 @@ typedef struct MemProf {
   /* By return address; emptied when a trace appears (it may reuse the
   ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
+  TraceStack tracestacks[TRACELINE_CACHE];
 } MemProf;
 
 /* One profile per process: the allocator callback has no other context. */
@@ -286,7 +296,8 @@ typedef struct StackWalk {
 } StackWalk;
 
 /* 0 when the stack is full: it ends with the marker then. */
-static int stack_add(StackWalk *w, uint32_t tag, uint64_t addr, BCLine line)
+static LJ_AINLINE int stack_add(StackWalk *w, uint32_t tag, uint64_t addr,
+				BCLine line)
 {
   MemFrame *f = &w->f[w->n++];
   if (LJ_UNLIKELY(w->n > STACK_MAXDEPTH)) {
@@ -294,9 +305,31 @@ static int stack_add(StackWalk *w, uint32_t tag, uint64_t addr, BCLine line)
     f->addr = 0;
     return 0;
   }
-  f->info = (uint64_t)tag << 32 | (line > 0 ? (uint32_t)line : LJM_LINE_UNKNOWN);
+  f->info = (uint64_t)tag << 32 |
+	    (line > 0 ? (uint32_t)line : LJM_LINE_UNKNOWN);
   f->addr = addr;
   return 1;
+}
+
+/* The line Lua function fn runs, nextframe above it (NULL: on top): from
+** the PC the VM saved, if it lies in fn's bytecode, else as the VM's own
+** debug code finds it (a PC undone by a trace exit, a frame below C). */
+static BCLine stack_line(lua_State *L, GCfunc *fn, cTValue *nextframe)
+{
+  const BCIns *pc = NULL;
+  BCLine line;
+  if (nextframe == NULL) {
+    void *cf = cframe_raw(L->cframe);
+    if (cf != NULL)
+      pc = cframe_pc(cf);
+  } else if (frame_islua(nextframe)) {
+    pc = frame_pc(nextframe);
+  } else if (frame_iscont(nextframe)) {
+    pc = frame_contpc(nextframe);
+  }
+  if (pc != NULL && (line = lj_proftrace_line(funcproto(fn), pc)) > 0)
+    return line;
+  return lj_debug_frameline(L, fn, nextframe);
 }
 
 /* L's frames from frame down, nextframe above it (NULL: the top one). The
@@ -306,14 +339,12 @@ static int stack_add(StackWalk *w, uint32_t tag, uint64_t addr, BCLine line)
 static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
 		      cTValue *nextframe, int dup)
 {
-  while (frame != NULL && frame > tvref(L->stack) + LJ_FR2) {
-    GCfunc *fn = lj_prof_framefunc(L, frame);
-    if (fn == NULL)
-      return;
+  GCfunc *fn = frame != NULL ? lj_prof_framefunc(L, frame) : NULL;
+  while (fn != NULL && frame > tvref(L->stack) + LJ_FR2) {
     if (!dup) {  /* A vararg function's frame sits above its call's. */
       if (isluafunc(fn)) {
 	if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)funcproto(fn),
-		       lj_debug_frameline(L, fn, nextframe)))
+		       stack_line(L, fn, nextframe)))
 	  return;
       } else if (!(nextframe == NULL && isffunc(fn) && frame_islua(frame))) {
 	/* (A fast function called from Lua is the calling line's.) */
@@ -323,13 +354,16 @@ static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
     }
     dup = frame_isvarg(frame);
     nextframe = frame;
-    frame = lj_prof_framebelow(L, frame);
+    frame = lj_prof_framebelow(L, frame);  /* Checked: a function's. */
+    fn = frame != NULL ? frame_func(frame) : NULL;
   }
 }
 
 #if LJ_HASJIT
 /* A trace allocates: the frames it inlined there and the one it was
-** entered in, from its map (lj_proftrace_frames), then the frames below. */
+** entered in, from its map (lj_proftrace_frames), then the frames below.
+** The frames of the trace depend on the return address alone (and the
+** function entered, checked): kept for few of them, up to a few frames. */
 static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
 {
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
@@ -337,6 +371,8 @@ static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
   GCtrace *T = traceref(G2J(g), traceno);
   lua_State *L = gco2th(gcref(g->cur_L));
   TValue *base = tvref(g->jit_base);
+  const GCproto *pt;
+  TraceStack *ts;
   cTValue *frame;
   GCfunc *fn;
   uintptr_t ra;
@@ -346,38 +382,65 @@ static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
   frame = base-1;
   if ((fn = lj_prof_framefunc(L, frame)) == NULL || !isluafunc(fn))
     return;
-  if ((ra = memprof_retaddr(T, cframe_raw(L->cframe))) != 0)
-    n = lj_proftrace_frames(T, ra - 1, pts, pcs);
-  for (i = 0; i < n-1; i++)
-    if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pts[i],
-		   lj_proftrace_line(pts[i], pcs[i])))
+  pt = funcproto(fn);
+  ra = memprof_retaddr(T, cframe_raw(L->cframe));
+  ts = &memprof.tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  if (ra == 0 || ts->ra != ra || ts->pt != pt) {
+    if (ra != 0)
+      n = lj_proftrace_frames(T, ra - 1, pts, pcs);
+    for (i = 0; i < n-1; i++)
+      if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pts[i],
+		     lj_proftrace_line(pts[i], pcs[i])))
+	return;
+    if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pt,
+		   n > 0 ? lj_proftrace_line(pt, pcs[n-1]) : -1))
       return;
-  if (stack_add(w, LJM_FRAME_LUA, (uintptr_t)funcproto(fn),
-		n > 0 ? lj_proftrace_line(funcproto(fn), pcs[n-1]) : -1))
-    stack_lua(w, L, lj_prof_framebelow(L, frame), frame, frame_isvarg(frame));
+    if (ra != 0 && w->n <= TRACESTACK_FRAMES) {
+      ts->ra = ra;
+      ts->pt = pt;
+      ts->n = w->n;
+      memcpy(ts->f, w->f, (size_t)w->n*sizeof(MemFrame));
+    }
+  } else {
+    memcpy(w->f, ts->f, (size_t)ts->n*sizeof(MemFrame));
+    w->n = ts->n;
+  }
+  stack_lua(w, L, lj_prof_framebelow(L, frame), frame, frame_isvarg(frame));
 }
 #endif
 
-static uint64_t stack_hash(const StackWalk *w)
+/* Short stacks mostly: no call of memcmp. */
+static LJ_AINLINE int stack_same(const MemFrame *a, const MemFrame *b, int n)
 {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)w->n;
   int i;
-  for (i = 0; i < w->n; i++) {
-    h = (h ^ w->f[i].addr) * 0xff51afd7ed558ccdull;
-    h = (h ^ w->f[i].info ^ (h >> 31)) * 0xc4ceb9fe1a85ec53ull;
-  }
+  for (i = 0; i < n; i++)
+    if (a[i].addr != b[i].addr || a[i].info != b[i].info)
+      return 0;
+  return 1;
+}
+
+/* One multiply a frame: stacks are hashed at every event. */
+static uint64_t stack_hash(const MemFrame *f, int n)
+{
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+  int i;
+  for (i = 0; i < n; i++)
+    h = (h ^ f[i].addr ^ (f[i].info << 13)) * 0xff51afd7ed558ccdull;
+  h ^= h >> 31;
+  h *= 0xc4ceb9fe1a85ec53ull;
   return (h ^ (h >> 29)) | 1;  /* 0 marks an empty slot. */
 }
 
 /* A new stack is announced with its frames, before the first event that
 ** names it; C functions in it are named first, as for an event. */
-static void stack_announce(MemProf *mp, uint32_t id, const StackWalk *w)
+static void stack_announce(MemProf *mp, uint32_t id, const MemFrame *f,
+			   int n)
 {
   struct lj_wbuf *out = &mp->out;
   uint8_t *p;
   int i;
-  for (i = 0; i < w->n; i++)
-    if ((w->f[i].info >> 32) == LJM_FRAME_CFUNC) {
+  for (i = 0; i < n; i++)
+    if ((f[i].info >> 32) == LJM_FRAME_CFUNC) {
       lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
       break;
     }
@@ -385,17 +448,17 @@ static void stack_announce(MemProf *mp, uint32_t id, const StackWalk *w)
   p = out->pos;
   *p++ = AEVENT_SYMTAB | ASOURCE_STACK;
   p = lj_wbuf_uleb(p, id);
-  p = lj_wbuf_uleb(p, (uint64_t)w->n);
+  p = lj_wbuf_uleb(p, (uint64_t)n);
   out->pos = p;
-  for (i = 0; i < w->n; i++) {  /* Frame by frame: the buffer may be 1 KB. */
-    uint32_t tag = (uint32_t)(w->f[i].info >> 32);
+  for (i = 0; i < n; i++) {  /* Frame by frame: the buffer may be 1 KB. */
+    uint32_t tag = (uint32_t)(f[i].info >> 32);
     lj_wbuf_reserve(out, 1 + 2*LJ_WBUF_ULEB_MAX);
     p = out->pos;
     *p++ = (uint8_t)tag;
     if (tag != LJM_FRAME_TRUNC)
-      p = lj_wbuf_uleb(p, w->f[i].addr);
+      p = lj_wbuf_uleb(p, f[i].addr);
     if (tag == LJM_FRAME_LUA)
-      p = lj_wbuf_uleb(p, (uint32_t)w->f[i].info);
+      p = lj_wbuf_uleb(p, (uint32_t)f[i].info);
     out->pos = p;
   }
 }
@@ -405,28 +468,30 @@ static void stack_announce(MemProf *mp, uint32_t id, const StackWalk *w)
 static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
 {
   StackTab *t = &mp->stacks;
-  uint64_t h = stack_hash(w);
+  const MemFrame *f = w->f;
+  int n = w->n;
+  uint64_t h = stack_hash(f, n);
   uint32_t i = (uint32_t)h & (STACK_SLOTS-1);
   StackSlot *sl;
   for (;; i = (i+1) & (STACK_SLOTS-1)) {
     sl = &t->slots[i];
     if (sl->hash == 0)
       break;
-    if (sl->hash == h && sl->n == (uint32_t)w->n &&
-	memcmp(&t->arena[sl->ofs], w->f, (size_t)w->n*sizeof(MemFrame)) == 0)
+    if (sl->hash == h && sl->n == (uint32_t)n &&
+	stack_same(&t->arena[sl->ofs], f, n))
       return sl->id;
   }
-  if (t->nstacks >= STACK_MAX || t->nframes + (uint32_t)w->n > STACK_ARENA) {
+  if (t->nstacks >= STACK_MAX || t->nframes + (uint32_t)n > STACK_ARENA) {
     mp->stats.full++;
     return LJM_STACK_FULL;
   }
   sl->hash = h;
   sl->id = ++t->nstacks;
   sl->ofs = t->nframes;
-  sl->n = (uint32_t)w->n;
-  memcpy(&t->arena[sl->ofs], w->f, (size_t)w->n*sizeof(MemFrame));
-  t->nframes += (uint32_t)w->n;
-  stack_announce(mp, sl->id, w);
+  sl->n = (uint32_t)n;
+  memcpy(&t->arena[sl->ofs], f, (size_t)n*sizeof(MemFrame));
+  t->nframes += (uint32_t)n;
+  stack_announce(mp, sl->id, f, n);
   return sl->id;
 }
 
@@ -807,6 +872,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->cfg.stacks = cfg->stacks || cfg->sample;  /* Samples carry stacks. */
   mp->version = cfg->version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
+  memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
   mp->ntraceloc = 0;
   if (!memprof_newtables(mp)) {
     memprof_freetables(mp);
@@ -885,6 +951,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
   if (memprof_running(g)) {
     memset(memprof.tracelines, 0, sizeof(memprof.tracelines));
+    memset(memprof.tracestacks, 0, sizeof(memprof.tracestacks));
     lj_symtab_writetrace(&memprof.out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
       memprof_halt(&memprof);
