@@ -71,6 +71,8 @@ struct profile {
   size_t shown;          /* index of the value a single-valued format shows */
   uint64_t period;       /* CPU: the sampling interval in ns; 0: unknown */
   uint64_t duration_ns;  /* CPU: the profile's elapsed time; 0: unknown */
+  const char *what;      /* what the values are, when not the kind's own
+                            (the growth a diff draws) */
   uint64_t sample;       /* memory: the sampling interval in bytes; 0: every
                             event (values are estimates otherwise) */
   struct profile_frame *frames; /* by frame id */
