@@ -217,8 +217,6 @@ bench: all $(PRISTINE)/src/luajit
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
-	@echo "## Memory profiler: call stacks and sampling"
-	@$(BENCH_LUA) bench/memprof_stacks.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## Platform profiler: overhead and cost per sample"
 	@$(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## ljprof: reader throughput"

@@ -989,24 +989,9 @@ void lj_memprof_exit(void *ctx)
 #else /* !LJ_HASMEMPROF */
 
 LJ_PROF_OFF(memprof)
-
-LUA_API int luaM_memprof_set_format(int format)
-{
-  UNUSED(format);
-  return PROFILE_ERRUSE;
-}
-
-LUA_API int luaM_memprof_set_stacks(int stacks)
-{
-  UNUSED(stacks);
-  return PROFILE_ERRUSE;
-}
-
-LUA_API int luaM_memprof_set_sample(uint64_t bytes)
-{
-  UNUSED(bytes);
-  return PROFILE_ERRUSE;
-}
+LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
 		     const MemprofConfig *cfg)

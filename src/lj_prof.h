@@ -87,6 +87,9 @@ LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
 #else
 #define LJ_PROF_OFF_TRACE(prof)
 #endif
+/* A setter of the C API that only says so: PROFILE_ERRUSE. */
+#define LJ_PROF_OFF_SETTER(name, type) \
+  LUA_API int name(type v) { UNUSED(v); return PROFILE_ERRUSE; }
 #define LJ_PROF_OFF(prof) \
   void lj_##prof##_addproto(global_State *g, const GCproto *pt) \
   { UNUSED(g); UNUSED(pt); } \

@@ -12,40 +12,9 @@ use lib "$FindBin::Bin/../lib";
 use Test::More;
 use LJProf::Lua;
 
-sub stacks {
-  my ($file, $script, @opt) = @_;
-  my $out = `ljprof report --format=collapsed @opt '$file' 2>&1`;
-  my %st;
-  for (split /\n/, $out) {
-    next unless /^(.*) (\d+)$/;
-    my ($k, $v) = ($1, $2);
-    $k =~ s/\Q$script\E/F/g;
-    $st{$k} += $v;
-  }
-  return \%st;
-}
-
-my $program = <<'LUA';
-local new = require("table.new")
-collectgarbage("stop")
-local kept, ring = {}, {}
-local function make(i)
-  local t = new(120, 0)  -- SITE
-  t[1] = i
-  return t
-end
-local function keeper(n)
-  for i = 1, n do kept[i] = make(i) end  -- KEEP
-end
-local function churner(n)
-  for i = 1, n do ring[i % 8] = make(i) end  -- CHURN
-end
-assert(misc.memprof.start(OPTIONS))
-keeper(20000)  -- CALLK
-churner(60000)  -- CALLC
-collectgarbage()
-assert(misc.memprof.stop())
-LUA
+my $program = two_callers(head => 'local new = require("table.new")',
+                          make => "  local t = new(120, 0)  -- SITE\n  t[1] = i\n  return t",
+                          n => 20000, options => 'OPTIONS');
 my %l = map { $_ => line_of($program, "-- $_") } qw(SITE KEEP CHURN CALLK CALLC);
 
 my %fig;
@@ -58,8 +27,8 @@ for my $mode ('exact', 'sampled') {
   is($run->{rc}, 0, "$mode: ran") or diag $run->{err};
   my $keep = "pmain;\@F:$l{CALLK};\@F:$l{KEEP};\@F:$l{SITE}";
   my $churn = "pmain;\@F:$l{CALLC};\@F:$l{CHURN};\@F:$l{SITE}";
-  my $alloc = stacks($bin, $run->{script});
-  my $inuse = stacks($bin, $run->{script}, '--leak-only');
+  my $alloc = memprof_stacks($bin, $run->{script});
+  my $inuse = memprof_stacks($bin, $run->{script}, '--leak-only');
   $fig{$mode} = { keep => $alloc->{$keep} // 0, churn => $alloc->{$churn} // 0,
                   inuse => $inuse->{$keep} // 0, inuse_churn => $inuse->{$churn} // 0,
                   bin => $bin };

@@ -14,40 +14,8 @@ use Test::More;
 use File::Temp qw(tempdir);
 use LJProf::Lua;
 
-# The collapsed stacks of a memprof file (allocated bytes, or in use with
-# --leak-only), with the script's path shortened to F.
-sub stacks {
-  my ($file, $script, @opt) = @_;
-  my $out = `ljprof report --format=collapsed @opt '$file' 2>&1`;
-  my %st;
-  for (split /\n/, $out) {
-    next unless /^(.*) (\d+)$/;
-    my ($k, $v) = ($1, $2);
-    $k =~ s/\Q$script\E/F/g;
-    $st{$k} += $v;
-  }
-  return \%st;
-}
-
-my $two_callers = <<'LUA';
-JIT
-collectgarbage("stop")
-local kept, ring = {}, {}
-local function make(i)
-  return { i, i, i, i, i, i }  -- SITE
-end
-local function keeper(n)
-  for i = 1, n do kept[i] = make(i) end  -- KEEP
-end
-local function churner(n)
-  for i = 1, n do ring[i % 8] = make(i) end  -- CHURN
-end
-assert(misc.memprof.start({ path = BIN, stacks = true }))
-keeper(2000)  -- CALLK
-churner(6000)  -- CALLC
-collectgarbage()
-assert(misc.memprof.stop())
-LUA
+my $two_callers = two_callers(head => 'JIT', make => '  return { i, i, i, i, i, i }  -- SITE',
+                              n => 2000, options => '{ path = BIN, stacks = true }');
 my %l = map { $_ => line_of($two_callers, "-- $_") } qw(SITE KEEP CHURN CALLK CALLC);
 
 for my $jit ('off', 'on') {
@@ -56,7 +24,7 @@ for my $jit ('off', 'on') {
   $code =~ s/BIN/"$bin"/;
   my $run = run_lua($code);
   is($run->{rc}, 0, "jit $jit: ran") or diag $run->{err};
-  my $alloc = stacks($bin, $run->{script});
+  my $alloc = memprof_stacks($bin, $run->{script});
   my $keep = "pmain;\@F:$l{CALLK};\@F:$l{KEEP};\@F:$l{SITE}";
   my $churn = "pmain;\@F:$l{CALLC};\@F:$l{CHURN};\@F:$l{SITE}";
   ok($alloc->{$keep}, "jit $jit: the keeping caller's stack, site last: $keep")
@@ -67,7 +35,7 @@ for my $jit ('off', 'on') {
   my $r = memprof_report($bin);
   is(location($r, '@' . $run->{script} . ":$l{SITE}")->{alloc_bytes},
      $alloc->{$keep} + $alloc->{$churn}, "jit $jit: the two stacks make up the site");
-  my $inuse = stacks($bin, $run->{script}, '--leak-only');
+  my $inuse = memprof_stacks($bin, $run->{script}, '--leak-only');
   is($inuse->{$keep}, $alloc->{$keep}, "jit $jit: in use: all the keeper's tables");
   cmp_ok($inuse->{$churn} // 0, '<=', $alloc->{$churn} / 6000 * 8,
          "jit $jit: in use: at most the 8 the churner's ring holds");
@@ -116,7 +84,7 @@ local t = down(200)
 assert(misc.memprof.stop())
 LUA
   is($run->{rc}, 0, 'deep: ran') or diag $run->{err};
-  my $st = stacks($bin, $run->{script});
+  my $st = memprof_stacks($bin, $run->{script});
   my ($deep) = grep { /:3$/ } keys %$st;
   my @frames = split /;/, $deep // '';
   is(scalar @frames, 65, 'deep: 64 frames and a marker');
@@ -143,7 +111,7 @@ local got = co()  -- RESUME
 assert(misc.memprof.stop())
 LUA
   is($run->{rc}, 0, 'coroutine: ran') or diag $run->{err};
-  my $st = stacks($bin, $run->{script});
+  my $st = memprof_stacks($bin, $run->{script});
   ok($st->{'@F:4;@F:2'}, 'coroutine: its body, then the helper: nothing of the resumer')
     or diag explain $st;
   ok(!grep({ /\@F:8;.*\@F:2$/ } keys %$st), 'coroutine: the resuming line is not under the helper');
@@ -176,7 +144,7 @@ LUA
   is($run->{rc}, 0, 'errors and finalizers: ran') or diag $run->{err};
   my $r = memprof_report($bin);
   is($r->{rc}, 0, 'errors and finalizers: the stream is complete') or diag $r->{err};
-  my $st = stacks($bin, $run->{script});
+  my $st = memprof_stacks($bin, $run->{script});
   ok((grep { /;\@F:3$/ } keys %$st), 'the message handler allocates with a stack, innermost its line')
     or diag explain $st;
   ok((grep { /\@F:11$/ } keys %$st), 'the finalizer allocates with a stack, innermost its line');

@@ -62,34 +62,30 @@ struct args {
   const char *output;
 };
 
-static int parse_args(int argc, char **argv, struct args *a) {
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
-    int status = report_parse_option(CMD, c, optarg, &a->report);
-    if (status != REPORT_OPTION_NOT_MINE) {
-      if (status >= 0) return status;
-      continue;
-    }
-    switch (c) {
-    case OPT_BY:
-      if (!strcmp(optarg, "site")) a->key = DIFF_BY_SITE;
-      else if (!strcmp(optarg, "stack")) a->key = DIFF_BY_STACK;
-      else return usage_error(CMD, "--by wants site or stack, not '%s'", optarg);
-      break;
-    case 'o':
-      a->output = optarg;
-      break;
-    case 'h':
-      usage(stdout);
-      return EXIT_OK;
-    case ':':
-      return usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-    default:
-      return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-    }
+/* An option of diff's own; returns -1 to go on, or the exit status. */
+static int parse_own_option(int c, char **argv, void *ud) {
+  struct args *a = ud;
+  switch (c) {
+  case OPT_BY:
+    if (!strcmp(optarg, "site")) a->key = DIFF_BY_SITE;
+    else if (!strcmp(optarg, "stack")) a->key = DIFF_BY_STACK;
+    else return usage_error(CMD, "--by wants site or stack, not '%s'", optarg);
+    return -1;
+  case 'o':
+    a->output = optarg;
+    return -1;
+  case 'h':
+    usage(stdout);
+    return EXIT_OK;
+  default:
+    return option_error(CMD, c, argv);
   }
+}
+
+static int parse_args(int argc, char **argv, struct args *a) {
+  int status = parse_options(CMD, argc, argv, ":o:h", long_options,
+                             &a->report, parse_own_option, a);
+  if (status >= 0) return status;
   if (a->report.format != REPORT_TEXT && a->report.format != REPORT_HTML)
     return usage_error(CMD, "--format wants text or html");
   if (argc - optind != 2) return usage_error(CMD, "wants two files, BASE and NEW");
