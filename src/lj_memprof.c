@@ -64,6 +64,7 @@ typedef struct TraceLine {
 #define STACK_ARENA	(1u << 21)	/* Frames of all stacks kept. */
 #define SAMPLED_SLOTS	(1u << 12)	/* Sampled blocks: first table, */
 #define SAMPLED_MAXSLOTS (1u << 22)	/* the largest it grows to. */
+#define SAMPLED_FILTER_BITS	12	/* Buckets of its filter: 4096. */
 
 /* A frame: LJM_FRAME_* << 32 | line, and the proto or C function. */
 typedef struct MemFrame {
@@ -121,6 +122,7 @@ typedef struct MemProf {
   SampledSet sampled;
   MemStats stats;
   int64_t sample_left;		/* Bytes to allocate before the next sample. */
+  uint8_t filter[1u << SAMPLED_FILTER_BITS];  /* Sampled blocks, by bucket. */
   uint64_t rng;			/* xorshift64* state. */
   int saved_errno;		/* Why the profile halted. */
   lua_Alloc allocf;		/* The VM's own allocator, */
@@ -532,6 +534,14 @@ static void *memprof_map(size_t sz)
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* The bucket of a block in the filter: which frees may be of sampled
+** blocks, one byte read (the set itself is too large to probe at each). */
+static LJ_AINLINE uint32_t sampled_bucket(uintptr_t a)
+{
+  return (uint32_t)(((uint64_t)a * 0xc4ceb9fe1a85ec53ull) >>
+		    (64 - SAMPLED_FILTER_BITS));
+}
+
 static LJ_AINLINE uint32_t sampled_home(const SampledSet *s, uintptr_t a)
 {
   return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
@@ -564,27 +574,35 @@ static int sampled_grow(SampledSet *s)
   return 1;
 }
 
-/* Track a sampled block; counted as untracked when the set is full. */
+/* Track a sampled block; counted as untracked when the set is full. A
+** bucket of the filter counts its blocks, up to 255: then it stays. */
 static void sampled_add(MemProf *mp, void *p)
 {
   SampledSet *s = &mp->sampled;
+  uint8_t *f = &mp->filter[sampled_bucket((uintptr_t)p)];
   if (2*(s->count+1) > s->mask+1 && !sampled_grow(s)) {
     mp->stats.untracked++;
     return;
   }
   sampled_put(s, (uintptr_t)p);
+  if (*f != 255)
+    (*f)++;
 }
 
 /* Forget a block; 0 if it is not a sampled one. Removal shifts the rest of
 ** its run back, so that no lookup stops early at the hole. */
-static int sampled_del(SampledSet *s, uintptr_t a)
+static int sampled_del(MemProf *mp, uintptr_t a)
 {
+  SampledSet *s = &mp->sampled;
+  uint8_t *f = &mp->filter[sampled_bucket(a)];
   uint32_t i = sampled_home(s, a), j, k;
   while (s->slots[i] != a) {
     if (s->slots[i] == 0)
       return 0;
     i = (i+1) & s->mask;
   }
+  if (*f != 255)
+    (*f)--;
   for (j = i;;) {
     j = (j+1) & s->mask;
     if (s->slots[j] == 0)
@@ -699,24 +717,23 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   return nptr;
 }
 
-/* Sampled: an allocation (or a realloc of a block not sampled) when the
-** byte count runs out; the free or realloc of a sampled block, which keeps
-** the weight it had. The tables change before the event is written: the
-** profile may halt there. */
-static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
-				    size_t nsize)
+/* The sampled path: the original allocator, then what is recorded. The
+** bytes were counted already if counted (the count ran out). */
+static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ud, void *ptr,
+					 size_t osize, size_t nsize,
+					 int counted)
 {
-  MemProf *mp = &memprof;
   void *nptr = mp->allocf(ud, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;
-  if (ptr != NULL && mp->sampled.count != 0 &&
-      sampled_del(&mp->sampled, (uintptr_t)ptr)) {
+  if (ptr != NULL && sampled_del(mp, (uintptr_t)ptr)) {
+    /* A sampled block: its free, or its move, keeping its weight. */
     if (nsize != 0)
       sampled_add(mp, nptr);
     memprof_write(mp, nsize == 0 ? AEVENT_FREE : AEVENT_REALLOC,
 		  ptr, osize, nptr, nsize, 0);
-  } else if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0) {
+  } else if (nsize != 0 &&
+	     (counted || (mp->sample_left -= (int64_t)nsize) <= 0)) {
     uint64_t weight = sample_weight(mp, nsize);
     sample_next(mp);
     mp->stats.samples++;
@@ -724,6 +741,21 @@ static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
     memprof_write(mp, AEVENT_ALLOC, NULL, 0, nptr, nsize, weight);
   }
   return nptr;
+}
+
+/* Sampled: an allocation (or a realloc of a block not sampled) when the
+** byte count runs out; the free or realloc of a sampled block. Anything
+** else goes straight to the VM's allocator: a free is checked against a
+** filter of the sampled blocks, an allocation counts its bytes. */
+static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
+				    size_t nsize)
+{
+  MemProf *mp = &memprof;
+  if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0)
+    return memprof_sampled(mp, ud, ptr, osize, nsize, 0);
+  if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0)
+    return memprof_sampled(mp, ud, ptr, osize, nsize, 1);
+  return mp->allocf(ud, ptr, osize, nsize);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -746,6 +778,7 @@ static int memprof_newtables(MemProf *mp)
   memset(&mp->stacks, 0, sizeof(mp->stacks));
   memset(&mp->sampled, 0, sizeof(mp->sampled));
   memset(&mp->stats, 0, sizeof(mp->stats));
+  memset(mp->filter, 0, sizeof(mp->filter));
   if (mp->cfg.stacks &&
       ((mp->stacks.slots = memprof_map(STACK_SLOTS*sizeof(StackSlot))) ==
        NULL ||
