@@ -223,6 +223,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
+	@echo "## Memory profiler: call stacks and sampling, steady cost"
+	@$(BUILD)/bin/luajit bench/memprof_steady.lua $(BUILD)/bench
 	@echo "## Platform profiler: overhead and cost per sample"
 	@LUA_CPATH="$(BUILD)/bench/?.so;;" \
 	  $(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench

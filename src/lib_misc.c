@@ -173,16 +173,39 @@ static int prof_stopped(lua_State *L, int status, void **file)
 
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 
+/* sample = BYTES: a whole number of bytes, 1 to LJM_SAMPLE_MAX. */
+static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
+{
+  lua_Number n;
+  if (lua_isnil(L, idx))
+    return NULL;
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    return "sample must be a number of bytes";
+  n = lua_tonumber(L, idx);
+  if (!(n >= 1) || n != (lua_Number)(uint64_t)n)
+    return "sample must be a whole number of bytes, 1 or more";
+  if (n > (lua_Number)LJM_SAMPLE_MAX)
+    return "sample must be at most 2^40 bytes";
+  *sample = (uint64_t)n;
+  return NULL;
+}
+
 /* start(path), the reference's call, writes its format (v3); start{path =
-** PATH, format = "v3" | "v4"} writes v4 unless told otherwise. NULL or an
+** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, sample = BYTES}
+** writes v4 unless told otherwise, v5 with stacks or samples. NULL or an
 ** error message. */
 static const char *memprof_options(lua_State *L, const char **path,
-				   int *format)
+				   MemprofConfig *cfg)
 {
-  static const char *const formats[] = { "v4", "v3", NULL };
+  static const char *const formats[] = { "v4", "v3", "v5", NULL };
+  static const int versions[] = { LUAM_MEMPROF_V4, LUAM_MEMPROF_V3,
+				  LJM_VERSION_STACKS };
+  const char *bad;
   int fmt;
   *path = MEMPROF_DEFAULT_PATH;
-  *format = LUAM_MEMPROF_V3;
+  cfg->version = LUAM_MEMPROF_V3;
+  cfg->stacks = 0;
+  cfg->sample = 0;
   if (lua_isnoneornil(L, 1))
     return NULL;
   if (lua_type(L, 1) == LUA_TSTRING) {
@@ -193,11 +216,26 @@ static const char *memprof_options(lua_State *L, const char **path,
     return "options must be a path or a table";
   lua_getfield(L, 1, "path");
   lua_getfield(L, 1, "format");
-  if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+  lua_getfield(L, 1, "stacks");
+  lua_getfield(L, 1, "sample");
+  lua_getfield(L, 1, "native");
+  if (!lua_isnil(L, -5) && (*path = lua_tostring(L, -5)) == NULL)
     return "path must be a string";
-  if ((fmt = prof_choice(L, -1, formats)) < 0)
-    return "format must be \"v3\" or \"v4\"";
-  *format = fmt == 0 ? LUAM_MEMPROF_V4 : LUAM_MEMPROF_V3;
+  if ((fmt = prof_choice(L, -4, formats)) < 0)
+    return "format must be \"v3\", \"v4\" or \"v5\"";
+  if (!lua_isnil(L, -3) && !lua_isboolean(L, -3))
+    return "stacks must be a boolean";
+  if ((bad = memprof_sample(L, -2, &cfg->sample)) != NULL)
+    return bad;
+  if (lua_toboolean(L, -1))
+    return "native stacks not supported yet";
+  cfg->stacks = lua_toboolean(L, -3) || cfg->sample != 0;
+  cfg->version = versions[fmt];
+  if (cfg->stacks) {
+    if (!lua_isnil(L, -4) && cfg->version != LJM_VERSION_STACKS)
+      return "stacks and sample need format \"v5\"";
+    cfg->version = LJM_VERSION_STACKS;
+  }
   return NULL;
 }
 
@@ -205,9 +243,10 @@ static int memprof_start(lua_State *L)
 {
   const char *path;
   struct luam_Memprof_Options opt;
+  MemprofConfig cfg;
   ProfFile *pf;
-  int status, format;
-  const char *bad = memprof_options(L, &path, &format);
+  int status;
+  const char *bad = memprof_options(L, &path, &cfg);
   if (!LJ_HASMEMPROF)
     return prof_disabled(L);
   if (bad != NULL)
@@ -221,7 +260,7 @@ static int memprof_start(lua_State *L)
   opt.len = lj_proffile_bufsize(pf);
   opt.writer = lj_proffile_write;
   opt.on_stop = lj_proffile_close;
-  status = lj_memprof_start(L, &opt, format);
+  status = lj_memprof_start(L, &opt, &cfg);
   if (status == PROFILE_ERRIO)  /* The symbol table could not be written. */
     return prof_ioerror(L, path, 0);
   return prof_started(L, status, pf, &memprof_file);

@@ -11,7 +11,10 @@
 #define LUA_CORE
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
+#include <time.h>
+#include <sys/mman.h>
 
 #include "lj_memprof.h"
 #include "lj_prof.h"
@@ -53,10 +56,74 @@ typedef struct TraceLine {
   uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
 } TraceLine;
 
+/* -- Call stacks and sampled blocks: tables of their own ---------------- */
+
+#define STACK_MAXDEPTH	64		/* Frames of a stack, then a marker. */
+#define STACK_SLOTS	(1u << 17)	/* Of the interning table, */
+#define STACK_MAX	(STACK_SLOTS/2)	/* half of them used at most. */
+#define STACK_ARENA	(1u << 21)	/* Frames of all stacks kept. */
+#define SAMPLED_SLOTS	(1u << 12)	/* Sampled blocks: first table, */
+#define SAMPLED_MAXSLOTS (1u << 22)	/* the largest it grows to. */
+#define SAMPLED_FILTER_BITS	12	/* Buckets of its filter: 4096. */
+
+/* A frame: LJM_FRAME_* << 32 | line, and the proto or C function. */
+typedef struct MemFrame {
+  uint64_t info;
+  uint64_t addr;
+} MemFrame;
+
+/* An interned stack: its hash (0: empty slot), id and frames. */
+typedef struct StackSlot {
+  uint64_t hash;
+  uint32_t id;
+  uint32_t ofs;		/* Its frames at arena[ofs], */
+  uint32_t n;		/* that many. */
+} StackSlot;
+
+/* Kept off the Lua heap (mmap'd): the allocator being profiled is the one
+** that calls us. Bounded: past STACK_MAX stacks or STACK_ARENA frames,
+** events name LJM_STACK_FULL. */
+typedef struct StackTab {
+  StackSlot *slots;
+  MemFrame *arena;
+  uint32_t nstacks, nframes;
+} StackTab;
+
+/* Addresses of the sampled blocks still allocated, to record their frees
+** and reallocs: open addressing, removal by backward shift. */
+typedef struct SampledSet {
+  uintptr_t *slots;	/* 0: empty. */
+  uint32_t mask, count;
+} SampledSet;
+
+/* What a profile counts, for the stats record at its end. */
+typedef struct MemStats {
+  uint64_t full;	/* Events whose stack found no room. */
+  uint64_t truncated;	/* Events whose stack was cut at STACK_MAXDEPTH. */
+  uint64_t samples;	/* Sampled allocations. */
+  uint64_t untracked;	/* Sampled blocks the set had no room for. */
+} MemStats;
+
+/* The frames a trace runs at a return address (stack_trace). */
+#define TRACESTACK_FRAMES	6
+typedef struct TraceStack {
+  uintptr_t ra;			/* 0: none. */
+  const GCproto *pt;		/* The function the trace was entered in. */
+  int n;
+  MemFrame f[TRACESTACK_FRAMES];
+} TraceStack;
+
 typedef struct MemProf {
   global_State *g;		/* Profiled VM. */
   int state;
   int version;			/* Of the stream: LJM_VERSION*. */
+  MemprofConfig cfg;
+  StackTab stacks;
+  SampledSet sampled;
+  MemStats stats;
+  int64_t sample_left;		/* Bytes to allocate before the next sample. */
+  uint8_t filter[1u << SAMPLED_FILTER_BITS];  /* Sampled blocks, by bucket. */
+  uint64_t rng;			/* xorshift64* state. */
   int saved_errno;		/* Why the profile halted. */
   lua_Alloc allocf;		/* The VM's own allocator, */
   void *allocd;			/* and its state. */
@@ -67,16 +134,15 @@ typedef struct MemProf {
   /* By return address; emptied when a trace appears (it may reuse the
   ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
+  TraceStack tracestacks[TRACELINE_CACHE];
 } MemProf;
 
 /* One profile per process: the allocator callback has no other context. */
 static MemProf memprof;
 
-/* The stream version of the next profile (luaM_memprof_set_format). */
-static int next_version = LJM_VERSION_REFERENCE;
-
-/* Largest event: header, two location and four payload numbers. */
-#define MEMPROF_EVENT_MAX	(1 + 6*LJ_WBUF_ULEB_MAX)
+/* Largest event: header, two location numbers, a stack id, four payload
+** numbers and a weight. */
+#define MEMPROF_EVENT_MAX	(1 + 8*LJ_WBUF_ULEB_MAX)
 
 /* -- Attribution --------------------------------------------------------- */
 
@@ -224,13 +290,374 @@ static void memprof_locate(MemLoc *loc, global_State *g)
   }
 }
 
+/* -- Call stacks (stream version 5) -------------------------------------- */
+
+typedef struct StackWalk {
+  MemFrame f[STACK_MAXDEPTH+1];
+  int n;
+} StackWalk;
+
+/* 0 when the stack is full: it ends with the marker then. */
+static LJ_AINLINE int stack_add(StackWalk *w, uint32_t tag, uint64_t addr,
+				BCLine line)
+{
+  MemFrame *f = &w->f[w->n++];
+  if (LJ_UNLIKELY(w->n > STACK_MAXDEPTH)) {
+    f->info = (uint64_t)LJM_FRAME_TRUNC << 32;
+    f->addr = 0;
+    return 0;
+  }
+  f->info = (uint64_t)tag << 32 |
+	    (line > 0 ? (uint32_t)line : LJM_LINE_UNKNOWN);
+  f->addr = addr;
+  return 1;
+}
+
+/* The line Lua function fn runs, nextframe above it (NULL: on top): from
+** the PC the VM saved, if it lies in fn's bytecode, else as the VM's own
+** debug code finds it (a PC undone by a trace exit, a frame below C). */
+static BCLine stack_line(lua_State *L, GCfunc *fn, cTValue *nextframe)
+{
+  const BCIns *pc = NULL;
+  BCLine line;
+  if (nextframe == NULL) {
+    void *cf = cframe_raw(L->cframe);
+    if (cf != NULL)
+      pc = cframe_pc(cf);
+  } else if (frame_islua(nextframe)) {
+    pc = frame_pc(nextframe);
+  } else if (frame_iscont(nextframe)) {
+    pc = frame_contpc(nextframe);
+  }
+  if (pc != NULL && (line = lj_proftrace_line(funcproto(fn), pc)) > 0)
+    return line;
+  return lj_debug_frameline(L, fn, nextframe);
+}
+
+/* L's frames from frame down, nextframe above it (NULL: the top one). The
+** VM is inside its allocator, its frames as they were at the call, but
+** each step is checked all the same (lj_prof_framebelow): an error being
+** thrown may have left them half unwound. */
+static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
+		      cTValue *nextframe, int dup)
+{
+  GCfunc *fn = frame != NULL ? lj_prof_framefunc(L, frame) : NULL;
+  while (fn != NULL && frame > tvref(L->stack) + LJ_FR2) {
+    if (!dup) {  /* A vararg function's frame sits above its call's. */
+      if (isluafunc(fn)) {
+	if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)funcproto(fn),
+		       stack_line(L, fn, nextframe)))
+	  return;
+      } else if (!(nextframe == NULL && isffunc(fn) && frame_islua(frame))) {
+	/* (A fast function called from Lua is the calling line's.) */
+	if (!stack_add(w, LJM_FRAME_CFUNC, (uintptr_t)fn->c.f, 0))
+	  return;
+      }
+    }
+    dup = frame_isvarg(frame);
+    nextframe = frame;
+    frame = lj_prof_framebelow(L, frame, 0);  /* Checked: a function's. */
+    fn = frame != NULL ? frame_func(frame) : NULL;
+  }
+}
+
+#if LJ_HASJIT
+/* A trace allocates: the frames it inlined there and the one it was
+** entered in, from its map (lj_proftrace_frames), then the frames below.
+** The frames of the trace depend on the return address alone (and the
+** function entered, checked): kept for few of them, up to a few frames. */
+static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
+{
+  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+  GCtrace *T = traceref(G2J(g), traceno);
+  lua_State *L = gco2th(gcref(g->cur_L));
+  TValue *base = tvref(g->jit_base);
+  const GCproto *pt;
+  TraceStack *ts;
+  cTValue *frame;
+  GCfunc *fn;
+  uintptr_t ra;
+  int n = 0, i;
+  if (T == NULL || L->cframe == NULL || base == NULL)
+    return;
+  frame = base-1;
+  if ((fn = lj_prof_framefunc(L, frame)) == NULL || !isluafunc(fn))
+    return;
+  pt = funcproto(fn);
+  ra = memprof_retaddr(T, cframe_raw(L->cframe));
+  ts = &memprof.tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  if (ra == 0 || ts->ra != ra || ts->pt != pt) {
+    if (ra != 0)
+      n = lj_proftrace_frames(T, ra - 1, pts, pcs);
+    for (i = 0; i < n-1; i++)
+      if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pts[i],
+		     lj_proftrace_line(pts[i], pcs[i])))
+	return;
+    if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pt,
+		   n > 0 ? lj_proftrace_line(pt, pcs[n-1]) : -1))
+      return;
+    if (ra != 0 && w->n <= TRACESTACK_FRAMES) {
+      ts->ra = ra;
+      ts->pt = pt;
+      ts->n = w->n;
+      memcpy(ts->f, w->f, (size_t)w->n*sizeof(MemFrame));
+    }
+  } else {
+    memcpy(w->f, ts->f, (size_t)ts->n*sizeof(MemFrame));
+    w->n = ts->n;
+  }
+  stack_lua(w, L, lj_prof_framebelow(L, frame, 0), frame,
+	    frame_isvarg(frame));
+}
+#endif
+
+/* Short stacks mostly: no call of memcmp. */
+static LJ_AINLINE int stack_same(const MemFrame *a, const MemFrame *b, int n)
+{
+  int i;
+  for (i = 0; i < n; i++)
+    if (a[i].addr != b[i].addr || a[i].info != b[i].info)
+      return 0;
+  return 1;
+}
+
+/* One multiply a frame: stacks are hashed at every event. */
+static uint64_t stack_hash(const MemFrame *f, int n)
+{
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+  int i;
+  for (i = 0; i < n; i++)
+    h = (h ^ f[i].addr ^ (f[i].info << 13)) * 0xff51afd7ed558ccdull;
+  h ^= h >> 31;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return (h ^ (h >> 29)) | 1;  /* 0 marks an empty slot. */
+}
+
+/* A new stack is announced with its frames, before the first event that
+** names it; C functions in it are named first, as for an event. */
+static void stack_announce(MemProf *mp, uint32_t id, const MemFrame *f,
+			   int n)
+{
+  struct lj_wbuf *out = &mp->out;
+  uint8_t *p;
+  int i;
+  for (i = 0; i < n; i++)
+    if ((f[i].info >> 32) == LJM_FRAME_CFUNC) {
+      lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
+      break;
+    }
+  lj_wbuf_reserve(out, 1 + 2*LJ_WBUF_ULEB_MAX);
+  p = out->pos;
+  *p++ = AEVENT_SYMTAB | ASOURCE_STACK;
+  p = lj_wbuf_uleb(p, id);
+  p = lj_wbuf_uleb(p, (uint64_t)n);
+  out->pos = p;
+  for (i = 0; i < n; i++) {  /* Frame by frame: the buffer may be 1 KB. */
+    uint32_t tag = (uint32_t)(f[i].info >> 32);
+    lj_wbuf_reserve(out, 1 + 2*LJ_WBUF_ULEB_MAX);
+    p = out->pos;
+    *p++ = (uint8_t)tag;
+    if (tag != LJM_FRAME_TRUNC)
+      p = lj_wbuf_uleb(p, f[i].addr);
+    if (tag == LJM_FRAME_LUA)
+      p = lj_wbuf_uleb(p, (uint32_t)f[i].info);
+    out->pos = p;
+  }
+}
+
+/* The id of the stack walked: ids 1, 2, ... in the order of announcement,
+** LJM_STACK_FULL when the table has no room left. */
+static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
+{
+  StackTab *t = &mp->stacks;
+  const MemFrame *f = w->f;
+  int n = w->n;
+  uint64_t h = stack_hash(f, n);
+  uint32_t i = (uint32_t)h & (STACK_SLOTS-1);
+  StackSlot *sl;
+  for (;; i = (i+1) & (STACK_SLOTS-1)) {
+    sl = &t->slots[i];
+    if (sl->hash == 0)
+      break;
+    if (sl->hash == h && sl->n == (uint32_t)n &&
+	stack_same(&t->arena[sl->ofs], f, n))
+      return sl->id;
+  }
+  if (t->nstacks >= STACK_MAX || t->nframes + (uint32_t)n > STACK_ARENA) {
+    mp->stats.full++;
+    return LJM_STACK_FULL;
+  }
+  sl->hash = h;
+  sl->id = ++t->nstacks;
+  sl->ofs = t->nframes;
+  sl->n = (uint32_t)n;
+  memcpy(&t->arena[sl->ofs], f, (size_t)n*sizeof(MemFrame));
+  t->nframes += (uint32_t)n;
+  stack_announce(mp, sl->id, f, n);
+  return sl->id;
+}
+
+#define STACK_NONE	(~(uint32_t)0)
+
+/* The stack of an event located at loc: the coroutine that allocates, or
+** the trace and what lies below it. STACK_NONE for an internal event. */
+static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
+{
+  StackWalk w;
+  global_State *g = mp->g;
+  w.n = 0;
+  if (loc->source == ASOURCE_INT)
+    return STACK_NONE;
+#if LJ_HASJIT
+  if (lj_prof_intrace(g->vmstate)) {
+    stack_trace(&w, g, g->vmstate);
+  } else
+#endif
+  {
+    lua_State *L = gco2th(gcref(g->mem_L));
+    if (L != NULL)
+      stack_lua(&w, L, L->base-1, NULL, 0);
+  }
+  if (w.n == 0)
+    return STACK_NONE;
+  if (w.n > STACK_MAXDEPTH)
+    mp->stats.truncated++;
+  return stack_intern(mp, &w);
+}
+
+/* -- Sampled blocks ------------------------------------------------------ */
+
+static void *memprof_map(size_t sz)
+{
+  void *p = mmap(NULL, sz, PROT_READ|PROT_WRITE,
+		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* The bucket of a block in the filter: which frees may be of sampled
+** blocks, one byte read (the set itself is too large to probe at each). */
+static LJ_AINLINE uint32_t sampled_bucket(uintptr_t a)
+{
+  return (uint32_t)(((uint64_t)a * 0xc4ceb9fe1a85ec53ull) >>
+		    (64 - SAMPLED_FILTER_BITS));
+}
+
+static LJ_AINLINE uint32_t sampled_home(const SampledSet *s, uintptr_t a)
+{
+  return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
+}
+
+static void sampled_put(SampledSet *s, uintptr_t a)
+{
+  uint32_t i = sampled_home(s, a);
+  while (s->slots[i] != 0)
+    i = (i+1) & s->mask;
+  s->slots[i] = a;
+  s->count++;
+}
+
+/* Double the table, up to SAMPLED_MAXSLOTS; 0 if it cannot grow. */
+static int sampled_grow(SampledSet *s)
+{
+  SampledSet n;
+  uint32_t i;
+  if (s->mask+1 >= SAMPLED_MAXSLOTS ||
+      (n.slots = memprof_map(2*(s->mask+1)*sizeof(uintptr_t))) == NULL)
+    return 0;
+  n.mask = 2*s->mask+1;
+  n.count = 0;
+  for (i = 0; i <= s->mask; i++)
+    if (s->slots[i] != 0)
+      sampled_put(&n, s->slots[i]);
+  munmap(s->slots, (s->mask+1)*sizeof(uintptr_t));
+  *s = n;
+  return 1;
+}
+
+/* Track a sampled block; counted as untracked when the set is full. A
+** bucket of the filter counts its blocks, up to 255: then it stays. */
+static void sampled_add(MemProf *mp, void *p)
+{
+  SampledSet *s = &mp->sampled;
+  uint8_t *f = &mp->filter[sampled_bucket((uintptr_t)p)];
+  if (2*(s->count+1) > s->mask+1 && !sampled_grow(s)) {
+    mp->stats.untracked++;
+    return;
+  }
+  sampled_put(s, (uintptr_t)p);
+  if (*f != 255)
+    (*f)++;
+}
+
+/* Forget a block; 0 if it is not a sampled one. Removal shifts the rest of
+** its run back, so that no lookup stops early at the hole. */
+static int sampled_del(MemProf *mp, uintptr_t a)
+{
+  SampledSet *s = &mp->sampled;
+  uint8_t *f = &mp->filter[sampled_bucket(a)];
+  uint32_t i = sampled_home(s, a), j, k;
+  while (s->slots[i] != a) {
+    if (s->slots[i] == 0)
+      return 0;
+    i = (i+1) & s->mask;
+  }
+  if (*f != 255)
+    (*f)--;
+  for (j = i;;) {
+    j = (j+1) & s->mask;
+    if (s->slots[j] == 0)
+      break;
+    k = sampled_home(s, s->slots[j]);
+    if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+      continue;  /* Its home lies after the hole: it stays. */
+    s->slots[i] = s->slots[j];
+    i = j;
+  }
+  s->slots[i] = 0;
+  s->count--;
+  return 1;
+}
+
+/* -- Sampling ------------------------------------------------------------ */
+
+static uint64_t sample_rand(MemProf *mp)
+{
+  uint64_t x = mp->rng;  /* xorshift64*. */
+  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+  mp->rng = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes to the next sample, drawn from an exponential distribution of mean
+** cfg.sample: every byte allocated has the same chance to be the one
+** sampled, whatever came before, so an allocation of n bytes is sampled
+** with probability 1 - exp(-n/sample), and estimates are unbiased. */
+static void sample_next(MemProf *mp)
+{
+  double u = ((double)(sample_rand(mp) >> 11) + 1.0) *
+	     (1.0/9007199254740992.0);  /* In (0, 1]. */
+  double d = -log(u) * (double)mp->cfg.sample;
+  mp->sample_left = d < 1.0 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+}
+
+/* The bytes a sampled allocation of n bytes stands for: n divided by the
+** chance it had to be sampled. */
+static uint64_t sample_weight(MemProf *mp, size_t n)
+{
+  double p = -expm1(-(double)n / (double)mp->cfg.sample);
+  double w = p > 0.0 ? (double)n / p : (double)mp->cfg.sample;
+  return w < (double)n ? (uint64_t)n : (uint64_t)(w + 0.5);
+}
+
 /* -- Event stream -------------------------------------------------------- */
 
 static void memprof_halt(MemProf *mp);
 
-/* Header and location of an event; returns where its payload goes. */
+/* Header, location and stack id of an event; returns where its payload
+** goes. */
 static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
-					 const MemLoc *loc)
+					 const MemLoc *loc, uint32_t stack)
 {
   struct lj_wbuf *out = &mp->out;
   uint8_t *p;
@@ -238,26 +665,32 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
     lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
   lj_wbuf_reserve(out, MEMPROF_EVENT_MAX);
   p = out->pos;
+  if (stack != STACK_NONE)
+    aevent |= AFLAG_STACK;
   *p++ = aevent | loc->source;
   if (loc->source != ASOURCE_INT)
     p = lj_wbuf_uleb(p, loc->addr);
   if (loc->source == ASOURCE_LFUNC)
     p = lj_wbuf_uleb(p, loc->line);
+  if (stack != STACK_NONE)
+    p = lj_wbuf_uleb(p, stack);
   return p;
 }
 
-static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+/* Write one event. Allocations carry their stack when stacks are on; a
+** sampled one (weight > 0) the bytes it stands for. */
+static void memprof_write(MemProf *mp, uint8_t aevent, void *ptr,
+			  size_t osize, void *nptr, size_t nsize,
+			  uint64_t weight)
 {
-  MemProf *mp = &memprof;
-  void *nptr = mp->allocf(ud, ptr, osize, nsize);
-  uint8_t aevent, *p;
+  uint32_t stack = STACK_NONE;
+  uint8_t *p;
   MemLoc loc;
-  if (nsize != 0 && nptr == NULL)
-    return NULL;  /* Out of memory: nothing happened. */
-  aevent = nsize == 0 ? AEVENT_FREE :
-	   ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC;
   memprof_locate(&loc, mp->g);
-  p = memprof_event(mp, aevent, &loc);
+  if (mp->cfg.stacks && (aevent & AEVENT_ALLOC))
+    stack = memprof_stack(mp, &loc);
+  p = memprof_event(mp, weight ? aevent | AFLAG_WEIGHT : aevent, &loc,
+		    stack);
   if (aevent & AEVENT_FREE) {  /* A realloc is a free and an alloc. */
     p = lj_wbuf_uleb(p, (uintptr_t)ptr);
     p = lj_wbuf_uleb(p, osize);
@@ -266,19 +699,111 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
     p = lj_wbuf_uleb(p, (uintptr_t)nptr);
     p = lj_wbuf_uleb(p, nsize);
   }
+  if (weight)
+    p = lj_wbuf_uleb(p, weight);
   mp->out.pos = p;
   if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
     memprof_halt(mp);
+}
+
+static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = &memprof;
+  void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  if (nsize != 0 && nptr == NULL)
+    return NULL;  /* Out of memory: nothing happened. */
+  memprof_write(mp, nsize == 0 ? AEVENT_FREE :
+		    ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC,
+		ptr, osize, nptr, nsize, 0);
   return nptr;
 }
 
+/* The sampled path: the original allocator, then what is recorded. The
+** bytes were counted already if counted (the count ran out). */
+static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ud, void *ptr,
+					 size_t osize, size_t nsize,
+					 int counted)
+{
+  void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  if (nsize != 0 && nptr == NULL)
+    return NULL;
+  if (ptr != NULL && sampled_del(mp, (uintptr_t)ptr)) {
+    /* A sampled block: its free, or its move, keeping its weight. */
+    if (nsize != 0)
+      sampled_add(mp, nptr);
+    memprof_write(mp, nsize == 0 ? AEVENT_FREE : AEVENT_REALLOC,
+		  ptr, osize, nptr, nsize, 0);
+  } else if (nsize != 0 &&
+	     (counted || (mp->sample_left -= (int64_t)nsize) <= 0)) {
+    uint64_t weight = sample_weight(mp, nsize);
+    sample_next(mp);
+    mp->stats.samples++;
+    sampled_add(mp, nptr);
+    memprof_write(mp, AEVENT_ALLOC, NULL, 0, nptr, nsize, weight);
+  }
+  return nptr;
+}
+
+/* Sampled: an allocation (or a realloc of a block not sampled) when the
+** byte count runs out; the free or realloc of a sampled block. Anything
+** else goes straight to the VM's allocator: a free is checked against a
+** filter of the sampled blocks, an allocation counts its bytes. */
+static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
+				    size_t nsize)
+{
+  MemProf *mp = &memprof;
+  if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0)
+    return memprof_sampled(mp, ud, ptr, osize, nsize, 0);
+  if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0)
+    return memprof_sampled(mp, ud, ptr, osize, nsize, 1);
+  return mp->allocf(ud, ptr, osize, nsize);
+}
+
 /* -- Start and stop ------------------------------------------------------ */
+
+static void memprof_freetables(MemProf *mp)
+{
+  if (mp->stacks.slots != NULL)
+    munmap(mp->stacks.slots, STACK_SLOTS*sizeof(StackSlot));
+  if (mp->stacks.arena != NULL)
+    munmap(mp->stacks.arena, STACK_ARENA*sizeof(MemFrame));
+  if (mp->sampled.slots != NULL)
+    munmap(mp->sampled.slots, (mp->sampled.mask+1)*sizeof(uintptr_t));
+  memset(&mp->stacks, 0, sizeof(mp->stacks));
+  memset(&mp->sampled, 0, sizeof(mp->sampled));
+}
+
+/* The tables stacks and sampling need: 0 if they cannot be had. */
+static int memprof_newtables(MemProf *mp)
+{
+  memset(&mp->stacks, 0, sizeof(mp->stacks));
+  memset(&mp->sampled, 0, sizeof(mp->sampled));
+  memset(&mp->stats, 0, sizeof(mp->stats));
+  memset(mp->filter, 0, sizeof(mp->filter));
+  if (mp->cfg.stacks &&
+      ((mp->stacks.slots = memprof_map(STACK_SLOTS*sizeof(StackSlot))) ==
+       NULL ||
+       (mp->stacks.arena = memprof_map(STACK_ARENA*sizeof(MemFrame))) ==
+       NULL))
+    return 0;
+  if (mp->cfg.sample) {
+    if ((mp->sampled.slots = memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) ==
+	NULL)
+      return 0;
+    mp->sampled.mask = SAMPLED_SLOTS-1;
+    mp->rng = ((uint64_t)time(NULL) << 20) ^ (uintptr_t)mp ^
+	      (uintptr_t)&mp ^ 0x853c49e6748fea9bull;
+    sample_next(mp);
+  }
+  return 1;
+}
 
 static void memprof_release(MemProf *mp)
 {
   mp->g->allocf = mp->allocf;
   mp->g->allocd = mp->allocd;
   lj_symtab_freeobjs(&mp->objs);
+  memprof_freetables(mp);
 }
 
 /* The writer failed or ended the stream: stop, keep the program running. */
@@ -290,53 +815,120 @@ static void memprof_halt(MemProf *mp)
   mp->state = MPS_HALT;
 }
 
+/* Version 5: what the profile records, after the prologue; what it
+** counted, before the end. */
+static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
+			 int n)
+{
+  struct lj_wbuf *out = &mp->out;
+  int i;
+  lj_wbuf_addbyte(out, AEVENT_SYMTAB | ASOURCE_INFO);
+  lj_wbuf_adduleb(out, kind);
+  for (i = 0; i < n; i++)
+    lj_wbuf_adduleb(out, v[i]);
+}
+
+static void memprof_config(MemProf *mp)
+{
+  uint64_t v[2];
+  v[0] = mp->cfg.stacks ? 1 : 0;
+  v[1] = mp->cfg.sample;
+  memprof_info(mp, LJM_INFO_CONFIG, v, 2);
+}
+
+static void memprof_stats(MemProf *mp)
+{
+  uint64_t v[5];
+  v[0] = mp->stacks.nstacks;
+  v[1] = mp->stats.full;
+  v[2] = mp->stats.truncated;
+  v[3] = mp->stats.samples;
+  v[4] = mp->stats.untracked;
+  memprof_info(mp, LJM_INFO_STATS, v, 5);
+}
+
+/* What the C API's next profile records (luaM_memprof_set_*). */
+static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0 };
+
 LUA_API int luaM_memprof_set_format(int format)
 {
   if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
     return PROFILE_ERRUSE;
   if (memprof.state != MPS_IDLE)
     return PROFILE_ERRRUN;
-  next_version = format;
+  next_cfg.version = format;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_memprof_set_stacks(int stacks)
+{
+  if (memprof.state != MPS_IDLE)
+    return PROFILE_ERRRUN;
+  next_cfg.stacks = stacks != 0;
+  return PROFILE_SUCCESS;
+}
+
+LUA_API int luaM_memprof_set_sample(uint64_t bytes)
+{
+  if (bytes > LJM_SAMPLE_MAX)
+    return PROFILE_ERRUSE;
+  if (memprof.state != MPS_IDLE)
+    return PROFILE_ERRRUN;
+  next_cfg.sample = bytes;
   return PROFILE_SUCCESS;
 }
 
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
-  return lj_memprof_start(L, opt, next_version);
+  MemprofConfig cfg = next_cfg;
+  if (cfg.stacks || cfg.sample)
+    cfg.version = LJM_VERSION_STACKS;
+  return lj_memprof_start(L, opt, &cfg);
 }
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
-		     int version)
+		     const MemprofConfig *cfg)
 {
   uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
   MemProf *mp = &memprof;
   global_State *g = G(L);
   if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
-      opt->buf == NULL || opt->len < 1024)
+      opt->buf == NULL || opt->len < 1024 || cfg->sample > LJM_SAMPLE_MAX ||
+      ((cfg->stacks || cfg->sample) && cfg->version < LJM_VERSION_STACKS))
     return PROFILE_ERRUSE;
   if (mp->state != MPS_IDLE)
     return PROFILE_ERRRUN;
   mp->g = g;
   mp->opt = *opt;
   mp->saved_errno = 0;
-  mp->version = version;
+  mp->cfg = *cfg;
+  mp->cfg.stacks = cfg->stacks || cfg->sample;  /* Samples carry stacks. */
+  mp->version = cfg->version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
+  memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
   mp->ntraceloc = 0;
+  if (!memprof_newtables(mp)) {
+    memprof_freetables(mp);
+    return PROFILE_ERRMEM;
+  }
   prologue[3] = (uint8_t)mp->version;
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
   lj_symtab_dump(&mp->out, g, &mp->objs);
   lj_wbuf_addn(&mp->out, prologue, sizeof(prologue));
+  if (mp->version >= LJM_VERSION_STACKS)
+    memprof_config(mp);
   if (lj_wbuf_failed(&mp->out)) {
     int err = mp->out.saved_errno;
     lj_symtab_freeobjs(&mp->objs);
+    memprof_freetables(mp);
     opt->on_stop(opt->ctx, mp->out.buf);
     errno = err;
     return PROFILE_ERRIO;
   }
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
-  g->allocf = memprof_allocf;
+  g->allocf = mp->cfg.sample ? memprof_allocf_sampled : memprof_allocf;
   mp->state = MPS_PROFILE;
   lj_prof_forkguard();
   return PROFILE_SUCCESS;
@@ -356,6 +948,8 @@ LUA_API int luaM_memprof_stop(lua_State *L)
     errno = mp->saved_errno;
     return PROFILE_ERRIO;
   }
+  if (mp->version >= LJM_VERSION_STACKS)
+    memprof_stats(mp);
   memprof_release(mp);
   lj_wbuf_addbyte(out, LJM_EPILOGUE_HEADER);
   lj_wbuf_flush(out);
@@ -391,6 +985,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
   if (memprof_running(g)) {
     memset(memprof.tracelines, 0, sizeof(memprof.tracelines));
+    memset(memprof.tracestacks, 0, sizeof(memprof.tracestacks));
     lj_symtab_writetrace(&memprof.out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
       memprof_halt(&memprof);
@@ -428,17 +1023,14 @@ void lj_memprof_exit(void *ctx)
 #else /* !LJ_HASMEMPROF */
 
 LJ_PROF_OFF(memprof)
-
-LUA_API int luaM_memprof_set_format(int format)
-{
-  UNUSED(format);
-  return PROFILE_ERRUSE;
-}
+LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
-		     int version)
+		     const MemprofConfig *cfg)
 {
-  UNUSED(L); UNUSED(opt); UNUSED(version);
+  UNUSED(L); UNUSED(opt); UNUSED(cfg);
   return PROFILE_ERRUSE;
 }
 

@@ -16,9 +16,11 @@
 #define LJ_HASMEMPROF		0
 #endif
 
-/* Stream versions: 3 is the reference's; 4 adds ASOURCE_TRACE_LUA. */
+/* Stream versions: 3 is the reference's; 4 adds ASOURCE_TRACE_LUA; 5
+** adds call stacks and sampled events. */
 #define LJM_VERSION_REFERENCE	3
 #define LJM_VERSION		4
+#define LJM_VERSION_STACKS	5
 
 /* Event header: [F UU SSS EE], high bit to low. */
 #define AEVENT_SYMTAB		((uint8_t)0)
@@ -31,17 +33,44 @@
 #define ASOURCE_CFUNC		((uint8_t)(3 << 2))
 #define ASOURCE_TRACE		((uint8_t)(4 << 2))
 #define ASOURCE_TRACE_LUA	((uint8_t)(5 << 2))	/* Trace location. */
+/* Symtab updates of version 5 only. */
+#define ASOURCE_STACK		((uint8_t)(6 << 2))	/* A call stack. */
+#define ASOURCE_INFO		((uint8_t)(7 << 2))	/* Config or stats. */
+
+/* Event flags of version 5: a stack id follows the location; a weight
+** follows the payload (a sampled allocation). */
+#define AFLAG_STACK		((uint8_t)0x20)
+#define AFLAG_WEIGHT		((uint8_t)0x40)
+
+/* Frames of a stack record; info records. */
+#define LJM_FRAME_LUA		1	/* Proto address, line. */
+#define LJM_FRAME_CFUNC		2	/* C function address. */
+#define LJM_FRAME_TRUNC		3	/* Frames left out below. */
+#define LJM_INFO_CONFIG		0
+#define LJM_INFO_STATS		1
+#define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
+#define LJM_LINE_UNKNOWN	0xffffffffu
 
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 
 struct GCtrace;
 struct luam_Memprof_Options;
 
-/* luaM_memprof_start with the stream version given (LJM_VERSION*), not
-** the one luaM_memprof_set_format chose for the C API. */
+/* What a profile records. */
+typedef struct MemprofConfig {
+  int version;		/* Of the stream: LJM_VERSION*. */
+  int stacks;		/* Events carry their call stacks (version 5). */
+  uint64_t sample;	/* Mean bytes between sampled allocations; 0: all. */
+} MemprofConfig;
+
+/* Sampling intervals accepted, in bytes. */
+#define LJM_SAMPLE_MAX		((uint64_t)1 << 40)
+
+/* luaM_memprof_start with the config given, not the one the setters of
+** the C API chose. */
 LJ_FUNC int lj_memprof_start(lua_State *L,
 			     const struct luam_Memprof_Options *opt,
-			     int version);
+			     const MemprofConfig *cfg);
 
 /* Through lj_prof.h: code that appears while profiling is announced. */
 LJ_FUNC void lj_memprof_addproto(global_State *g, const GCproto *pt);

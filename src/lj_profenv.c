@@ -57,6 +57,8 @@ typedef struct EnvSettings {
   const char *signame;
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
+  int stacks;			/* Of the memory profile: call stacks, */
+  uint64_t sample;		/* sampling interval in bytes (0: none). */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -116,6 +118,16 @@ static const char *env_key(EnvSettings *s, int k, const char *key,
       return "cpu and mem must rotate alike";
     s->rotsecs = (unsigned)secs;
     s->rotate[k] = 1;
+  } else if (k == PE_MEM && strcmp(key, "stacks") == 0) {
+    if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+      return "stacks must be 1 or 0";
+    s->stacks = *val == '1';
+  } else if (k == PE_MEM && strcmp(key, "sample") == 0) {
+    char *end;
+    unsigned long long bytes = strtoull(val, &end, 10);
+    if (*val < '1' || *val > '9' || *end != '\0' || bytes > LJM_SAMPLE_MAX)
+      return "sample must be whole bytes, from 1 to 2^40";
+    s->sample = bytes;
   } else if (k != PE_CPU) {
     return env_unknown;
   } else if (strcmp(key, "mode") == 0) {
@@ -307,12 +319,16 @@ static int env_startone(lua_State *L, int k, ProfFile *pf)
     return lj_sysprof_start(L, &cfg);
   } else {
     struct luam_Memprof_Options opt;
+    MemprofConfig cfg;
+    cfg.stacks = env.set.stacks || env.set.sample != 0;
+    cfg.sample = env.set.sample;
+    cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;
     opt.buf = lj_proffile_buf(pf);
     opt.len = lj_proffile_bufsize(pf);
     opt.writer = lj_proffile_write;
     opt.on_stop = lj_proffile_close;
-    return lj_memprof_start(L, &opt, LJM_VERSION);
+    return lj_memprof_start(L, &opt, &cfg);
   }
 }
 

@@ -123,49 +123,6 @@ static const BCIns *frame_retpc(cTValue *frame)
   return NULL;
 }
 
-/* Does pc lie in the bytecode of the Lua function at prev, as a PC its
-** call returns to? Reads only that slot and, if it holds a function, the
-** function and its proto: live objects. */
-static int frame_ownspc(lua_State *L, cTValue *prev, const BCIns *pc)
-{
-  GCfunc *fn = lj_prof_framefunc(L, prev);
-  return fn != NULL && isluafunc(fn) && pc > proto_bc(funcproto(fn)) &&
-	 pc <= proto_bc(funcproto(fn)) + funcproto(fn)->sizebc;
-}
-
-/* The frame below a Lua-type frame, checked: the PC it returns to must lie
-** in the bytecode of the Lua function found there, found at the slot its
-** call instruction names. The innermost frame may be returning, its link
-** overwritten by a result: its PC is not read before it is known to be
-** bytecode, of a caller tried at each slot below, nearest first. */
-static cTValue *frame_below_lua(lua_State *L, cTValue *frame, int unsure)
-{
-  const BCIns *pc = frame_pc(frame);
-  cTValue *prev;
-  int a;
-  if ((uintptr_t)pc & 3)
-    return NULL;
-  if (!unsure) {
-    prev = frame - (1+LJ_FR2+bc_a(pc[-1]));
-    return frame_ownspc(L, prev, pc) ? prev : NULL;
-  }
-  for (a = 0; a <= BCMAX_A && frame - (1+LJ_FR2+a) >= tvref(L->stack); a++) {
-    prev = frame - (1+LJ_FR2+a);
-    if (frame_ownspc(L, prev, pc) && bc_a(pc[-1]) == (BCReg)a)
-      return prev;
-  }
-  return NULL;
-}
-
-static cTValue *frame_below(lua_State *L, cTValue *frame, int unsure)
-{
-  cTValue *prev;
-  if (frame_islua(frame))
-    return frame_below_lua(L, frame, unsure);
-  prev = frame_prevd(frame);
-  return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
-}
-
 /* -- Lua frames ---------------------------------------------------------- */
 
 #define TOPPC_MAX	4
@@ -245,7 +202,7 @@ static void activation_frames(SysProf *sp, Sample *s, LuaCursor *c, int withc)
     /* A vararg function's frame sits above the one it was called with. */
     dup = frame_isvarg(frame);
     next = frame;
-    frame = frame_below(c->L, frame, c->unsure);
+    frame = lj_prof_framebelow(c->L, frame, c->unsure);
     c->unsure = 0;
     if (boundary)
       break;

@@ -111,9 +111,31 @@ struct luam_Memprof_Options {
 LUA_API int luaM_memprof_set_format(int format);
 
 /*
+** Call stacks for the profiles luaM_memprof_start starts from now on:
+** with stacks non-zero, every allocation and reallocation carries the Lua
+** call stack that made it (the allocating coroutine's frames with their
+** lines, those a trace inlined among them), each distinct stack written
+** once (stream `ljm` v5, docs/formats.md). PROFILE_ERRRUN while a profile
+** runs.
+*/
+LUA_API int luaM_memprof_set_stacks(int stacks);
+
+/*
+** Sampling for the profiles luaM_memprof_start starts from now on: with
+** bytes > 0, allocations are recorded at a mean interval of that many
+** bytes allocated (drawn from an exponential distribution), each with its
+** stack and the bytes it stands for; the frees and reallocations of the
+** sampled blocks are recorded, nothing else (stream `ljm` v5). 0 records
+** every event again. PROFILE_ERRUSE above 2^40, PROFILE_ERRRUN while a
+** profile runs.
+*/
+LUA_API int luaM_memprof_set_sample(uint64_t bytes);
+
+/*
 ** Start profiling the VM of L: writes the symbol table, then events.
 ** PROFILE_ERRUSE for bad options or a build without the profiler,
-** PROFILE_ERRRUN if a profile already runs in this process, PROFILE_ERRIO
+** PROFILE_ERRRUN if a profile already runs in this process, PROFILE_ERRMEM
+** if the tables of stacks or samples could not be mapped, PROFILE_ERRIO
 ** (with errno) if the writer failed already on the symbol table; on_stop
 ** has been called then.
 */

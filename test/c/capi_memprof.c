@@ -248,6 +248,56 @@ int main(void)
     lua_close(v);
   }
 
+  /* Call stacks and sampling: v5, set only between profiles; sampling
+  ** refuses absurd intervals, and 0 records every event again. */
+  {
+    lua_State *v = luaL_newstate();
+    const uint8_t *ljm;
+    json_t *stacks;
+    luaL_openlibs(v);
+    tap_is(luaM_memprof_set_stacks(1), PROFILE_SUCCESS, "set_stacks(1)");
+    tap_is(luaM_memprof_set_sample((uint64_t)1 << 41), PROFILE_ERRUSE,
+	   "set_sample(2^41): PROFILE_ERRUSE");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start with stacks");
+    tap_is(luaM_memprof_set_stacks(0), PROFILE_ERRRUN,
+	   "set_stacks while a profile runs: PROFILE_ERRRUN");
+    tap_is(luaM_memprof_set_sample(4096), PROFILE_ERRRUN,
+	   "set_sample while a profile runs: PROFILE_ERRRUN");
+    run(v, "local function f() return {} end\n"
+	   "local t = {} for i = 1, 100 do t[i] = f() end", "=stacks");
+    tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
+    ljm = memmem(s.data, s.len, "ljm", 3);
+    tap_ok(ljm != NULL && ljm[3] == 5, "the stream is ljm v5");
+    doc = report(&s, &rc);
+    tap_is(rc, 0, "ljprof reads it back complete");
+    stacks = json_object_get(doc, "stacks");
+    tap_ok(stacks && json_integer_value(json_object_get(stacks, "distinct")) >= 2,
+	   "with its stacks");
+    tap_ok(alloc_events(doc, "=stacks:1") >= 100, "the helper's 100 tables");
+    json_decref(doc);
+    free(s.data);
+    tap_is(luaM_memprof_set_sample(4096), PROFILE_SUCCESS, "set_sample(4096)");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start sampled");
+    run(v, "local t = {} for i = 1, 20000 do t[i] = { i } end", "=sampled");
+    tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
+    doc = report(&s, &rc);
+    tap_ok(rc == 0 && json_is_true(json_object_get(doc, "estimates")),
+	   "the sampled stream reads back as estimates");
+    json_decref(doc);
+    free(s.data);
+    tap_is(luaM_memprof_set_sample(0), PROFILE_SUCCESS, "set_sample(0)");
+    tap_is(luaM_memprof_set_stacks(0), PROFILE_SUCCESS, "set_stacks(0)");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start");
+    tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
+    ljm = memmem(s.data, s.len, "ljm", 3);
+    tap_ok(ljm != NULL && ljm[3] == 3, "back to ljm v3");
+    free(s.data);
+    lua_close(v);
+  }
+
   /* A VM whose libraries were never opened can be profiled too. */
   {
     lua_State *bare = luaL_newstate();

@@ -107,6 +107,19 @@ for my $how (qw(exit error)) {
   ok(defined $t && $t >= $t0 && $t <= $t1, '%t is the start time in Unix seconds');
 }
 
+# -- Memory profiles with call stacks, sampled ----------------------------------
+
+{
+  my $r = run_lua("local t = {} for i = 1, 200000 do t[i % 100] = { i } end",
+                  env => { LJPROF => "mem:path=$dir/sampled.bin,sample=4096" });
+  is($r->{rc}, 0, 'mem:sample=4096: ran') or diag $r->{err};
+  like(`ljprof report '$dir/sampled.bin'`, qr/^SAMPLED: an allocation recorded every 4096 bytes/m,
+       'mem:sample=4096: a sampled stream');
+  $r = run_lua("local t = {} for i = 1, 1000 do t[i] = { i } end",
+               env => { LJPROF => "mem:path=$dir/stacks.bin,stacks=1" });
+  like(`ljprof report '$dir/stacks.bin'`, qr/^Call stacks: \d+ distinct/m, 'mem:stacks=1: a stream with stacks');
+}
+
 # -- Bad settings: one line, nothing else changes -----------------------------
 
 my $quiet = <<'LUA';
@@ -119,7 +132,8 @@ my @bad = ('cpu:mode=X', 'cpu:interval=0', 'cpu:interval=abc', 'cpu:clock=sun',
            'cpu:foo=1', 'mem:mode=C', 'gpu', 'cpu;cpu', 'cpu:mode', ';',
            'cpu:signal=SIGFOO', 'cpu:signal=SIGUSR1;mem:signal=SIGUSR2',
            'cpu:path=a%q.bin', 'cpu:path=a%', 'mem:path=', 'cpu:rotate=0', 'mem:rotate=1.5',
-           'cpu:rotate=1;mem:rotate=2', 'x' x 5000,
+           'cpu:rotate=1;mem:rotate=2', 'mem:sample=0', 'mem:sample=1.5', 'mem:sample=-4',
+           'mem:sample=2199023255552', 'mem:stacks=yes', 'cpu:stacks=1', 'x' x 5000,
            "mem:path=$dir/no-such-dir/m.bin", "cpu:path=$dir",
            "cpu;mem:path=$dir/no-such-dir/m.bin");
 my $cwd = getcwd();

@@ -82,10 +82,10 @@ $r = ljprof('report', '--format=collapsed', $good);
 is($r->{rc}, 0, 'collapsed of a memprof stream: exit 0');
 is($r->{out}, "INTERNAL 8\n", 'collapsed of a memprof stream: the site and its bytes');
 
-my $v5 = write_file("$dir/v5.bin", symtab() . prologue('ljm', 5) . "\x80");
-$r = ljprof('report', $v5);
-is($r->{rc}, 1, 'memprof v5: exit 1');
-like($r->{err}, qr/unsupported memprof version 5 \(expected 3 or 4\)/, 'memprof v5: names the versions read');
+my $v6 = write_file("$dir/v6.bin", symtab() . prologue('ljm', 6) . "\x80");
+$r = ljprof('report', $v6);
+is($r->{rc}, 1, 'memprof v6: exit 1');
+like($r->{err}, qr/unsupported memprof version 6 \(expected 3, 4 or 5\)/, 'memprof v6: names the versions read');
 
 my $s2 = write_file("$dir/s2.bin", prologue('ljs', 2) . "\x80" . memprof());
 $r = ljprof('report', $s2);

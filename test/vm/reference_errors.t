@@ -25,7 +25,7 @@ assert(mp.start(tmp))
 words("memprof.start while running", "profiler is running already", nil, EINVAL, mp.start(tmp))
 assert(mp.stop())
 words("memprof.stop, not running", "profiler is not running", nil, EINVAL, mp.stop())
-words("memprof.start, a bad format", "profiler misuse", ': format must be "v3" or "v4"',
+words("memprof.start, a bad format", "profiler misuse", ': format must be "v3", "v4" or "v5"',
       EINVAL, mp.start({ path = tmp, format = "v2" }))
 words("memprof.start, options neither a path nor a table", "profiler misuse",
       ": options must be a path or a table", EINVAL, mp.start(true))

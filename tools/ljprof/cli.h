@@ -17,6 +17,7 @@ extern const char *program_name;
 /* Each subcommand gets its own argv: argv[0] is the subcommand's name. */
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 /* argv[0] is the tool's flag, "-tm" or "-ts" (anything else lists them). */
 int cmd_tool(int argc, char **argv);
 

@@ -149,7 +149,8 @@ static int parse_cpu_mode(struct args *a, const char *mode) {
 }
 
 /* An option of record's own; returns -1 to go on, or the exit status. */
-static int parse_own_option(int c, char **argv, struct args *a) {
+static int parse_own_option(int c, char **argv, void *ud) {
+  struct args *a = ud;
   int status;
   switch (c) {
   case OPT_MEM:
@@ -184,24 +185,17 @@ static int parse_own_option(int c, char **argv, struct args *a) {
   case 'h':
     usage(stdout);
     return EXIT_OK;
-  case ':':
-    return usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
   default:
-    return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+    return option_error(CMD, c, argv);
   }
 }
 
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(int argc, char **argv, struct args *a) {
-  optind = 1;
-  opterr = 0;
-  int c;
   /* '+': options end at SCRIPT, whose own options are its business. */
-  while ((c = getopt_long(argc, argv, "+:o:h", long_options, NULL)) != -1) {
-    int status = report_parse_option(CMD, c, optarg, &a->report);
-    if (status == REPORT_OPTION_NOT_MINE) status = parse_own_option(c, argv, a);
-    if (status >= 0) return status;
-  }
+  int status = parse_options(CMD, argc, argv, "+:o:h", long_options,
+                             &a->report, parse_own_option, a);
+  if (status >= 0) return status;
   if (a->pid) {
     if (a->interval || a->stream || a->luajit || optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "

@@ -71,10 +71,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     case 'h':
       usage(stdout);
       return EXIT_OK;
-    case ':':
-      return usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
     default:
-      return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+      return option_error(CMD, c, argv);
     }
   }
   return single_file(CMD, argc, argv, &a->input);

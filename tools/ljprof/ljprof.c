@@ -23,6 +23,9 @@ static const struct command commands[] = {
     {"report", cmd_report,
      "turn a memprof or sysprof stream into a report (text, JSON, "
      "collapsed, pprof, speedscope, HTML)"},
+    {"diff", cmd_diff,
+     "compare two memory or two CPU profiles: what grew and what shrank, "
+     "by site or stack (text, HTML)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
@@ -49,7 +52,8 @@ static void usage(FILE *out) {
           "  ljprof report --leak-only --human-readable memprof.bin\n"
           "  ljprof report --format=json -o report.json memprof.bin\n"
           "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl "
-          ">cpu.svg\n");
+          ">cpu.svg\n"
+          "  ljprof diff before.bin after.bin\n");
 }
 
 int usage_error(const char *cmd, const char *fmt, ...) {

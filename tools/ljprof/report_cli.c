@@ -50,6 +50,26 @@ static int parse_top(const char *text, size_t *top) {
   return 1;
 }
 
+int parse_options(const char *cmd, int argc, char **argv,
+                  const char *shortopts, const struct option *longopts,
+                  struct report_options *opt,
+                  int (*own)(int c, char **argv, void *ud), void *ud) {
+  optind = 1;
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1;) {
+    int status = report_parse_option(cmd, c, optarg, opt);
+    if (status == REPORT_OPTION_NOT_MINE) status = own(c, argv, ud);
+    if (status >= 0) return status;
+  }
+  return -1;
+}
+
+int option_error(const char *cmd, int c, char **argv) {
+  if (c == ':')
+    return usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+  return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
 int report_parse_option(const char *cmd, int c, const char *arg,
                         struct report_options *opt) {
   switch (c) {

@@ -52,6 +52,21 @@ enum {
 ** report option, REPORT_OPTION_NOT_MINE if it is not a report option, or
 ** EXIT_USAGE (the error written, for the command cmd).
 */
+/*
+** getopt_long over argv with the command's short and long options: the
+** report options go to report_parse_option(), the others to own(c, argv,
+** ud), which returns -1 to go on or the exit status. Returns -1 when all
+** were taken, or the exit status.
+*/
+int parse_options(const char *cmd, int argc, char **argv,
+                  const char *shortopts, const struct option *longopts,
+                  struct report_options *opt,
+                  int (*own)(int c, char **argv, void *ud), void *ud);
+
+/* An option no table of the command took: ':' (its value missing) or an
+** unknown one, said on stderr; EXIT_USAGE. */
+int option_error(const char *cmd, int c, char **argv);
+
 int report_parse_option(const char *cmd, int c, const char *arg,
                         struct report_options *opt);
 

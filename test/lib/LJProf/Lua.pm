@@ -7,7 +7,7 @@ use File::Temp qw(tempdir);
 use JSON::PP;
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
-                 line_of);
+                 line_of memprof_stacks two_callers);
 
 my $dir = tempdir(CLEANUP => 1);
 my $seq = 0;
@@ -89,6 +89,51 @@ sub collapsed {
     $stacks{$1} += $2 if /^(.*) (\d+)$/;
   }
   return (\%stacks, $rc);
+}
+
+# The collapsed stacks of a memprof file (bytes allocated, or in use with
+# --leak-only among @opt): { "outer;...;inner" => bytes }, the path of
+# $script written F.
+sub memprof_stacks {
+  my ($file, $script, @opt) = @_;
+  my $out = `ljprof report --format=collapsed @opt '$file' 2>&1`;
+  my %st;
+  for (split /\n/, $out) {
+    next unless /^(.*) (\d+)$/;
+    my ($k, $v) = ($1, $2);
+    $k =~ s/\Q$script\E/F/g;
+    $st{$k} += $v;
+  }
+  return \%st;
+}
+
+# A program with one allocation site, make(i) (its body $o{make}), reached
+# from two callers: keeper() keeps $o{n} results, churner() calls it 3n
+# times into a ring of 8; $o{head} first, the profile started with
+# $o{options}, a full collection before it stops. Lines marked -- SITE,
+# KEEP, CHURN, CALLK and CALLC (line_of).
+sub two_callers {
+  my (%o) = @_;
+  my $n3 = 3 * $o{n};
+  return <<"LUA";
+$o{head}
+collectgarbage("stop")
+local kept, ring = {}, {}
+local function make(i)
+$o{make}
+end
+local function keeper(n)
+  for i = 1, n do kept[i] = make(i) end  -- KEEP
+end
+local function churner(n)
+  for i = 1, n do ring[i % 8] = make(i) end  -- CHURN
+end
+assert(misc.memprof.start($o{options}))
+keeper($o{n})  -- CALLK
+churner($n3)  -- CALLC
+collectgarbage()
+assert(misc.memprof.stop())
+LUA
 }
 
 # A location's entry, or an all-zero one, so counts compare cleanly.

@@ -19,6 +19,7 @@ our @EXPORT = qw(
   symtab sym_lfunc sym_cfunc sym_trace
   memprof memprof_v4 internal lua cfunc trace trace_lua
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
+  memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc info_config info_stats
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
@@ -75,6 +76,24 @@ sub upd_traceloc { my ($index, @trace) = @_; return "\x14" . uleb($index) . trac
 
 sub memprof { return prologue('ljm', 3) . join('', @_) . "\x80" }
 sub memprof_v4 { return prologue('ljm', 4) . join('', @_) . "\x80" }
+sub memprof_v5 { return prologue('ljm', 5) . join('', @_) . "\x80" }
+
+# v5: events with a stack id (header bit 0x20) and a sampled allocation's
+# weight (0x40); stack records (0x18) and config / stats records (0x1C).
+sub ev_stack {  # (event, loc, stack id, payload fields...)
+  my ($ev, $loc, $stack, @fields) = @_;
+  return chr(0x20 | $loc->[0] << 2 | $ev) . $loc->[1] . uleb($stack) . join('', map { uleb($_) } @fields);
+}
+sub ev_sampled {  # (loc, stack id, new addr, new size, weight)
+  my ($loc, $stack, @fields) = @_;
+  return chr(0x60 | $loc->[0] << 2 | 1) . $loc->[1] . uleb($stack) . join('', map { uleb($_) } @fields);
+}
+sub upd_stack { my ($id, @frames) = @_; return "\x18" . uleb($id) . uleb(scalar @frames) . join('', @frames) }
+sub sf_lua   { my ($proto, $line) = @_; return "\x01" . uleb($proto) . uleb($line) }
+sub sf_cfunc { my ($addr) = @_; return "\x02" . uleb($addr) }
+sub sf_trunc { return "\x03" }
+sub info_config { my ($stacks, $sample) = @_; return "\x1C\x00" . uleb($stacks) . uleb($sample) }
+sub info_stats { return "\x1C\x01" . join('', map { uleb($_) } @_) }  # (stacks, full, truncated, samples, untracked)
 
 # Sysprof: VM states (the first byte of a sample) and profiling modes.
 use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,

@@ -143,3 +143,15 @@ int livetab_next(const struct livetab *t, size_t *pos, struct live_block *out) {
   }
   return 0;
 }
+
+int livetab_lookup(const struct livetab *t, uint64_t addr,
+                   struct live_block *out) {
+  const struct addr_map *m = &t->blocks;
+  for (size_t i = home(m, addr); m->slots[i].value; i = (i + 1) & m->mask) {
+    if (m->slots[i].addr != addr) continue;
+    unpack(addr, m->slots[i].value, out);
+    if (is_big(m->slots[i].value)) out->size = big_size(t, addr);
+    return 1;
+  }
+  return 0;
+}

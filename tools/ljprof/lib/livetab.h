@@ -57,6 +57,10 @@ void livetab_put(struct livetab *t, uint64_t addr, uint64_t size,
 /* Remove the block at addr into *out; 0 if there is none. */
 int livetab_take(struct livetab *t, uint64_t addr, struct live_block *out);
 
+/* The block at addr into *out, left in the table; 0 if there is none. */
+int livetab_lookup(const struct livetab *t, uint64_t addr,
+                   struct live_block *out);
+
 /*
 ** The blocks, in no particular order: *pos starts at 0; returns 0 when
 ** there are no more.

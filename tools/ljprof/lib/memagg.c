@@ -25,6 +25,8 @@ void memagg_init(struct memagg *agg, struct symbols *sym) {
   memset(agg, 0, sizeof *agg);
   agg->sym = sym;
   livetab_init(&agg->live);
+  livetab_init(&agg->pair_live);
+  livetab_init(&agg->scaled);
   overrides_init(&agg->realloc_overrides);
   overrides_init(&agg->free_overrides);
   agg->before_start = symbols_loc_before_start(sym);
@@ -41,6 +43,10 @@ void memagg_free(struct memagg *agg) {
   free(agg->stats);
   free(agg->owned_frees);
   livetab_free(&agg->live);
+  livetab_free(&agg->pair_live);
+  livetab_free(&agg->scaled);
+  free(agg->pairs);
+  keymap_free(&agg->pair_index);
   overrides_free(&agg->realloc_overrides);
   overrides_free(&agg->free_overrides);
   memset(agg, 0, sizeof *agg);
@@ -124,6 +130,68 @@ static struct overrides *overrides_of(struct memagg *agg,
   return kind == MEMPROF_FREE ? &agg->free_overrides : &agg->realloc_overrides;
 }
 
+/* What an event counts for: in a sampled stream, the estimates. */
+static uint64_t new_bytes(const struct memprof_event *ev) {
+  return ev->nweight ? ev->nweight : ev->nsize;
+}
+
+static uint64_t old_bytes(const struct memprof_event *ev) {
+  return ev->oweight ? ev->oweight : ev->osize;
+}
+
+static uint64_t new_objects(const struct memprof_event *ev) {
+  return memprof_objects(ev->nweight, ev->nsize);
+}
+
+static uint64_t old_objects(const struct memprof_event *ev) {
+  return memprof_objects(ev->oweight, ev->osize);
+}
+
+static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack) {
+  uint64_t key = (uint64_t)site << 32 | stack;
+  uint32_t id = keymap_get(&agg->pair_index, key);
+  if (id != HASHTAB_NONE) return id;
+  grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
+             sizeof *agg->pairs);
+  id = (uint32_t)agg->npairs++;
+  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0};
+  keymap_put(&agg->pair_index, key, id);
+  return id;
+}
+
+/* Streams with stacks: the pair of each allocation counts it and owns the
+** block; a reallocation counts for its own pair, the block keeps its
+** owner (or is adopted, as by site). */
+static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
+                        size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct live_block old;
+    int known = 0;
+    if (ev->kind != MEMPROF_ALLOC)
+      known = livetab_take(&agg->pair_live, ev->oaddr, &old);
+    if (ev->kind == MEMPROF_FREE) continue;
+    uint32_t pair = pair_of(agg, ev->loc, ev->stack);
+    struct stackpair *p = &agg->pairs[pair];
+    p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
+    p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
+    livetab_put(&agg->pair_live, ev->naddr, ev->nsize,
+                known ? old.owner : pair);
+  }
+}
+
+/* Sampled streams: what each live block stands for. */
+static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
+                         size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct live_block old;
+    if (ev->kind != MEMPROF_ALLOC) livetab_take(&agg->scaled, ev->oaddr, &old);
+    if (ev->kind != MEMPROF_FREE && ev->nweight)
+      livetab_put(&agg->scaled, ev->naddr, ev->nweight, 0);
+  }
+}
+
 void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
   for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
@@ -132,17 +200,17 @@ void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
     struct memstats *st = stats_of(agg, ev->loc);
     switch (ev->kind) {
     case MEMPROF_ALLOC:
-      st->alloc_events++;
-      st->alloc_bytes = add_sat(st->alloc_bytes, ev->nsize);
+      st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
+      st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
       break;
     case MEMPROF_FREE:
-      st->free_events++;
-      st->freed_bytes = add_sat(st->freed_bytes, ev->osize);
+      st->free_events = add_sat(st->free_events, old_objects(ev));
+      st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
       break;
     case MEMPROF_REALLOC:
-      st->realloc_events++;
-      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, ev->nsize);
-      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, ev->osize);
+      st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
+      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
+      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
       break;
     }
   }
@@ -187,8 +255,11 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs,
     /* (The before-start pseudo-location never owns a block.) */
     if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
       count_owned_free(agg, owner[i]);
-    override_add(overrides_of(agg, ev->kind), ev->loc, owner[i], ev->osize);
+    override_add(overrides_of(agg, ev->kind), ev->loc, owner[i],
+                 old_bytes(ev));
   }
+  if (memagg_has_stacks(agg)) count_pairs(agg, evs, n);
+  if (agg->sym->memprof.sample) count_scaled(agg, evs, n);
 }
 
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
@@ -246,12 +317,34 @@ static void pack_overrides(struct overrides *o, size_t nsites) {
   o->nsites = nsites;
 }
 
+/* A live block's bytes and blocks: what it stands for, when sampled. */
+static void live_estimate(const struct memagg *agg, const struct live_block *b,
+                          uint64_t *bytes, uint64_t *blocks) {
+  struct live_block w;
+  *bytes = b->size;
+  *blocks = 1;
+  if (agg->sym->memprof.sample &&
+      livetab_lookup(&agg->scaled, b->addr, &w)) {
+    *bytes = w.size;
+    *blocks = memprof_objects(w.size, b->size);
+  }
+}
+
 void memagg_finish(struct memagg *agg) {
   struct live_block b;
   for (size_t pos = 0; livetab_next(&agg->live, &pos, &b);) {
     struct memstats *st = stats_of(agg, b.owner);
-    st->live_bytes = add_sat(st->live_bytes, b.size);
-    st->live_blocks++;
+    uint64_t bytes, blocks;
+    live_estimate(agg, &b, &bytes, &blocks);
+    st->live_bytes = add_sat(st->live_bytes, bytes);
+    st->live_blocks = add_sat(st->live_blocks, blocks);
+  }
+  for (size_t pos = 0; livetab_next(&agg->pair_live, &pos, &b);) {
+    struct stackpair *p = &agg->pairs[b.owner];
+    uint64_t bytes, blocks;
+    live_estimate(agg, &b, &bytes, &blocks);
+    p->live_bytes = add_sat(p->live_bytes, bytes);
+    p->live_objects = add_sat(p->live_objects, blocks);
   }
   for (size_t i = 0; i < agg->nowned; i++)
     stats_of(agg, (uint32_t)i)->owned_frees = agg->owned_frees[i];

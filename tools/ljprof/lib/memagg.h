@@ -51,6 +51,17 @@ struct overrides {
   size_t *site_start, nsites; /* set by memagg_finish() */
 };
 
+/*
+** Streams with call stacks (v5): counters by (site, stack) pair, the site
+** an event's location, the stack the one it carries (MEMPROF_NO_STACK for
+** none). A block belongs to the pair that allocated it, as to its site.
+*/
+struct stackpair {
+  uint32_t site, stack;
+  uint64_t alloc_objects, alloc_bytes; /* allocations and reallocations */
+  uint64_t live_objects, live_bytes;   /* set by memagg_finish() */
+};
+
 struct memagg {
   struct symbols *sym;
   struct memstats *stats; /* by location id */
@@ -64,7 +75,19 @@ struct memagg {
   struct livetab live;
   struct overrides realloc_overrides, free_overrides;
   uint32_t before_start; /* location id of unknown owners */
+  /* With call stacks: */
+  struct stackpair *pairs;
+  size_t npairs, pairs_cap;
+  struct keymap pair_index; /* site << 32 | stack -> pair id */
+  struct livetab pair_live; /* blocks by the pair that owns them */
+  /* Sampled streams: address -> the bytes a live block stands for. */
+  struct livetab scaled;
 };
+
+/* Did the stream carry call stacks? */
+static inline int memagg_has_stacks(const struct memagg *agg) {
+  return agg->sym->nstacks != 0;
+}
 
 void memagg_init(struct memagg *agg, struct symbols *sym);
 void memagg_free(struct memagg *agg);

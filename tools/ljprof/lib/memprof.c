@@ -3,12 +3,17 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "livetab.h"
 #include "symtab.h"
 
-/* Event header: [F UU SSS EE], high bit to low. */
+/* Event header: [F UU SSS EE], high bit to low; v5 gives the UU bits a
+** meaning: a stack id follows the location, a weight the payload. */
 #define HEADER_END 0x80
 #define HEADER_EVENT(h) ((h)&3u)
 #define HEADER_SOURCE(h) (((h) >> 2) & 7u)
+#define HEADER_FLAGS(h) ((h)&0x60u)
+#define FLAG_STACK 0x20u
+#define FLAG_WEIGHT 0x40u
 
 enum { EV_SYMTAB = 0 }; /* the other event values are memprof_event_kind */
 
@@ -17,8 +22,19 @@ enum source {
   SRC_LFUNC = 2,
   SRC_CFUNC = 3,
   SRC_TRACE = 4,
-  SRC_TRACE_LUA = 5 /* v4: a trace location, announced before */
+  SRC_TRACE_LUA = 5, /* v4: a trace location, announced before */
+  SRC_STACK = 6,     /* v5 symtab update: a call stack */
+  SRC_INFO = 7       /* v5 symtab update: config or stats */
 };
+
+/* Frames of a v5 stack record; info records. */
+enum { FRAME_LUA = 1, FRAME_CFUNC = 2, FRAME_TRUNC = 3 };
+enum { INFO_CONFIG = 0, INFO_STATS = 1 };
+
+/* The writer's stacks have at most 64 frames and a marker. */
+#define STACK_DEPTH_MAX 256
+/* More stacks than this is not a stream our writer makes. */
+#define STACKS_MAX (1u << 24)
 
 /* Trace locations are numbered 0, 1, ... in the order they are announced;
 ** more than this is not a stream our writer makes. */
@@ -28,6 +44,16 @@ enum source {
 struct trace_locs {
   uint32_t *loc;
   size_t n, cap;
+};
+
+/* What decoding a stream keeps besides the resolver. */
+struct decoder {
+  unsigned last_source;  /* of events */
+  unsigned last_update;  /* of symtab updates */
+  unsigned flags;        /* the header flags the version allows */
+  struct trace_locs tl;
+  struct livetab weights; /* sampled streams: address -> bytes it stands for */
+  struct sbuf scratch;
 };
 
 /* An announcement: its number, trace number, proto address and line. */
@@ -51,6 +77,108 @@ static int read_trace_loc(struct reader *r, struct symbols *sym,
   return 1;
 }
 
+static void add_stack_frame(struct symbols *sym, uint32_t loc,
+                            uint32_t func) {
+  grow_array((void **)&sym->stack_frames, &sym->stack_frames_cap,
+             sym->nstack_frames + 1, sizeof *sym->stack_frames);
+  sym->stack_frames[sym->nstack_frames++] = (struct symframe){loc, func};
+}
+
+static void add_stack(struct symbols *sym, uint32_t first) {
+  grow_array((void **)&sym->stacks, &sym->stacks_cap, sym->nstacks + 1,
+             sizeof *sym->stacks);
+  sym->stacks[sym->nstacks++] =
+      (struct symstack){first, (uint32_t)(sym->nstack_frames - first)};
+}
+
+/* Stack 0, which the writer names when its table is full. */
+static void add_full_stack(struct symbols *sym) {
+  uint32_t first = (uint32_t)sym->nstack_frames;
+  uint32_t loc = symbols_loc_label(sym, "[stack table full]");
+  add_stack_frame(sym, loc, loc);
+  add_stack(sym, first);
+}
+
+static int stack_damage(struct reader *r, uint64_t at, const char *problem,
+                        uint64_t value) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": stack record: %s (%" PRIu64 ")",
+              at, problem, value);
+  return 0;
+}
+
+/* A stack: its id, depth and frames, resolved as they come. Kept only
+** when whole: a damaged record leaves no stack behind. */
+static int read_stack(struct reader *r, struct symbols *sym) {
+  uint64_t at = reader_offset(r), id, depth;
+  if (!reader_uleb(r, &id, "stack: id") ||
+      !reader_uleb(r, &depth, "stack: depth"))
+    return 0;
+  if (id != sym->nstacks || id >= STACKS_MAX)
+    return stack_damage(r, at, "announced out of order, id", id);
+  if (depth == 0 || depth > STACK_DEPTH_MAX)
+    return stack_damage(r, at, "impossible depth", depth);
+  size_t first = sym->nstack_frames;
+  for (uint64_t i = 0; i < depth; i++) {
+    uint64_t fat = reader_offset(r), addr = 0, line = 0;
+    uint8_t tag;
+    if (!reader_u8(r, &tag, "stack: frame tag")) break;
+    if (tag == FRAME_LUA) {
+      if (!reader_uleb(r, &addr, "stack: proto address") ||
+          !reader_uleb(r, &line, "stack: line"))
+        break;
+      add_stack_frame(sym, symbols_loc_lua(sym, addr, line),
+                      symbols_loc_proto(sym, addr));
+    } else if (tag == FRAME_CFUNC) {
+      if (!reader_uleb(r, &addr, "stack: C function address")) break;
+      uint32_t loc = symbols_loc_cfunc(sym, addr);
+      add_stack_frame(sym, loc, loc);
+    } else if (tag == FRAME_TRUNC && i == depth - 1) {
+      uint32_t loc = symbols_loc_label(sym, "[more frames]");
+      add_stack_frame(sym, loc, loc);
+    } else {
+      stack_damage(r, fat, "unknown frame tag", tag);
+      break;
+    }
+  }
+  if (r->status != READER_OK) {
+    sym->nstack_frames = first;
+    return 0;
+  }
+  add_stack(sym, (uint32_t)first);
+  return 1;
+}
+
+/* A config or stats record. */
+static int read_info(struct reader *r, struct symbols *sym) {
+  uint64_t at = reader_offset(r), kind, flags;
+  struct memprof_meta *m = &sym->memprof;
+  if (!reader_uleb(r, &kind, "info: kind")) return 0;
+  switch (kind) {
+  case INFO_CONFIG:
+    if (!reader_uleb(r, &flags, "config: flags") ||
+        !reader_uleb(r, &m->sample, "config: sampling interval"))
+      return 0;
+    m->stacks = (flags & 1) != 0;
+    m->has_config = 1;
+    return 1;
+  case INFO_STATS:
+    if (!reader_uleb(r, &m->nstacks, "stats: stacks") ||
+        !reader_uleb(r, &m->full, "stats: events without room") ||
+        !reader_uleb(r, &m->truncated, "stats: truncated stacks") ||
+        !reader_uleb(r, &m->samples, "stats: samples") ||
+        !reader_uleb(r, &m->untracked, "stats: untracked blocks"))
+      return 0;
+    m->has_stats = 1;
+    return 1;
+  default:
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
+                at, kind);
+    return 0;
+  }
+}
+
 static int bad_header(struct reader *r, uint64_t at, uint8_t header,
                       const char *problem) {
   reader_fail(r, READER_CORRUPT, at,
@@ -65,6 +193,8 @@ struct raw_location {
   uint64_t a; /* proto address, C function address, trace number or trace
                 location */
   uint64_t line;
+  uint64_t stack;  /* v5: the stack id, UINT64_MAX: none */
+  uint64_t weight; /* v5: a sampled allocation's, 0: none */
 };
 
 static int read_location(struct reader *r, struct raw_location *loc) {
@@ -118,17 +248,19 @@ static int read_payload(struct reader *r, struct memprof_event *ev) {
 }
 
 static int read_symtab_update(struct reader *r, struct symbols *sym,
-                              unsigned source, struct trace_locs *tl,
-                              struct sbuf *scratch) {
-  if (source == SRC_TRACE_LUA) return read_trace_loc(r, sym, tl);
+                              unsigned source, struct decoder *d) {
+  if (source == SRC_TRACE_LUA) return read_trace_loc(r, sym, &d->tl);
+  if (source == SRC_STACK) return read_stack(r, sym);
+  if (source == SRC_INFO) return read_info(r, sym);
   enum symtab_entry type = source == SRC_LFUNC   ? SYMTAB_LFUNC
                            : source == SRC_CFUNC ? SYMTAB_CFUNC
                                                  : SYMTAB_TRACE;
-  return symtab_read_entry(r, sym, type, scratch);
+  return symtab_read_entry(r, sym, type, &d->scratch);
 }
 
-/* The longest event: a header, a Lua location and a realloc payload. */
-#define EVENT_MAX_BYTES (1 + 6 * ULEB128_MAX_BYTES)
+/* The longest event: a header, a Lua location, a stack id, a realloc
+** payload and a weight. */
+#define EVENT_MAX_BYTES (1 + 8 * ULEB128_MAX_BYTES)
 
 /* The next field of an event in a window of EVENT_MAX_BYTES at *p. */
 static int take_field(const uint8_t **p, uint64_t *out) {
@@ -143,24 +275,28 @@ static int take_field(const uint8_t **p, uint64_t *out) {
 ** Returns the bytes it takes, or 0 for anything else (a symtab update,
 ** the end, damage), which the careful path then decodes and words.
 */
-static size_t decode_event(const uint8_t *window, unsigned last_source,
+static size_t decode_event(const uint8_t *window, const struct decoder *d,
                            struct raw_location *loc,
                            struct memprof_event *ev) {
   uint8_t header = window[0];
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  unsigned flags = HEADER_FLAGS(header);
   if ((header & HEADER_END) || event == EV_SYMTAB || source < SRC_INTERNAL ||
-      source > last_source)
+      source > d->last_source || (flags & ~d->flags) ||
+      ((flags & FLAG_WEIGHT) && event != MEMPROF_ALLOC))
     return 0;
   const uint8_t *p = window + 1;
   int ok = 1;
-  *loc = (struct raw_location){source, 0, 0};
+  *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
   if (source != SRC_INTERNAL) ok = take_field(&p, &loc->a);
   if (source == SRC_LFUNC) ok = ok && take_field(&p, &loc->line);
+  if (flags & FLAG_STACK) ok = ok && take_field(&p, &loc->stack);
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (event != MEMPROF_ALLOC)
     ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
   if (event != MEMPROF_FREE)
     ok = ok && take_field(&p, &ev->naddr) && take_field(&p, &ev->nsize);
+  if (flags & FLAG_WEIGHT) ok = ok && take_field(&p, &loc->weight);
   return ok ? (size_t)(p - window) : 0;
 }
 
@@ -169,68 +305,107 @@ enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_END, ITEM_DAMAGED };
 
 /* The careful path: any item, read byte by byte, errors worded. */
 static enum item read_item(struct reader *r, struct symbols *sym,
-                           unsigned last_source, struct raw_location *loc,
-                           struct memprof_event *ev, struct trace_locs *tl,
-                           struct sbuf *scratch) {
+                           struct decoder *d, struct raw_location *loc,
+                           struct memprof_event *ev) {
   uint8_t header;
   if (!reader_u8(r, &header, "event header or end (0x80)")) return ITEM_DAMAGED;
   if (header & HEADER_END) return ITEM_END;
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  unsigned flags = HEADER_FLAGS(header);
   uint64_t at = reader_offset(r) - 1;
   if (event == EV_SYMTAB) {
-    if (source < SRC_LFUNC || source > last_source)
+    if (source < SRC_LFUNC || source > d->last_update || flags)
       return bad_header(r, at, header, "unknown symtab update kind"),
              ITEM_DAMAGED;
-    return read_symtab_update(r, sym, source, tl, scratch) ? ITEM_SYMTAB_UPDATE
-                                                           : ITEM_DAMAGED;
+    return read_symtab_update(r, sym, source, d) ? ITEM_SYMTAB_UPDATE
+                                                 : ITEM_DAMAGED;
   }
-  if (source < SRC_INTERNAL || source > last_source)
+  if (source < SRC_INTERNAL || source > d->last_source)
     return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
-  *loc = (struct raw_location){source, 0, 0};
+  if ((flags & ~d->flags) || ((flags & FLAG_WEIGHT) && event != MEMPROF_ALLOC))
+    return bad_header(r, at, header, "unknown flags"), ITEM_DAMAGED;
+  *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
-  return read_location(r, loc) && read_payload(r, ev) ? ITEM_EVENT
-                                                      : ITEM_DAMAGED;
+  if (!read_location(r, loc) ||
+      ((flags & FLAG_STACK) && !reader_uleb(r, &loc->stack, "stack id")) ||
+      !read_payload(r, ev) ||
+      ((flags & FLAG_WEIGHT) && !reader_uleb(r, &loc->weight, "weight")))
+    return ITEM_DAMAGED;
+  return ITEM_EVENT;
+}
+
+/* A number an event names that was not announced: damage. */
+static int unannounced(struct reader *r, uint64_t at, const char *what,
+                       uint64_t value) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": event names %s %" PRIu64
+              ", not announced before",
+              at, what, value);
+  return 0;
+}
+
+static uint64_t scale(uint64_t weight, uint64_t from, uint64_t to) {
+  if (!weight || !from) return weight;
+  double w = (double)weight * (double)to / (double)from;
+  return w >= 1.8e19 ? UINT64_MAX : (uint64_t)w;
+}
+
+/* A sampled stream: what each block stands for follows it, through
+** reallocations (at the same scale) to its free. */
+static void follow_weights(struct decoder *d, struct memprof_event *ev,
+                           uint64_t weight) {
+  struct live_block old;
+  if (ev->kind != MEMPROF_ALLOC && livetab_take(&d->weights, ev->oaddr, &old))
+    ev->oweight = old.size;
+  if (ev->kind == MEMPROF_FREE) return;
+  ev->nweight = weight ? weight : scale(ev->oweight, ev->osize, ev->nsize);
+  if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
 }
 
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
-  unsigned last_source = version >= 4 ? SRC_TRACE_LUA : SRC_TRACE;
-  struct trace_locs tl = {0};
-  struct sbuf scratch = {0};
+  struct decoder d = {.last_source = version >= 4 ? SRC_TRACE_LUA : SRC_TRACE,
+                      .last_update = version >= 5   ? SRC_INFO
+                                     : version >= 4 ? SRC_TRACE_LUA
+                                                    : SRC_TRACE,
+                      .flags = version >= 5 ? FLAG_STACK | FLAG_WEIGHT : 0};
   struct memprof_event batch[MEMPROF_BATCH];
   size_t n = 0;
   enum item item;
+  livetab_init(&d.weights);
+  if (version >= 5 && sym->nstacks == 0) add_full_stack(sym);
   for (;;) {
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];
     uint64_t at = reader_offset(r);
     const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
-    size_t used = window ? decode_event(window, last_source, &loc, ev) : 0;
+    size_t used = window ? decode_event(window, &d, &loc, ev) : 0;
     if (used) {
       reader_skip(r, used);
     } else {
-      item = read_item(r, sym, last_source, &loc, ev, &tl, &scratch);
+      item = read_item(r, sym, &d, &loc, ev);
       if (item == ITEM_SYMTAB_UPDATE) continue;
       if (item != ITEM_EVENT) break;
     }
-    if (loc.source == SRC_TRACE_LUA && loc.a >= tl.n) {
-      reader_fail(r, READER_CORRUPT, at,
-                  "corrupt at offset %" PRIu64
-                  ": event names trace location %" PRIu64
-                  ", not announced before",
-                  at, loc.a);
+    if ((loc.source == SRC_TRACE_LUA && loc.a >= d.tl.n &&
+         !unannounced(r, at, "trace location", loc.a)) ||
+        (loc.stack != UINT64_MAX && loc.stack >= sym->nstacks &&
+         !unannounced(r, at, "stack", loc.stack))) {
       item = ITEM_DAMAGED;
       break;
     }
     /* Resolved only now, so that a damaged event leaves no trace. */
-    ev->loc = resolve_location(sym, &tl, &loc);
+    ev->loc = resolve_location(sym, &d.tl, &loc);
+    ev->stack = loc.stack == UINT64_MAX ? MEMPROF_NO_STACK : (uint32_t)loc.stack;
+    if (sym->memprof.sample) follow_weights(&d, ev, loc.weight);
     if (++n == MEMPROF_BATCH) {
       sink->events(sink->ud, batch, n);
       n = 0;
     }
   }
   if (n > 0) sink->events(sink->ud, batch, n);
-  free(tl.loc);
-  sbuf_free(&scratch);
+  free(d.tl.loc);
+  livetab_free(&d.weights);
+  sbuf_free(&d.scratch);
   return item == ITEM_END;
 }

@@ -12,9 +12,13 @@
 #include "reader.h"
 #include "symbols.h"
 
-/* 3: the reference's; 4: ours, adds Lua lines inside traces. */
+/* 3: the reference's; 4: ours, adds Lua lines inside traces; 5: call
+** stacks and sampled allocations. */
 #define MEMPROF_VERSION_REFERENCE 3
-#define MEMPROF_VERSION 4
+#define MEMPROF_VERSION 5
+
+/* The stack of an event that carries none. */
+#define MEMPROF_NO_STACK UINT32_MAX
 
 enum memprof_event_kind {
   MEMPROF_ALLOC = 1,  /* naddr, nsize */
@@ -24,10 +28,20 @@ enum memprof_event_kind {
 
 struct memprof_event {
   enum memprof_event_kind kind;
-  uint32_t loc; /* location id in the resolver */
+  uint32_t loc;   /* location id in the resolver */
+  uint32_t stack; /* stack id in the resolver (v5), or MEMPROF_NO_STACK */
   uint64_t oaddr, osize;
   uint64_t naddr, nsize;
+  /* A sampled stream's estimates: the bytes the old and the new block
+  ** stand for; 0 where the block stands for itself. */
+  uint64_t oweight, nweight;
 };
+
+/* The blocks an estimate of bytes stands for: at least one. */
+static inline uint64_t memprof_objects(uint64_t weight, uint64_t size) {
+  if (!weight || !size || weight <= size) return 1;
+  return (weight + size / 2) / size;
+}
 
 /*
 ** Events reach a sink in batches, in stream order: a consumer can then work

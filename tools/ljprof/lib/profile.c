@@ -116,6 +116,33 @@ void profile_from_sysprof(struct profile *p, const char *source,
   finish(p);
 }
 
+/* A (site, stack) pair's frames: the site, unless the stack's innermost
+** frame is it already (it always is but for traces that could not tell
+** their line), then the stack. */
+static void push_pair_frames(struct profile *p, const struct stackpair *pair) {
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(p->sym, pair->stack, &depth);
+  if (!depth || f[0].loc != pair->site) push_frame(p, pair->site, pair->site, 0);
+  for (uint32_t i = 0; i < depth; i++) push_frame(p, f[i].loc, f[i].func, 0);
+}
+
+/* Streams with stacks: a stack per (site, stack) pair. */
+static void memprof_pair_stacks(struct profile *p, const struct memagg *agg) {
+  p->stacks = xmalloc((agg->npairs ? agg->npairs : 1) * sizeof *p->stacks);
+  for (size_t i = 0; i < agg->npairs; i++) {
+    const struct stackpair *pair = &agg->pairs[i];
+    if (!pair->alloc_objects && !pair->live_objects) continue;
+    struct profile_stack *out = &p->stacks[p->nstacks++];
+    out->first = (uint32_t)p->nstack_frames;
+    out->values[MEM_ALLOC_OBJECTS] = pair->alloc_objects;
+    out->values[MEM_ALLOC_SPACE] = pair->alloc_bytes;
+    out->values[MEM_INUSE_OBJECTS] = pair->live_objects;
+    out->values[MEM_INUSE_SPACE] = pair->live_bytes;
+    push_pair_frames(p, pair);
+    out->depth = (uint32_t)(p->nstack_frames - out->first);
+  }
+}
+
 void profile_from_memprof(struct profile *p, const char *source,
                           const struct memagg *agg, const struct reader *r,
                           int leak_only, enum memagg_order count) {
@@ -123,6 +150,12 @@ void profile_from_memprof(struct profile *p, const char *source,
   int bytes = count == ORDER_BYTES;
   p->shown = leak_only ? (bytes ? MEM_INUSE_SPACE : MEM_INUSE_OBJECTS)
                        : (bytes ? MEM_ALLOC_SPACE : MEM_ALLOC_OBJECTS);
+  p->sample = agg->sym->memprof.sample;
+  if (memagg_has_stacks(agg)) {
+    memprof_pair_stacks(p, agg);
+    finish(p);
+    return;
+  }
   p->stacks = xmalloc((agg->nstats ? agg->nstats : 1) * sizeof *p->stacks);
   for (size_t loc = 0; loc < agg->nstats; loc++) {
     const struct memstats *st = &agg->stats[loc];

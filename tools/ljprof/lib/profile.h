@@ -10,7 +10,9 @@
 ** - Memory (memprof): one stack per location owning memory (the allocation
 **   site), a single frame; values `alloc_objects`, `alloc_space` (blocks and
 **   bytes allocated there, by allocations and reallocations), and
-**   `inuse_objects`, `inuse_space` (what it still held at the end).
+**   `inuse_objects`, `inuse_space` (what it still held at the end). With
+**   call stacks (v5), one stack per (site, call stack) pair: the site, then
+**   the Lua frames that called it. Sampled: the values are estimates.
 **
 ** One value is "shown" by the formats that carry only one: CPU samples;
 ** for memory, allocated or (leak_only) in-use bytes or (ORDER_EVENTS)
@@ -69,6 +71,10 @@ struct profile {
   size_t shown;          /* index of the value a single-valued format shows */
   uint64_t period;       /* CPU: the sampling interval in ns; 0: unknown */
   uint64_t duration_ns;  /* CPU: the profile's elapsed time; 0: unknown */
+  const char *what;      /* what the values are, when not the kind's own
+                            (the growth a diff draws) */
+  uint64_t sample;       /* memory: the sampling interval in bytes; 0: every
+                            event (values are estimates otherwise) */
   struct profile_frame *frames; /* by frame id */
   size_t nframes, frames_cap;
   struct hashtab frame_index;

@@ -15,8 +15,9 @@ extern const char flamegraph_html[]; /* NUL-terminated */
 #define DATA_MARKER "<!--LJPROF-DATA-->"
 
 static const char *unit_of(const struct profile *p) {
-  if (p->kind == PROFILE_CPU) return "samples";
-  return strcmp(p->types[p->shown].unit, "bytes") ? "blocks" : "bytes";
+  const char *unit = p->types[p->shown].unit;
+  if (!strcmp(unit, "bytes") || !strcmp(unit, "nanoseconds")) return unit;
+  return p->kind == PROFILE_CPU ? "samples" : "blocks";
 }
 
 static const char *what_of(const struct profile *p) {
@@ -25,7 +26,16 @@ static const char *what_of(const struct profile *p) {
       [MEM_ALLOC_SPACE] = "bytes allocated by site",
       [MEM_INUSE_OBJECTS] = "blocks in use at the end by site",
       [MEM_INUSE_SPACE] = "bytes in use at the end by site"};
-  return p->kind == PROFILE_CPU ? "samples by stack" : memory[p->shown];
+  static const char *const sampled[] = {
+      [MEM_ALLOC_OBJECTS] = "blocks allocated by stack (sampled: estimates)",
+      [MEM_ALLOC_SPACE] = "bytes allocated by stack (sampled: estimates)",
+      [MEM_INUSE_OBJECTS] = "blocks in use at the end by stack (sampled: "
+                            "estimates)",
+      [MEM_INUSE_SPACE] = "bytes in use at the end by stack (sampled: "
+                          "estimates)"};
+  if (p->what) return p->what;
+  if (p->kind == PROFILE_CPU) return "samples by stack";
+  return p->sample ? sampled[p->shown] : memory[p->shown];
 }
 
 static json_t *json_data(const struct profile *p) {

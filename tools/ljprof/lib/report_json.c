@@ -68,12 +68,30 @@ static json_t *json_locations(const struct report_input *in,
   return list;
 }
 
+/* What a v5 stream says of its stacks and sampling. */
+static void json_meta(json_t *root, const struct symbols *sym) {
+  const struct memprof_meta *m = &sym->memprof;
+  if (m->has_config) {
+    json_object_set_new(root, "sampled_every", json_u64(m->sample));
+    json_object_set_new(root, "estimates", json_boolean(m->sample != 0));
+  }
+  if (!m->has_stats) return;
+  json_t *o = json_object();
+  json_object_set_new(o, "distinct", json_u64(m->nstacks));
+  json_object_set_new(o, "truncated_events", json_u64(m->truncated));
+  json_object_set_new(o, "table_full_events", json_u64(m->full));
+  json_object_set_new(o, "samples", json_u64(m->samples));
+  json_object_set_new(o, "untracked_blocks", json_u64(m->untracked));
+  json_object_set_new(root, "stacks", o);
+}
+
 int report_memprof_json(FILE *out, const struct report_input *in,
                         const struct report_options *opt) {
   json_t *root = json_object();
   json_object_set_new(root, "kind", json_string("memprof"));
   json_object_set_new(root, "source",
                       json_bytes(in->source, strlen(in->source)));
+  json_meta(root, in->sym);
   json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
   json_object_set_new(root, "locations", json_locations(in, opt));
   json_add_error(root, in->reader);

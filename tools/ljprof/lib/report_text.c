@@ -4,6 +4,7 @@
 ** reallocation or free touched ("Overrides"), what each site still holds
 ** (HEAP SUMMARY), and ALIASES for chunk names that span lines.
 */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,10 +191,62 @@ static void put_event_section(struct text *t, const char *title,
   free(ids);
 }
 
+/* Streams with stacks: the pairs of the sites, most live bytes first. */
+static int by_site_live(const void *pa, const void *pb, void *ud) {
+  const struct memagg *agg = ud;
+  const struct stackpair *a = &agg->pairs[*(const uint32_t *)pa];
+  const struct stackpair *b = &agg->pairs[*(const uint32_t *)pb];
+  if (a->site != b->site) return a->site < b->site ? -1 : 1;
+  if (a->live_bytes != b->live_bytes) return a->live_bytes > b->live_bytes ? -1 : 1;
+  return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+#define STACKS_PER_SITE 3
+
+/* A stack, innermost first: `a <- b <- c`. */
+static void put_stack(struct text *t, uint32_t stack) {
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(t->in->sym, stack, &depth);
+  if (!depth) put(t, "(no call stack)");
+  for (uint32_t i = 0; i < depth; i++) {
+    if (i) put(t, " <- ");
+    put_name(t, f[i].loc);
+  }
+}
+
+/* The stacks that hold most of a site's memory (pairs sorted by site). */
+static void put_site_stacks(struct text *t, const uint32_t *pairs,
+                            size_t npairs, uint32_t site) {
+  const struct memagg *agg = t->in->agg;
+  size_t lo = 0, hi = npairs;
+  while (lo < hi) { /* the site's first pair */
+    size_t mid = lo + (hi - lo) / 2;
+    if (agg->pairs[pairs[mid]].site < site) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo, n = 0; i < npairs && n < STACKS_PER_SITE; i++, n++) {
+    const struct stackpair *p = &agg->pairs[pairs[i]];
+    if (p->site != site || !p->live_bytes) break;
+    put(t, "\t");
+    put_size(t, p->live_bytes);
+    put(t, " in ");
+    put_plural(t, p->live_objects, "block", "blocks");
+    put(t, " from ");
+    put_stack(t, p->stack);
+    end_line(t);
+  }
+}
+
 static void put_heap_summary(struct text *t) {
   const struct memagg *agg = t->in->agg;
   size_t count;
   uint32_t *ids = memagg_rank(agg, VIEW_LIVE, t->opt->order, &count);
+  uint32_t *pairs = NULL;
+  if (memagg_has_stacks(agg)) {
+    pairs = xmalloc((agg->npairs + 1) * sizeof *pairs);
+    for (size_t i = 0; i < agg->npairs; i++) pairs[i] = (uint32_t)i;
+    qsort_r(pairs, agg->npairs, sizeof *pairs, by_site_live, (void *)agg);
+  }
   put(t, "HEAP SUMMARY");
   end_line(t);
   size_t shown = limit(t, count);
@@ -210,9 +263,44 @@ static void put_heap_summary(struct text *t) {
     put(t, ", ");
     put_plural(t, st->owned_frees, "free", "frees");
     end_line(t);
+    if (pairs) put_site_stacks(t, pairs, agg->npairs, ids[i]);
   }
   put_more(t, shown, count);
+  free(pairs);
   free(ids);
+}
+
+/* What a v5 stream says of its stacks and sampling. */
+static void put_stream_meta(struct text *t) {
+  const struct memprof_meta *m = &t->in->sym->memprof;
+  if (m->sample) {
+    put(t, "SAMPLED: an allocation recorded every ");
+    put_size(t, m->sample);
+    put(t, " allocated on average");
+    if (m->has_stats) {
+      put(t, " (");
+      put_plural(t, m->samples, "sample", "samples");
+      put(t, ")");
+    }
+    put(t, "; every figure is an estimate");
+    end_line(t);
+    if (m->untracked) {
+      put(t, "WARNING: ");
+      put_plural(t, m->untracked, "sampled block", "sampled blocks");
+      put(t, " not tracked (table full): their frees are missing");
+      end_line(t);
+    }
+  }
+  if (m->has_stats && (m->stacks || memagg_has_stacks(t->in->agg))) {
+    put(t, "Call stacks: ");
+    put_u64(t, m->nstacks);
+    put(t, " distinct; ");
+    put_plural(t, m->truncated, "event", "events");
+    put(t, " with a stack cut at 64 frames; ");
+    put_plural(t, m->full, "event", "events");
+    put(t, " without one (stack table full)");
+    end_line(t);
+  }
 }
 
 static void put_aliases(struct text *t) {
@@ -246,6 +334,7 @@ int report_memprof_text(FILE *out, const struct report_input *in,
       put(&t, in->reader->err_msg);
       end_line(&t);
     }
+    put_stream_meta(&t);
     put_totals(&t);
     end_line(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);

@@ -25,6 +25,8 @@ void symbols_free(struct symbols *s) {
   free(s->locations);
   free(s->location_slots);
   free(s->resolved);
+  free(s->stack_frames);
+  free(s->stacks);
   memset(s, 0, sizeof *s);
 }
 

@@ -84,6 +84,29 @@ struct resolved_location {
 
 #define SYMBOLS_RESOLVED_CACHE 4096
 
+/*
+** Memprof v5: the call stacks a stream announced, by stack id, each a run
+** of frames (the frame's location and its function: a Lua line's proto,
+** else the frame itself), innermost first. Stack 0 is the writer's "stack
+** table full".
+*/
+struct symframe {
+  uint32_t loc, func;
+};
+
+struct symstack {
+  uint32_t first, depth; /* at stack_frames[first ..] */
+};
+
+/* What a memprof v5 stream says of itself: its config record (call
+** stacks, sampling interval in bytes, 0: every event) and its stats. */
+struct memprof_meta {
+  int has_config, has_stats;
+  int stacks;
+  uint64_t sample;
+  uint64_t nstacks, full, truncated, samples, untracked;
+};
+
 /* A slot of the location index: the whole key, so a lookup reads one. */
 struct location_slot {
   struct location key;
@@ -119,7 +142,25 @@ struct symbols {
 
   uint64_t generation; /* of the bindings: bumped by every bind */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
+
+  struct symframe *stack_frames; /* memprof v5 stacks */
+  size_t nstack_frames, stack_frames_cap;
+  struct symstack *stacks;
+  size_t nstacks, stacks_cap;
+  struct memprof_meta memprof;
 };
+
+/* A stack's frames, innermost first; NULL (and depth 0) for no stack. */
+static inline const struct symframe *symbols_stack(const struct symbols *s,
+                                                   uint32_t stack,
+                                                   uint32_t *depth) {
+  if (stack >= s->nstacks) {
+    *depth = 0;
+    return NULL;
+  }
+  *depth = s->stacks[stack].depth;
+  return s->stack_frames + s->stacks[stack].first;
+}
 
 void symbols_init(struct symbols *s);
 void symbols_free(struct symbols *s);
