@@ -109,7 +109,8 @@ typedef struct SysProf {
   /* Code the native walk may report: the interpreter, loaded objects. */
   uintptr_t vm_lo, vm_hi;
   ProfUnwObjs unw;
-  ProfUnwCache unwcache;	/* The handler's. */
+  ProfUnwCache unwcache;	/* The handler's, */
+  TraceNo lasttrace;		/* and the trace it found last by address. */
   uintptr_t stack_lo, stack_hi;	/* The VM's thread's native stack. */
   int probe[2];			/* Pipe that tells readable memory. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */

@@ -330,17 +330,27 @@ static void sample_trace(SysProf *sp, Sample *s, LuaCursor *c,
 
 /* The trace whose machine code holds ip, or 0: C code called from a
 ** trace (the collector, table helpers) returns there. */
+#if LJ_HASJIT
+static int trace_holds(GCtrace *T, uintptr_t ip)
+{
+  return T != NULL && ip >= (uintptr_t)T->mcode &&
+	 ip < (uintptr_t)T->mcode + T->szmcode;
+}
+#endif
+
 static int32_t trace_at(SysProf *sp, uintptr_t ip)
 {
 #if LJ_HASJIT
   jit_State *J = G2J(sp->g);
   TraceNo i;
-  for (i = 1; i < J->sizetrace; i++) {
-    GCtrace *T = traceref(J, i);
-    if (T != NULL && ip >= (uintptr_t)T->mcode &&
-	ip < (uintptr_t)T->mcode + T->szmcode)
-      return (int32_t)i;
-  }
+  /* The trace found last, first: samples in C code a trace calls come in
+  ** runs. Not trusted by its number alone: traces are freed and reused. */
+  if (sp->lasttrace < J->sizetrace &&
+      trace_holds(traceref(J, sp->lasttrace), ip))
+    return (int32_t)sp->lasttrace;
+  for (i = 1; i < J->sizetrace; i++)
+    if (trace_holds(traceref(J, i), ip))
+      return (int32_t)(sp->lasttrace = i);
 #else
   UNUSED(sp); UNUSED(ip);
 #endif
