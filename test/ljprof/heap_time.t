@@ -148,14 +148,7 @@ my @items = (
   info_mark(30_000_000),
   info_stats(2, 0, 0, 0, 0),
 );
-my @complete;
-my ($bin, $count) = ($head, 0);
-for my $e (@items) {
-  $bin .= $e;
-  $count++ if ord($e) & 3;
-  push @complete, [length $bin, $count];
-}
-$bin .= "\x80";
+my ($bin, $complete) = memprof_items($head, @items);
 my $full = write_file("$dir/marks.bin", $bin);
 my $j = ljprof_json($full);
 is($j->{rc}, 0, 'marks: read') or diag $j->{err};
@@ -170,10 +163,10 @@ is($h->{peak_bytes}, 7000, 'marks: peak_bytes');
 is($h->{peak_ns}, 20_000_000, 'marks: and when');
 
 # Cut anywhere: one clear line, every event before the cut, and a page.
-is(check_every_cut($bin, length($head) - length(info_config(1, 0)), \@complete,
+is(check_every_cut($bin, length($head) - length(info_config(1, 0)), $complete,
                    sub { my $t = $_[0]{totals}; $t->{alloc_events} + $t->{realloc_events} + $t->{free_events} }),
    0, 'a stream with marks cut at every offset is reported up to the cut');
-my $cut = write_file("$dir/cut.bin", substr($bin, 0, $complete[7][0] + 2));
+my $cut = write_file("$dir/cut.bin", substr($bin, 0, $complete->[7][0] + 2));
 my $r = ljprof('report', '--format=html', '-o', "$dir/cut.html", $cut);
 is($r->{rc}, 1, 'cut after three marks: exit 1');
 like($r->{err}, qr/truncated at offset/, 'cut: says where');

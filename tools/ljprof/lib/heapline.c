@@ -80,7 +80,11 @@ static void halve(struct heapline *h) {
 
 void heapline_mark(struct heapline *h, uint64_t ns) {
   if (!h->points) h->points = xmalloc((HEAPLINE_POINTS + 1) * sizeof *h->points);
-  snapshot(h, ns, &h->latest);
+  /* No event since the last mark: the same heap, later. */
+  if (h->nmarks && h->latest.events == h->events)
+    h->latest.ns = ns;
+  else
+    snapshot(h, ns, &h->latest);
   h->nmarks++;
   if (h->peak_open) {
     h->peak_ns = ns;
