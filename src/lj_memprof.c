@@ -131,6 +131,8 @@ typedef struct MemProf {
   struct lj_wbuf out;
   struct lj_symtab_objs objs;	/* ELF objects the stream names. */
   uint64_t ntraceloc;		/* Trace locations announced. */
+  int64_t mark_left;		/* Events to write before the clock is read. */
+  uint64_t t0, tmark;		/* Start, last mark: monotonic ns. */
   /* By return address; emptied when a trace appears (it may reuse the
   ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
@@ -653,6 +655,7 @@ static uint64_t sample_weight(MemProf *mp, size_t n)
 /* -- Event stream -------------------------------------------------------- */
 
 static void memprof_halt(MemProf *mp);
+static void memprof_mark(MemProf *mp);
 
 /* Header, location and stack id of an event; returns where its payload
 ** goes. */
@@ -702,6 +705,8 @@ static void memprof_write(MemProf *mp, uint8_t aevent, void *ptr,
   if (weight)
     p = lj_wbuf_uleb(p, weight);
   mp->out.pos = p;
+  if (LJ_UNLIKELY(--mp->mark_left <= 0))
+    memprof_mark(mp);
   if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
     memprof_halt(mp);
 }
@@ -836,6 +841,30 @@ static void memprof_config(MemProf *mp)
   memprof_info(mp, LJM_INFO_CONFIG, v, 2);
 }
 
+static uint64_t memprof_clock(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec*1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void memprof_writemark(MemProf *mp, uint64_t now)
+{
+  uint64_t t = now - mp->t0;
+  mp->tmark = now;
+  memprof_info(mp, LJM_INFO_MARK, &t, 1);
+}
+
+/* Every LJM_MARK_EVENTS events, or every event when sampled: a time mark,
+** if LJM_MARK_NS passed. Version 3 and 4 have none: never reached there. */
+static void memprof_mark(MemProf *mp)
+{
+  uint64_t now = memprof_clock();
+  mp->mark_left = mp->cfg.sample ? 1 : LJM_MARK_EVENTS;
+  if (now - mp->tmark >= LJM_MARK_NS)
+    memprof_writemark(mp, now);
+}
+
 static void memprof_stats(MemProf *mp)
 {
   uint64_t v[5];
@@ -916,8 +945,12 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   lj_wbuf_init(&mp->out, opt->writer, opt->ctx, opt->buf, opt->len);
   lj_symtab_dump(&mp->out, g, &mp->objs);
   lj_wbuf_addn(&mp->out, prologue, sizeof(prologue));
-  if (mp->version >= LJM_VERSION_STACKS)
+  mp->t0 = mp->tmark = memprof_clock();
+  mp->mark_left = INT64_MAX;
+  if (mp->version >= LJM_VERSION_STACKS) {
     memprof_config(mp);
+    mp->mark_left = mp->cfg.sample ? 1 : LJM_MARK_EVENTS;
+  }
   if (lj_wbuf_failed(&mp->out)) {
     int err = mp->out.saved_errno;
     lj_symtab_freeobjs(&mp->objs);
@@ -948,8 +981,10 @@ LUA_API int luaM_memprof_stop(lua_State *L)
     errno = mp->saved_errno;
     return PROFILE_ERRIO;
   }
-  if (mp->version >= LJM_VERSION_STACKS)
+  if (mp->version >= LJM_VERSION_STACKS) {
+    memprof_writemark(mp, memprof_clock());  /* Where the run ends. */
     memprof_stats(mp);
+  }
   memprof_release(mp);
   lj_wbuf_addbyte(out, LJM_EPILOGUE_HEADER);
   lj_wbuf_flush(out);

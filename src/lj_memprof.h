@@ -48,6 +48,7 @@
 #define LJM_FRAME_TRUNC		3	/* Frames left out below. */
 #define LJM_INFO_CONFIG		0
 #define LJM_INFO_STATS		1
+#define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
 #define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
 #define LJM_LINE_UNKNOWN	0xffffffffu
 
@@ -62,6 +63,12 @@ typedef struct MemprofConfig {
   int stacks;		/* Events carry their call stacks (version 5). */
   uint64_t sample;	/* Mean bytes between sampled allocations; 0: all. */
 } MemprofConfig;
+
+/* Time marks (version 5): the clock is read every LJM_MARK_EVENTS events
+** written (every event when sampled: those are few), and a mark written
+** when LJM_MARK_NS passed since the last one. */
+#define LJM_MARK_NS		10000000
+#define LJM_MARK_EVENTS		256
 
 /* Sampling intervals accepted, in bytes. */
 #define LJM_SAMPLE_MAX		((uint64_t)1 << 40)

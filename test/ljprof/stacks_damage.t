@@ -28,14 +28,7 @@ my @items = (
   ev_stack(1, lua($pa, 3), 0, 0x7f00aa000400, 50),
   info_stats(2, 1, 1, 0, 0),
 );
-my @complete;
-my ($bin, $count) = ($head, 0);
-for my $e (@items) {
-  $bin .= $e;
-  $count++ if ord($e) & 3;
-  push @complete, [length $bin, $count];
-}
-$bin .= "\x80";
+my ($bin, $complete) = memprof_items($head, @items);
 my $full = write_file("$dir/full.bin", $bin);
 my $r = ljprof('report', '--format=collapsed', $full);
 is($r->{rc}, 0, 'whole: clean') or diag $r->{err};
@@ -50,7 +43,7 @@ like($r->{out}, qr/^Call stacks: 2 distinct; 1 event with a stack cut at 64 fram
      'whole: the stats record reported');
 
 # (The report starts with the prologue, before the config record.)
-my $bad = check_every_cut($bin, length($head) - length(info_config(1, 0)), [[length $head, 0], @complete], sub {
+my $bad = check_every_cut($bin, length($head) - length(info_config(1, 0)), [[length $head, 0], @$complete], sub {
   my $t = $_[0]{totals};
   return $t ? $t->{alloc_events} + $t->{realloc_events} + $t->{free_events} : -1;
 });

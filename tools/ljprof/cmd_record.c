@@ -49,6 +49,11 @@ static void usage(FILE *out) {
           "\n"
           "Options:\n"
           "  --mem               profile memory: every allocation, by place\n"
+          "  --stacks            with --mem: each allocation's call stack (a v5\n"
+          "                      stream, with time marks for the heap chart)\n"
+          "  --sample=BYTES      with --mem: record allocations at a mean\n"
+          "                      interval of BYTES (1 to 2^40) allocated, with\n"
+          "                      their stacks; reports give estimates\n"
           "  --cpu[=MODE]        profile CPU by sampling: MODE C (call graph,\n"
           "                      the default), L (leaf) or D (VM states only)\n"
           "  --interval=MS       sampling interval in milliseconds, may be\n"
@@ -66,6 +71,8 @@ static void usage(FILE *out) {
           "Examples:\n"
           "  ljprof record --mem -- app.lua\n"
           "  ljprof record --mem --leak-only -o app.mem -- app.lua --port 8080\n"
+          "  ljprof record --mem --sample=524288 --format=html "
+          "--report-out=heap.html -- app.lua\n"
           "  ljprof record --cpu --interval=1 -- bench.lua\n"
           "  ljprof record --cpu --format=collapsed --report-out=cpu.folded "
           "-- bench.lua\n"
@@ -81,7 +88,9 @@ enum {
   OPT_REPORT_OUT,
   OPT_LUAJIT,
   OPT_PID,
-  OPT_DURATION
+  OPT_DURATION,
+  OPT_STACKS,
+  OPT_SAMPLE
 };
 
 static const struct option long_options[] = {
@@ -94,6 +103,8 @@ static const struct option long_options[] = {
     {"luajit", required_argument, NULL, OPT_LUAJIT},
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
+    {"stacks", no_argument, NULL, OPT_STACKS},
+    {"sample", required_argument, NULL, OPT_SAMPLE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -111,7 +122,24 @@ struct args {
   char **script;            /* SCRIPT ARGS... (NULL-terminated) */
   pid_t pid;                /* --pid; 0: run SCRIPT */
   double duration;          /* --pid: seconds */
+  int stacks;               /* --mem --stacks */
+  unsigned long long sample; /* --mem --sample: bytes; 0: every event */
 };
+
+/* The sampling intervals memprof takes: 1 byte to 2^40. */
+#define SAMPLE_MAX (1ull << 40)
+
+/* A whole number of bytes in [1, SAMPLE_MAX]. */
+static int parse_sample(const char *text, unsigned long long *bytes) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || n == 0 ||
+      n > SAMPLE_MAX)
+    return 0;
+  *bytes = n;
+  return 1;
+}
 
 /* A positive number (milliseconds, seconds) into *value, if not NULL. */
 static int parse_positive(const char *text, double *value) {
@@ -177,6 +205,14 @@ static int parse_own_option(int c, char **argv, void *ud) {
     if (!parse_pid(optarg, &a->pid))
       return usage_error(CMD, "--pid wants a process id, not '%s'", optarg);
     return -1;
+  case OPT_STACKS:
+    a->stacks = 1;
+    return -1;
+  case OPT_SAMPLE:
+    if (!parse_sample(optarg, &a->sample))
+      return usage_error(CMD, "--sample wants a whole number of bytes from 1 "
+                              "to 1099511627776 (2^40), not '%s'", optarg);
+    return -1;
   case OPT_DURATION:
     if (!parse_positive(optarg, &a->duration))
       return usage_error(CMD, "--duration wants a positive number of "
@@ -197,10 +233,11 @@ static int parse_args(int argc, char **argv, struct args *a) {
                              &a->report, parse_own_option, a);
   if (status >= 0) return status;
   if (a->pid) {
-    if (a->interval || a->stream || a->luajit || optind < argc)
+    if (a->interval || a->stream || a->luajit || a->stacks || a->sample ||
+        optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "
-                              "LJPROF says: no SCRIPT, -o, --interval or "
-                              "--luajit");
+                              "LJPROF says: no SCRIPT, -o, --interval, "
+                              "--luajit, --stacks or --sample");
     return -1;
   }
   if (a->duration)
@@ -209,6 +246,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return usage_error(CMD, "say which profiler: --mem or --cpu");
   if (a->interval && a->profiler != PROFILER_CPU)
     return usage_error(CMD, "--interval is for --cpu");
+  if ((a->stacks || a->sample) && a->profiler != PROFILER_MEM)
+    return usage_error(CMD, "--stacks and --sample are for --mem");
   if (optind == argc) return usage_error(CMD, "no SCRIPT given");
   a->script = argv + optind;
   return -1;
@@ -231,9 +270,13 @@ static char *luajit_beside_me(void) {
 
 /* The Lua chunk that starts the profiler. */
 static void start_chunk(const struct args *a, char *buf, size_t size) {
+  char sample[48] = ""; /* memprof takes no sample = 0 */
+  if (a->sample) snprintf(sample, sizeof sample, ", sample = %llu", a->sample);
   if (a->profiler == PROFILER_MEM)
     snprintf(buf, size,
-             "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")}))");
+             "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")"
+             "%s%s}))",
+             a->stacks ? ", stacks = true" : "", sample);
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "

@@ -7,7 +7,7 @@ use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
 
-our @EXPORT = qw(ljprof run_program ljprof_json scratch_dir check_every_cut);
+our @EXPORT = qw(ljprof run_program ljprof_json scratch_dir check_every_cut memprof_items);
 
 my $dir = tempdir(CLEANUP => 1);
 
@@ -40,6 +40,21 @@ sub ljprof_json {
   $r->{json} = $doc;
   $r->{loc} = { map { $_->{location} => $_ } @{ $doc ? $doc->{locations} : [] } };
   return $r;
+}
+
+# memprof_items($head, @items) -> ($bin, \@complete): a memprof stream of
+# $head, the items and the end byte, and for check_every_cut after each
+# item its end offset and the events so far (items whose header's event
+# bits are not 0: not symtab updates).
+sub memprof_items {
+  my ($head, @items) = @_;
+  my ($bin, $count, @complete) = ($head, 0);
+  for my $e (@items) {
+    $bin .= $e;
+    $count++ if ord($e) & 3;
+    push @complete, [length $bin, $count];
+  }
+  return ($bin . "\x80", \@complete);
 }
 
 # Cuts $bin at every byte offset: each cut must get one line on stderr

@@ -19,7 +19,7 @@ our @EXPORT = qw(
   symtab sym_lfunc sym_cfunc sym_trace
   memprof memprof_v4 internal lua cfunc trace trace_lua
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
-  memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc info_config info_stats
+  memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc info_config info_stats info_mark
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
@@ -94,6 +94,7 @@ sub sf_cfunc { my ($addr) = @_; return "\x02" . uleb($addr) }
 sub sf_trunc { return "\x03" }
 sub info_config { my ($stacks, $sample) = @_; return "\x1C\x00" . uleb($stacks) . uleb($sample) }
 sub info_stats { return "\x1C\x01" . join('', map { uleb($_) } @_) }  # (stacks, full, truncated, samples, untracked)
+sub info_mark { my ($ns) = @_; return "\x1C\x02" . uleb($ns) }  # time mark: ns since the start
 
 # Sysprof: VM states (the first byte of a sample) and profiling modes.
 use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,

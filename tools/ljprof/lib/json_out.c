@@ -53,3 +53,55 @@ int json_write(json_t *root, FILE *out) {
   if (rc == 0) fputc('\n', out);
   return rc == 0 && fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
+
+/* The values of one series at every point. */
+static json_t *json_series(const struct heapline *h, uint32_t loc,
+                           uint64_t *peak) {
+  json_t *list = json_array();
+  *peak = 0;
+  for (size_t i = 0; i < h->npoints; i++) {
+    uint64_t v = heapline_value(&h->points[i], loc);
+    if (v > *peak) *peak = v;
+    json_array_append_new(list, json_u64(v));
+  }
+  return list;
+}
+
+json_t *json_heapline(const struct heapline *h, const struct symbols *sym) {
+  if (!h || !h->npoints) return json_null();
+  struct sbuf scratch = {0};
+  uint32_t top[HEAPLINE_TOP];
+  size_t ntop = heapline_top(h, top);
+  json_t *times = json_array(), *events = json_array(), *total = json_array(),
+         *other = json_array(), *sites = json_array();
+  for (size_t i = 0; i < h->npoints; i++) {
+    const struct heapline_point *p = &h->points[i];
+    uint64_t rest = p->total;
+    for (size_t s = 0; s < ntop; s++) rest -= heapline_value(p, top[s]);
+    json_array_append_new(times, json_u64(p->ns));
+    json_array_append_new(events, json_u64(p->events));
+    json_array_append_new(total, json_u64(p->total));
+    json_array_append_new(other, json_u64(rest));
+  }
+  for (size_t s = 0; s < ntop; s++) {
+    uint64_t peak;
+    json_t *site = json_object();
+    json_object_set_new(site, "location", json_location(sym, top[s], &scratch));
+    json_t *bytes = json_series(h, top[s], &peak);
+    json_object_set_new(site, "peak_bytes", json_u64(peak));
+    json_object_set_new(site, "bytes", bytes);
+    json_array_append_new(sites, site);
+  }
+  sbuf_free(&scratch);
+  json_t *o = json_object();
+  json_object_set_new(o, "marks", json_u64(h->nmarks));
+  json_object_set_new(o, "points", json_u64(h->npoints));
+  json_object_set_new(o, "peak_bytes", json_u64(h->peak));
+  json_object_set_new(o, "peak_ns", json_u64(h->peak_ns));
+  json_object_set_new(o, "time_ns", times);
+  json_object_set_new(o, "events", events);
+  json_object_set_new(o, "total", total);
+  json_object_set_new(o, "sites", sites);
+  json_object_set_new(o, "other", other);
+  return o;
+}

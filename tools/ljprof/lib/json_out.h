@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapline.h"
 #include "profile.h"
 #include "reader.h"
 #include "symbols.h"
@@ -27,6 +28,15 @@ json_t *json_profile_stack(const struct profile *p,
 /* The full name of a location (no aliases). */
 json_t *json_location(const struct symbols *sym, uint32_t loc,
                       struct sbuf *scratch);
+
+/*
+** Heap over time: {marks, points, peak_bytes, peak_ns, time_ns: [..],
+** events: [..], total: [..], sites: [{location, peak_bytes, bytes: [..]}],
+** other: [..]}, a value per point in each list; the sites are the top
+** ones by peak, and other what the rest held. JSON null when the stream
+** had no time marks (or h is NULL).
+*/
+json_t *json_heapline(const struct heapline *h, const struct symbols *sym);
 
 /* Add "error": {offset, message} to root if the reader failed. */
 void json_add_error(json_t *root, const struct reader *r);

@@ -27,6 +27,7 @@ void memagg_init(struct memagg *agg, struct symbols *sym) {
   livetab_init(&agg->live);
   livetab_init(&agg->pair_live);
   livetab_init(&agg->scaled);
+  heapline_init(&agg->heap);
   overrides_init(&agg->realloc_overrides);
   overrides_init(&agg->free_overrides);
   agg->before_start = symbols_loc_before_start(sym);
@@ -45,6 +46,7 @@ void memagg_free(struct memagg *agg) {
   livetab_free(&agg->live);
   livetab_free(&agg->pair_live);
   livetab_free(&agg->scaled);
+  heapline_free(&agg->heap);
   free(agg->pairs);
   keymap_free(&agg->pair_index);
   overrides_free(&agg->realloc_overrides);
@@ -168,6 +170,7 @@ static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
     const struct memprof_event *ev = &evs[i];
     struct live_block old;
     int known = 0;
+    if (ev->kind == MEMPROF_MARK) continue;
     if (ev->kind != MEMPROF_ALLOC)
       known = livetab_take(&agg->pair_live, ev->oaddr, &old);
     if (ev->kind == MEMPROF_FREE) continue;
@@ -186,6 +189,7 @@ static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     struct live_block old;
+    if (ev->kind == MEMPROF_MARK) continue;
     if (ev->kind != MEMPROF_ALLOC) livetab_take(&agg->scaled, ev->oaddr, &old);
     if (ev->kind != MEMPROF_FREE && ev->nweight)
       livetab_put(&agg->scaled, ev->naddr, ev->nweight, 0);
@@ -197,6 +201,7 @@ void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
   for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
+    if (ev->kind == MEMPROF_MARK) continue;
     struct memstats *st = stats_of(agg, ev->loc);
     switch (ev->kind) {
     case MEMPROF_ALLOC:
@@ -212,8 +217,20 @@ void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
       st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
       st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
       break;
+    case MEMPROF_MARK: /* skipped above: it has no site */
+      break;
     }
   }
+}
+
+/* Heap over time: what an event moved, for the block's owner (known: the
+** old block had one; a free of a block from before the start moves
+** nothing, its reallocation adds the new block to its adopter). */
+static void count_heap(struct memagg *agg, const struct memprof_event *ev,
+                       int known, uint32_t owner) {
+  heapline_event(&agg->heap);
+  if (known) heapline_sub(&agg->heap, owner, old_bytes(ev));
+  if (ev->kind != MEMPROF_FREE) heapline_add(&agg->heap, owner, new_bytes(ev));
 }
 
 /*
@@ -230,14 +247,21 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs,
   uint32_t owner[MEMPROF_BATCH];
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
+    if (ev->kind == MEMPROF_MARK) continue;
     if (ev->kind != MEMPROF_FREE) livetab_prefetch(&agg->live, ev->naddr);
     if (ev->kind != MEMPROF_ALLOC) livetab_prefetch(&agg->live, ev->oaddr);
   }
+  int timed = agg->sym->memprof.has_config; /* v5: time marks may come */
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     struct live_block old;
+    if (ev->kind == MEMPROF_MARK) {
+      heapline_mark(&agg->heap, ev->naddr);
+      continue;
+    }
     if (ev->kind == MEMPROF_ALLOC) {
       livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
+      if (timed) count_heap(agg, ev, 0, ev->loc);
       continue;
     }
     int known = livetab_take(&agg->live, ev->oaddr, &old);
@@ -247,11 +271,12 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs,
       livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
     else if (known)
       prefetch_owned_frees(agg, old.owner);
+    if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
     prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
   }
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
-    if (ev->kind == MEMPROF_ALLOC) continue;
+    if (ev->kind == MEMPROF_ALLOC || ev->kind == MEMPROF_MARK) continue;
     /* (The before-start pseudo-location never owns a block.) */
     if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
       count_owned_free(agg, owner[i]);
@@ -332,6 +357,7 @@ static void live_estimate(const struct memagg *agg, const struct live_block *b,
 
 void memagg_finish(struct memagg *agg) {
   struct live_block b;
+  heapline_finish(&agg->heap);
   for (size_t pos = 0; livetab_next(&agg->live, &pos, &b);) {
     struct memstats *st = stats_of(agg, b.owner);
     uint64_t bytes, blocks;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapline.h"
 #include "livetab.h"
 #include "memprof.h"
 #include "symbols.h"
@@ -82,6 +83,8 @@ struct memagg {
   struct livetab pair_live; /* blocks by the pair that owns them */
   /* Sampled streams: address -> the bytes a live block stands for. */
   struct livetab scaled;
+  /* Streams with time marks (v5): the heap at each mark. */
+  struct heapline heap;
 };
 
 /* Did the stream carry call stacks? */

@@ -29,7 +29,7 @@ enum source {
 
 /* Frames of a v5 stack record; info records. */
 enum { FRAME_LUA = 1, FRAME_CFUNC = 2, FRAME_TRUNC = 3 };
-enum { INFO_CONFIG = 0, INFO_STATS = 1 };
+enum { INFO_CONFIG = 0, INFO_STATS = 1, INFO_MARK = 2 };
 
 /* The writer's stacks have at most 64 frames and a marker. */
 #define STACK_DEPTH_MAX 256
@@ -54,6 +54,8 @@ struct decoder {
   struct trace_locs tl;
   struct livetab weights; /* sampled streams: address -> bytes it stands for */
   struct sbuf scratch;
+  uint64_t mark_ns;       /* of the last time mark */
+  int mark;               /* a time mark was read, not yet delivered */
 };
 
 /* An announcement: its number, trace number, proto address and line. */
@@ -149,8 +151,25 @@ static int read_stack(struct reader *r, struct symbols *sym) {
   return 1;
 }
 
-/* A config or stats record. */
-static int read_info(struct reader *r, struct symbols *sym) {
+/* A time mark: never earlier than the one before. */
+static int read_mark(struct reader *r, struct decoder *d) {
+  uint64_t at = reader_offset(r), ns;
+  if (!reader_uleb(r, &ns, "time mark: nanoseconds")) return 0;
+  if (ns < d->mark_ns) {
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": time mark %" PRIu64
+                " ns goes back before %" PRIu64 " ns",
+                at, ns, d->mark_ns);
+    return 0;
+  }
+  d->mark_ns = ns;
+  d->mark = 1;
+  return 1;
+}
+
+/* A config, stats or time mark record. */
+static int read_info(struct reader *r, struct symbols *sym,
+                     struct decoder *d) {
   uint64_t at = reader_offset(r), kind, flags;
   struct memprof_meta *m = &sym->memprof;
   if (!reader_uleb(r, &kind, "info: kind")) return 0;
@@ -171,6 +190,8 @@ static int read_info(struct reader *r, struct symbols *sym) {
       return 0;
     m->has_stats = 1;
     return 1;
+  case INFO_MARK:
+    return read_mark(r, d);
   default:
     reader_fail(r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
@@ -251,7 +272,7 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
                               unsigned source, struct decoder *d) {
   if (source == SRC_TRACE_LUA) return read_trace_loc(r, sym, &d->tl);
   if (source == SRC_STACK) return read_stack(r, sym);
-  if (source == SRC_INFO) return read_info(r, sym);
+  if (source == SRC_INFO) return read_info(r, sym, d);
   enum symtab_entry type = source == SRC_LFUNC   ? SYMTAB_LFUNC
                            : source == SRC_CFUNC ? SYMTAB_CFUNC
                                                  : SYMTAB_TRACE;
@@ -301,7 +322,7 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
 }
 
 /* What the careful path met. */
-enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_END, ITEM_DAMAGED };
+enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_MARK, ITEM_END, ITEM_DAMAGED };
 
 /* The careful path: any item, read byte by byte, errors worded. */
 static enum item read_item(struct reader *r, struct symbols *sym,
@@ -362,6 +383,23 @@ static void follow_weights(struct decoder *d, struct memprof_event *ev,
   if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
 }
 
+/* An event read whole: what it names must have been announced; then its
+** location and stack are resolved, so that a damaged event leaves no
+** trace. Returns 0 on damage. */
+static int resolve_event(struct reader *r, struct symbols *sym,
+                         struct decoder *d, uint64_t at,
+                         const struct raw_location *loc,
+                         struct memprof_event *ev) {
+  if (loc->source == SRC_TRACE_LUA && loc->a >= d->tl.n)
+    return unannounced(r, at, "trace location", loc->a);
+  if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks)
+    return unannounced(r, at, "stack", loc->stack);
+  ev->loc = resolve_location(sym, &d->tl, loc);
+  ev->stack = loc->stack == UINT64_MAX ? MEMPROF_NO_STACK : (uint32_t)loc->stack;
+  if (sym->memprof.sample) follow_weights(d, ev, loc->weight);
+  return 1;
+}
+
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
   struct decoder d = {.last_source = version >= 4 ? SRC_TRACE_LUA : SRC_TRACE,
@@ -380,24 +418,22 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
     uint64_t at = reader_offset(r);
     const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
     size_t used = window ? decode_event(window, &d, &loc, ev) : 0;
+    item = ITEM_EVENT;
     if (used) {
       reader_skip(r, used);
     } else {
       item = read_item(r, sym, &d, &loc, ev);
+      if (item == ITEM_SYMTAB_UPDATE && d.mark) item = ITEM_MARK;
       if (item == ITEM_SYMTAB_UPDATE) continue;
-      if (item != ITEM_EVENT) break;
+      if (item != ITEM_EVENT && item != ITEM_MARK) break;
     }
-    if ((loc.source == SRC_TRACE_LUA && loc.a >= d.tl.n &&
-         !unannounced(r, at, "trace location", loc.a)) ||
-        (loc.stack != UINT64_MAX && loc.stack >= sym->nstacks &&
-         !unannounced(r, at, "stack", loc.stack))) {
+    if (item == ITEM_MARK) { /* in stream order with the events */
+      *ev = (struct memprof_event){.kind = MEMPROF_MARK, .naddr = d.mark_ns};
+      d.mark = 0;
+    } else if (!resolve_event(r, sym, &d, at, &loc, ev)) {
       item = ITEM_DAMAGED;
       break;
     }
-    /* Resolved only now, so that a damaged event leaves no trace. */
-    ev->loc = resolve_location(sym, &d.tl, &loc);
-    ev->stack = loc.stack == UINT64_MAX ? MEMPROF_NO_STACK : (uint32_t)loc.stack;
-    if (sym->memprof.sample) follow_weights(&d, ev, loc.weight);
     if (++n == MEMPROF_BATCH) {
       sink->events(sink->ud, batch, n);
       n = 0;

@@ -23,7 +23,9 @@
 enum memprof_event_kind {
   MEMPROF_ALLOC = 1,  /* naddr, nsize */
   MEMPROF_FREE = 2,   /* oaddr, osize */
-  MEMPROF_REALLOC = 3 /* oaddr, osize -> naddr, nsize */
+  MEMPROF_REALLOC = 3, /* oaddr, osize -> naddr, nsize */
+  MEMPROF_MARK = 4     /* v5 time mark: naddr, nanoseconds since the start;
+                          no location (loc 0), no stack */
 };
 
 struct memprof_event {

@@ -151,6 +151,7 @@ void profile_from_memprof(struct profile *p, const char *source,
   p->shown = leak_only ? (bytes ? MEM_INUSE_SPACE : MEM_INUSE_OBJECTS)
                        : (bytes ? MEM_ALLOC_SPACE : MEM_ALLOC_OBJECTS);
   p->sample = agg->sym->memprof.sample;
+  p->heap = &agg->heap;
   if (memagg_has_stacks(agg)) {
     memprof_pair_stacks(p, agg);
     finish(p);

@@ -75,6 +75,8 @@ struct profile {
                             (the growth a diff draws) */
   uint64_t sample;       /* memory: the sampling interval in bytes; 0: every
                             event (values are estimates otherwise) */
+  const struct heapline *heap; /* memory: the heap over time; NULL: none
+                                  (a diff) */
   struct profile_frame *frames; /* by frame id */
   size_t nframes, frames_cap;
   struct hashtab frame_index;

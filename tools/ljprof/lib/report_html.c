@@ -14,6 +14,10 @@ extern const char flamegraph_html[]; /* NUL-terminated */
 
 #define DATA_MARKER "<!--LJPROF-DATA-->"
 
+#define HEAP_NOTE                                                            \
+  "No chart of the heap over time: this stream has no time marks (memprof " \
+  "v3 and v4 streams have none; v5, with stacks or sampling, has them)."
+
 static const char *unit_of(const struct profile *p) {
   const char *unit = p->types[p->shown].unit;
   if (!strcmp(unit, "bytes") || !strcmp(unit, "nanoseconds")) return unit;
@@ -67,6 +71,11 @@ static json_t *json_data(const struct profile *p) {
                           ? json_bytes(p->reader->err_msg,
                                        strlen(p->reader->err_msg))
                           : json_null());
+  if (p->heap) {
+    json_object_set_new(root, "heap", json_heapline(p->heap, p->sym));
+    if (!p->heap->npoints)
+      json_object_set_new(root, "heap_note", json_string(HEAP_NOTE));
+  }
   json_object_set_new(root, "frames", frames);
   json_object_set_new(root, "stacks", stacks);
   json_object_set_new(root, "values", values);

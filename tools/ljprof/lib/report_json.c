@@ -94,6 +94,8 @@ int report_memprof_json(FILE *out, const struct report_input *in,
   json_meta(root, in->sym);
   json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
   json_object_set_new(root, "locations", json_locations(in, opt));
+  json_object_set_new(root, "heap_over_time",
+                      json_heapline(&in->agg->heap, in->sym));
   json_add_error(root, in->reader);
   return json_write(root, out);
 }
