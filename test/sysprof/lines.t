@@ -293,7 +293,9 @@ SKIP: {
       my $lua = innermost_lua($frames) // next;
       next unless $lua =~ /^\@\Q$script\E:(\d+)$/;
       $self{$1} += $count;
-      $stray .= "$lua " if $1 !~ /^([2-9]|1[0-4])$/;
+      # Line 1 is small()'s header: its prologue (FUNCF) when a sample
+      # lands as the interpreter enters it, after a flush.
+      $stray .= "$lua " if $1 !~ /^([1-9]|1[0-4])$/;
     }
     my ($top) = sort { $self{$b} <=> $self{$a} } keys %self;
     is($top, 8, "$what: the sin/cos line ranks first (" . join(', ', map { "$_: $self{$_}" } sort { $a <=> $b } keys %self) . ")");
