@@ -8,7 +8,8 @@
 #   make install PREFIX=/usr/local
 #
 # Options (make VAR=value):
-#   LUAJIT_SRC=/path      build against this LuaJIT tree instead of Debian's
+#   LUAJIT_SRC=/path      build against this LuaJIT tree (or tarball) instead of
+#                         Debian's: LuaJIT 2.1 rolling, OpenResty's luajit2
 #   BUILD=dir             build directory (default: build)
 #   ASSERT=1              VM with assertions and API checks
 #   CC=clang              compiler for the VM
@@ -21,7 +22,6 @@ TREE       := $(BUILD)/luajit
 PREFIX     ?= /usr/local
 CC         ?= cc
 FUZZ_TIME  ?= 30
-VERSION    := 2.1.0-beta3
 
 LJ_XCFLAGS := $(XCFLAGS)
 ifeq ($(ASSERT),1)
@@ -33,7 +33,7 @@ LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src CC="$(CC)" \
 HEADERS    := lua.h lualib.h lauxlib.h luaconf.h luajit.h lua.hpp lmisclib.h
 STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
-	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
+	      $(BUILD)/share/.jit-staged
 
 .PHONY: all vm ljprof embed noprof asan demo test test-reference bench install clean \
 	distclean deps FORCE
@@ -75,11 +75,13 @@ endif
 $(UPSTREAM)/.fetched: scripts/fetch-luajit | $(BUILD)/.deps
 	@echo "==== Fetching LuaJIT $(if $(LUAJIT_SRC),from $(LUAJIT_SRC),(Debian source package luajit))"
 	@scripts/fetch-luajit $(UPSTREAM)
+	@echo "==== LuaJIT flavour: $$(scripts/luajit-flavour $(UPSTREAM))"
 	@echo "$(UPSTREAM_ID)" >$@
 FORCE:
 
-$(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree patches/series \
-		   $(wildcard patches/*.patch src/*.c src/*.h src/*.mk)
+$(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree scripts/luajit-flavour \
+		   patches/series $(wildcard patches/*.patch patches/*/*.patch \
+		   src/*.c src/*.h src/*.mk)
 	@scripts/prepare-tree $(UPSTREAM) $(TREE)
 	@touch $@
 
@@ -87,7 +89,7 @@ $(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree patches/series \
 # modules are looked up, so the staged luajit finds them under $(BUILD).
 $(TREE)/src/luajit: $(TREE)/.prepared
 	@echo "==== Building LuaJIT with ljprof in $(TREE)"
-	@$(LJ_MAKE) PREFIX=$(BUILD)
+	+@$(LJ_MAKE) PREFIX=$(BUILD)
 	@touch $@
 
 # -- Staging: bin/, lib/, include/, share/ under $(BUILD) ----------------------
@@ -107,8 +109,11 @@ $(BUILD)/include/%.h: $(TREE)/src/luajit
 $(BUILD)/include/lua.hpp: $(TREE)/src/luajit
 	@mkdir -p $(@D) && cp $(TREE)/src/lua.hpp $@
 
-$(BUILD)/share/luajit-$(VERSION)/jit/.staged: $(TREE)/src/luajit
-	@mkdir -p $(@D) && cp $(TREE)/src/jit/*.lua $(@D)/ && touch $@
+# Where the tree's luajit looks for them (luaconf.h): luajit-2.1.0-beta3/,
+# luajit-2.1/ ...
+$(BUILD)/share/.jit-staged: $(TREE)/src/luajit
+	@d=$(@D)/$$(scripts/luajit-flavour --jitdir $(TREE))/jit && \
+	  mkdir -p $$d && cp $(TREE)/src/jit/*.lua $$d/ && touch $@
 
 # -- Demo, tests, benchmarks --------------------------------------------------
 
@@ -240,7 +245,9 @@ install: all
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src CC="$(CC)" \
 	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@: PREFIX=$(PREFIX)
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
-	@ln -sf luajit-$(VERSION) $(DESTDIR)$(PREFIX)/bin/luajit
+	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
+	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
+	  $(DESTDIR)$(PREFIX)/bin/luajit
 	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
 	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
