@@ -3,6 +3,7 @@
 #   make                  build build/bin/luajit, its library and headers
 #   make demo             build, then run the bundled example
 #   make test             build, then run every test (TAP, prove)
+#   make test-vm          only the tests of the VM side (what the tree changes)
 #   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local
@@ -35,7 +36,7 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/.jit-staged
 
-.PHONY: all vm ljprof embed noprof asan demo test test-reference bench install clean \
+.PHONY: all vm ljprof embed noprof asan demo test test-vm test-reference bench install clean \
 	distclean deps FORCE
 
 all: vm ljprof embed
@@ -127,6 +128,9 @@ demo: all
 	@echo "Flame graph: $(BUILD)/demo-flamegraph.html (open it in a browser)"
 
 TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
+# LuaJIT's own test suite: test/vm/luajit_suite.t runs it under each
+# profiler, bench/lines.lua profiles its bench/ programs.
+LJ_TESTS_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 TEST_C      := $(wildcard test/c/*.c)
 TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 
@@ -162,14 +166,23 @@ $(TEST_SIGSTEP): test/sysprof/sigstep.c $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $<
 
+PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
+	LUA_CPATH="$(BUILD)/test/?.so;;" \
+	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
+
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
 	@grep -E '^(Done|ASan replay)' $(BUILD)/fuzz.log | tail -n 2
-	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
-	  LUA_CPATH="$(BUILD)/test/?.so;;" \
-	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
+	@$(PROVE) -r test/ $(BUILD)/test/
+	@$(MAKE) --no-print-directory test-reference
+
+# The tests of what the LuaJIT tree changes: the VM, its profilers, LJPROF,
+# the C API and the reference's tests (the reader's own tests, test/ljprof
+# and test/formats, and the fuzzing do not depend on the tree).
+test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+	@$(PROVE) -r test/vm test/memprof test/sysprof test/env $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
 # The reference's own tests of its profilers and misc library (Tarantool's
@@ -213,8 +226,6 @@ $(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
 	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
 
 BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
-# LuaJIT's own test suite, whose bench/ programs bench/lines.lua profiles.
-LJ_BENCH_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 
 bench: all $(PRISTINE)/src/luajit
 	@scripts/deps bench/apt-packages
@@ -227,15 +238,15 @@ bench: all $(PRISTINE)/src/luajit
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"
-	@if [ -n "$(LJ_BENCH_TGZ)" ] && [ -f "$(LJ_BENCH_TGZ)" ]; then \
+	@if [ -n "$(LJ_TESTS_TGZ)" ] && [ -f "$(LJ_TESTS_TGZ)" ]; then \
 	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
-	  tar -xzf $(LJ_BENCH_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
+	  tar -xzf $(LJ_TESTS_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
 	  $(BENCH_LUA) bench/lines.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench && \
 	  echo "## Trace maps: size, and instructions to compile traces" && \
 	  $(BENCH_LUA) bench/traces.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
-	else echo "(skipped: no $(LJ_BENCH_TGZ))"; fi
+	else echo "(skipped: no $(LJ_TESTS_TGZ))"; fi
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
 
