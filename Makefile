@@ -28,8 +28,12 @@ LJ_XCFLAGS := $(XCFLAGS)
 ifeq ($(ASSERT),1)
 LJ_XCFLAGS += -DLUA_USE_ASSERT -DLUA_USE_APICHECK
 endif
-LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src CC="$(CC)" \
-	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@:
+# With debug information and unstripped, as Debian's and OpenResty's trees
+# build by themselves (rolling's would strip): the samplers name the
+# interpreter's code (lj_BC_*, lj_vm_*, lj_ff_*) from its symbols.
+LJ_BUILDOPTS = CC="$(CC)" CCDEBUG=-g BUILDMODE=mixed Q=@ E=@:
+LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src $(LJ_BUILDOPTS) \
+	  XCFLAGS="$(LJ_XCFLAGS)"
 
 HEADERS    := lua.h lualib.h lauxlib.h luaconf.h luajit.h lua.hpp lmisclib.h
 STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
@@ -222,8 +226,8 @@ PRISTINE := $(BUILD)/pristine
 $(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
 	@echo "==== Building unpatched LuaJIT in $(PRISTINE) (bench baseline)"
 	@rm -rf $(PRISTINE) && cp -a $(UPSTREAM) $(PRISTINE)
-	@$(MAKE) --no-print-directory -C $(PRISTINE)/src CC="$(CC)" BUILDMODE=mixed \
-	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
+	@$(MAKE) --no-print-directory -C $(PRISTINE)/src $(LJ_BUILDOPTS) \
+	  PREFIX=$(PRISTINE) 2>/dev/null
 
 BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
 
@@ -253,8 +257,8 @@ bench: all $(PRISTINE)/src/luajit
 install: all
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
-	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src CC="$(CC)" \
-	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@: PREFIX=$(PREFIX)
+	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
+	  XCFLAGS="$(LJ_XCFLAGS)" PREFIX=$(PREFIX)
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
