@@ -182,11 +182,12 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@$(PROVE) -r test/ $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
-# The tests of what the LuaJIT tree changes: the VM, its profilers, LJPROF,
-# the C API and the reference's tests (the reader's own tests, test/ljprof
-# and test/formats, and the fuzzing do not depend on the tree).
+# The tests of what the LuaJIT tree changes: the tree and its patches, the
+# VM, its profilers, LJPROF, the C API and the reference's tests (the
+# reader's own tests, test/ljprof and test/formats, and the fuzzing do not
+# depend on the tree).
 test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
-	@$(PROVE) -r test/vm test/memprof test/sysprof test/env $(BUILD)/test/
+	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
 # The reference's own tests of its profilers and misc library (Tarantool's
