@@ -258,7 +258,7 @@ bench: all $(PRISTINE)/src/luajit
 install: all
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
-	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
+	+@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
 	  XCFLAGS="$(LJ_XCFLAGS)" PREFIX=$(PREFIX)
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
