@@ -3,12 +3,14 @@
 #   make                  build build/bin/luajit, its library and headers
 #   make demo             build, then run the bundled example
 #   make test             build, then run every test (TAP, prove)
+#   make test-vm          only the tests of the VM side (what the tree changes)
 #   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local
 #
 # Options (make VAR=value):
-#   LUAJIT_SRC=/path      build against this LuaJIT tree instead of Debian's
+#   LUAJIT_SRC=/path      build against this LuaJIT tree (or tarball) instead of
+#                         Debian's: LuaJIT 2.1 rolling, OpenResty's luajit2
 #   BUILD=dir             build directory (default: build)
 #   ASSERT=1              VM with assertions and API checks
 #   CC=clang              compiler for the VM
@@ -21,21 +23,24 @@ TREE       := $(BUILD)/luajit
 PREFIX     ?= /usr/local
 CC         ?= cc
 FUZZ_TIME  ?= 30
-VERSION    := 2.1.0-beta3
 
 LJ_XCFLAGS := $(XCFLAGS)
 ifeq ($(ASSERT),1)
 LJ_XCFLAGS += -DLUA_USE_ASSERT -DLUA_USE_APICHECK
 endif
-LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src CC="$(CC)" \
-	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@:
+# With debug information and unstripped, as Debian's and OpenResty's trees
+# build by themselves (rolling's would strip): the samplers name the
+# interpreter's code (lj_BC_*, lj_vm_*, lj_ff_*) from its symbols.
+LJ_BUILDOPTS = CC="$(CC)" CCDEBUG=-g BUILDMODE=mixed Q=@ E=@:
+LJ_MAKE = $(MAKE) --no-print-directory -C $(TREE)/src $(LJ_BUILDOPTS) \
+	  XCFLAGS="$(LJ_XCFLAGS)"
 
 HEADERS    := lua.h lualib.h lauxlib.h luaconf.h luajit.h lua.hpp lmisclib.h
 STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
-	      $(BUILD)/share/luajit-$(VERSION)/jit/.staged
+	      $(BUILD)/share/.jit-staged
 
-.PHONY: all vm ljprof embed noprof asan demo test test-reference bench install clean \
+.PHONY: all vm ljprof embed noprof asan demo test test-vm test-reference bench install clean \
 	distclean deps FORCE
 
 all: vm ljprof embed
@@ -75,11 +80,13 @@ endif
 $(UPSTREAM)/.fetched: scripts/fetch-luajit | $(BUILD)/.deps
 	@echo "==== Fetching LuaJIT $(if $(LUAJIT_SRC),from $(LUAJIT_SRC),(Debian source package luajit))"
 	@scripts/fetch-luajit $(UPSTREAM)
+	@echo "==== LuaJIT flavour: $$(scripts/luajit-flavour $(UPSTREAM))"
 	@echo "$(UPSTREAM_ID)" >$@
 FORCE:
 
-$(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree patches/series \
-		   $(wildcard patches/*.patch src/*.c src/*.h src/*.mk)
+$(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree scripts/luajit-flavour \
+		   patches/series $(wildcard patches/*.patch patches/*/*.patch \
+		   src/*.c src/*.h src/*.mk)
 	@scripts/prepare-tree $(UPSTREAM) $(TREE)
 	@touch $@
 
@@ -87,7 +94,7 @@ $(TREE)/.prepared: $(UPSTREAM)/.fetched scripts/prepare-tree patches/series \
 # modules are looked up, so the staged luajit finds them under $(BUILD).
 $(TREE)/src/luajit: $(TREE)/.prepared
 	@echo "==== Building LuaJIT with ljprof in $(TREE)"
-	@$(LJ_MAKE) PREFIX=$(BUILD)
+	+@$(LJ_MAKE) PREFIX=$(BUILD)
 	@touch $@
 
 # -- Staging: bin/, lib/, include/, share/ under $(BUILD) ----------------------
@@ -107,8 +114,11 @@ $(BUILD)/include/%.h: $(TREE)/src/luajit
 $(BUILD)/include/lua.hpp: $(TREE)/src/luajit
 	@mkdir -p $(@D) && cp $(TREE)/src/lua.hpp $@
 
-$(BUILD)/share/luajit-$(VERSION)/jit/.staged: $(TREE)/src/luajit
-	@mkdir -p $(@D) && cp $(TREE)/src/jit/*.lua $(@D)/ && touch $@
+# Where the tree's luajit looks for them (luaconf.h): luajit-2.1.0-beta3/,
+# luajit-2.1/ ...
+$(BUILD)/share/.jit-staged: $(TREE)/src/luajit
+	@d=$(@D)/$$(scripts/luajit-flavour --jitdir $(TREE))/jit && \
+	  mkdir -p $$d && cp $(TREE)/src/jit/*.lua $$d/ && touch $@
 
 # -- Demo, tests, benchmarks --------------------------------------------------
 
@@ -122,6 +132,9 @@ demo: all
 	@echo "Flame graph: $(BUILD)/demo-flamegraph.html (open it in a browser)"
 
 TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
+# LuaJIT's own test suite: test/vm/luajit_suite.t runs it under each
+# profiler, bench/lines.lua profiles its bench/ programs.
+LJ_TESTS_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 TEST_C      := $(wildcard test/c/*.c)
 TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 
@@ -157,14 +170,24 @@ $(TEST_SIGSTEP): test/sysprof/sigstep.c $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) $(TEST_CFLAGS) -o $@ $<
 
+PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
+	LUA_CPATH="$(BUILD)/test/?.so;;" \
+	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
+
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
 	@grep -E '^(Done|ASan replay)' $(BUILD)/fuzz.log | tail -n 2
-	@PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
-	  LUA_CPATH="$(BUILD)/test/?.so;;" \
-	  LJPROF_BUILD_DIR="$(BUILD)" prove -r test/ $(BUILD)/test/
+	@$(PROVE) -r test/ $(BUILD)/test/
+	@$(MAKE) --no-print-directory test-reference
+
+# The tests of what the LuaJIT tree changes: the tree and its patches, the
+# VM, its profilers, LJPROF, the C API and the reference's tests (the
+# reader's own tests, test/ljprof and test/formats, and the fuzzing do not
+# depend on the tree).
+test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
 # The reference's own tests of its profilers and misc library (Tarantool's
@@ -204,12 +227,10 @@ PRISTINE := $(BUILD)/pristine
 $(PRISTINE)/src/luajit: $(UPSTREAM)/.fetched
 	@echo "==== Building unpatched LuaJIT in $(PRISTINE) (bench baseline)"
 	@rm -rf $(PRISTINE) && cp -a $(UPSTREAM) $(PRISTINE)
-	@$(MAKE) --no-print-directory -C $(PRISTINE)/src CC="$(CC)" BUILDMODE=mixed \
-	  Q=@ E=@: PREFIX=$(PRISTINE) 2>/dev/null
+	@$(MAKE) --no-print-directory -C $(PRISTINE)/src $(LJ_BUILDOPTS) \
+	  PREFIX=$(PRISTINE) 2>/dev/null
 
 BENCH_LUA = LUA_PATH="$(CURDIR)/bench/lib/?.lua;;" $(BUILD)/bin/luajit
-# LuaJIT's own test suite, whose bench/ programs bench/lines.lua profiles.
-LJ_BENCH_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
 
 # sysprof's sample and start costs, measured inside the sampled thread.
 BENCH_PROBE := $(BUILD)/bench/sysprof_probe.so
@@ -231,25 +252,27 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"
-	@if [ -n "$(LJ_BENCH_TGZ)" ] && [ -f "$(LJ_BENCH_TGZ)" ]; then \
+	@if [ -n "$(LJ_TESTS_TGZ)" ] && [ -f "$(LJ_TESTS_TGZ)" ]; then \
 	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
-	  tar -xzf $(LJ_BENCH_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
+	  tar -xzf $(LJ_TESTS_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
 	  $(BENCH_LUA) bench/lines.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench && \
 	  echo "## Trace maps: size, and instructions to compile traces" && \
 	  $(BENCH_LUA) bench/traces.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
-	else echo "(skipped: no $(LJ_BENCH_TGZ))"; fi
+	else echo "(skipped: no $(LJ_TESTS_TGZ))"; fi
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
 
 install: all
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
-	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src CC="$(CC)" \
-	  XCFLAGS="$(LJ_XCFLAGS)" BUILDMODE=mixed Q=@ E=@: PREFIX=$(PREFIX)
+	+@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
+	  XCFLAGS="$(LJ_XCFLAGS)" PREFIX=$(PREFIX)
 	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
-	@ln -sf luajit-$(VERSION) $(DESTDIR)$(PREFIX)/bin/luajit
+	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
+	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
+	  $(DESTDIR)$(PREFIX)/bin/luajit
 	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
 	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"

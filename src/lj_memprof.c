@@ -166,7 +166,7 @@ static void memprof_loclua(MemLoc *loc, lua_State *L, GCfunc *fn,
 ** Anything that does not look like a frame is reported as internal. */
 static void memprof_locfunc(MemLoc *loc, global_State *g)
 {
-  lua_State *L = gco2th(gcref(g->mem_L));
+  lua_State *L = gco2th(gcref(g->prof.mem_L));
   cTValue *frame;
   GCfunc *fn;
   if (L == NULL)
@@ -517,7 +517,7 @@ static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   } else
 #endif
   {
-    lua_State *L = gco2th(gcref(g->mem_L));
+    lua_State *L = gco2th(gcref(g->prof.mem_L));
     if (L != NULL)
       stack_lua(&w, L, L->base-1, NULL, 0);
   }

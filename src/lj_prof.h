@@ -7,6 +7,7 @@
 
 #include "lj_obj.h"
 #include "lj_frame.h"
+#include "lj_vm.h"
 
 struct GCtrace;
 
@@ -70,6 +71,49 @@ static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)
 {
   return vmstate > 0;
 }
+
+/* -- Calls into the VM from C code that goes on afterwards --------------- */
+
+/* The VM returns to C in the C function state and leaves g->cur_L at the
+** coroutine it ran last; the C code that called (the API, a __gc finalizer,
+** a VM event) gets back the state and coroutine it had: a fast function that
+** calls back into Lua is still one afterwards. The patched files call these
+** under lj_vm_*'s names.
+*/
+#define LJ_PROF_VMCALL(g, call) \
+  { int32_t ostate_ = (g)->vmstate; GCRef ocur_ = (g)->cur_L; \
+    call; (g)->vmstate = ostate_; (g)->cur_L = ocur_; }
+
+static LJ_AINLINE void lj_prof_call(lua_State *L, TValue *base, int nres1)
+{
+  LJ_PROF_VMCALL(G(L), lj_vm_call(L, base, nres1))
+}
+
+static LJ_AINLINE int lj_prof_pcall(lua_State *L, TValue *base, int nres1,
+				    ptrdiff_t ef)
+{
+  int status;
+  LJ_PROF_VMCALL(G(L), status = lj_vm_pcall(L, base, nres1, ef))
+  return status;
+}
+
+static LJ_AINLINE int lj_prof_cpcall(lua_State *L, lua_CFunction func,
+				     void *ud, lua_CPFunction cp)
+{
+  int status;
+  LJ_PROF_VMCALL(G(L), status = lj_vm_cpcall(L, func, ud, cp))
+  return status;
+}
+
+static LJ_AINLINE int lj_prof_resume(lua_State *L, TValue *base, int nres1,
+				     ptrdiff_t ef)
+{
+  int status;
+  LJ_PROF_VMCALL(G(L), status = lj_vm_resume(L, base, nres1, ef))
+  return status;
+}
+
+/* -- What the VM tells its profilers ------------------------------------- */
 
 /* A proto or a trace is complete: a running profile announces it. */
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);

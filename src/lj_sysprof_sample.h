@@ -237,7 +237,7 @@ static void cursor_top(SysProf *sp, LuaCursor *c, int32_t st,
     return;
   c->L = L;
   if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
-    base = mref(g->vmbase, TValue);
+    base = mref(g->prof.vmbase, TValue);
   else if (lj_prof_intrace(st))
     base = tvref(g->jit_base);  /* The frame a trace started in. */
   else
