@@ -87,7 +87,6 @@ typedef struct SysProf {
   SysprofConfig cfg;
   luam_Sysprof_backtracer backtracer;
   int signo;
-  struct sigaction oldact;
   timer_t timer;
   int perf_fd;			/* A perf cpu-clock event instead, or -1. */
   _Atomic int timer_alive;
@@ -357,14 +356,20 @@ static void write_end(SysProf *sp)
   lj_wbuf_addbyte(&sp->out, LJP_END);
 }
 
-/* A real-time signal: jit.profile keeps SIGPROF, both may run at once. */
+/* A real-time signal: jit.profile keeps SIGPROF, both may run at once.
+** Once set, the handler stays (outside a profile it ignores the signal):
+** a perf event's signal is sent from the kernel's irq work and may come
+** after the event is disabled and the pending ones are taken; with the
+** default action back, it would end the process. */
 static int sysprof_signal_setup(SysProf *sp)
 {
-  struct sigaction sa;
+  struct sigaction sa, cur;
   sp->signo = SIGRTMIN + LUAM_SYSPROF_SIGRTOFS;
-  if (sigaction(sp->signo, NULL, &sp->oldact) != 0)
+  if (sigaction(sp->signo, NULL, &cur) != 0)
     return errno;
-  if (sp->oldact.sa_handler != SIG_DFL || (sp->oldact.sa_flags & SA_SIGINFO))
+  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sysprof_signal)
+    return 0;  /* Ours, from an earlier profile. */
+  if (cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
     return EBUSY;  /* The host uses that signal. */
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = sysprof_signal;
@@ -443,9 +448,9 @@ static int sysprof_timer_setup(SysProf *sp)
   return 0;
 }
 
-/* No signal of ours may land after the handler is gone: its default
-** action would end the process. */
-static void sysprof_signal_restore(SysProf *sp)
+/* The clock stops; signals already sent are taken here, not by a later
+** profile's handler. */
+static void sysprof_signal_stop(SysProf *sp)
 {
   sigset_t set, old;
   struct timespec zero = { 0, 0 };
@@ -454,7 +459,6 @@ static void sysprof_signal_restore(SysProf *sp)
   pthread_sigmask(SIG_BLOCK, &set, &old);
   sysprof_stoptimer(sp);
   while (sigtimedwait(&set, NULL, &zero) > 0) ;
-  sigaction(sp->signo, &sp->oldact, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -550,7 +554,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
       (err = sysprof_timer_setup(sp)) != 0) {
     atomic_store(&sp->state, SPS_HALT);
     if (err != EBUSY)
-      sysprof_signal_restore(sp);
+      sysprof_signal_stop(sp);
     return sysprof_finish(sp, 1, err);
   }
   return PROFILE_SUCCESS;
@@ -568,7 +572,7 @@ LUA_API int luaM_sysprof_stop(lua_State *L)
   if (st == SPS_IDLE || sp->g != G(L))
     return PROFILE_ERRRUN;
   atomic_store(&sp->state, SPS_HALT);
-  sysprof_signal_restore(sp);
+  sysprof_signal_stop(sp);
   return sysprof_finish(sp, 1, 0);
 }
 
@@ -589,7 +593,6 @@ void lj_sysprof_forked(void)
     return;
   atomic_store(&sp->state, SPS_HALT);  /* The handler ignores the signal. */
   atomic_store(&sp->timer_alive, 0);
-  sigaction(sp->signo, &sp->oldact, NULL);
   sysprof_release(sp);
 }
 
