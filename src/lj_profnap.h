@@ -41,7 +41,8 @@ static inline int lj_profnap_until(ProfNap *n, const struct timespec *at)
 {
   int quit;
   pthread_mutex_lock(&n->lock);
-  while (!n->quit && pthread_cond_timedwait(&n->cond, &n->lock, at) != ETIMEDOUT) ;
+  while (!n->quit &&
+	 pthread_cond_timedwait(&n->cond, &n->lock, at) != ETIMEDOUT) ;
   quit = n->quit;
   pthread_mutex_unlock(&n->lock);
   return !quit;

@@ -112,10 +112,16 @@ static uintptr_t cur_ptr(Cursor *c, uint8_t enc, uintptr_t datarel)
 
 /* -- Stack reads ---------------------------------------------------------- */
 
+static int stack_holds(const ProfUnwStack *stk, uintptr_t at, size_t n)
+{
+  return stk->hi >= stk->lo + n && at >= stk->lo && at <= stk->hi - n;
+}
+
 int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v)
 {
-  if (!(at >= stk->lo && at <= stk->hi - sizeof(*v) && stk->hi >= sizeof(*v)) &&
-      !(stk->probe != NULL && stk->probe(stk->ctx, (const void *)at, sizeof(*v))))
+  if (!stack_holds(stk, at, sizeof(*v)) &&
+      !(stk->probe != NULL &&
+	stk->probe(stk->ctx, (const void *)at, sizeof(*v))))
     return 0;
   memcpy(v, (const void *)at, sizeof(*v));
   return 1;
@@ -360,6 +366,12 @@ static void rule_restore(Rules *rs, const Rules *init, const Fde *f,
     rs->col[k] = init->col[k];
 }
 
+/* A factored offset: a LEB128 number times the data alignment. */
+static int64_t cur_factored(Cursor *c, const Fde *f, int sign)
+{
+  return (int64_t)cur_leb(c, sign) * f->data_align;
+}
+
 /* Run a CFA program while its location is at most pc. init: the rules
 ** after the CIE's program, what DW_CFA_restore returns to. */
 static int cfa_run(const Fde *f, const uint8_t *p, const uint8_t *end,
@@ -377,7 +389,7 @@ static int cfa_run(const Fde *f, const uint8_t *p, const uint8_t *end,
     switch (op >> 6) {
     case 1: delta = op & 0x3f; goto advance;
     case 2: reg = op & 0x3f;
-      rule_set(rs, f, reg, RULE_OFFSET, (int64_t)cur_uleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_OFFSET, cur_factored(&c, f, 0), NULL);
       continue;
     case 3: rule_restore(rs, init, f, op & 0x3f); continue;
     default: break;
@@ -389,7 +401,7 @@ static int cfa_run(const Fde *f, const uint8_t *p, const uint8_t *end,
     case 0x03: delta = cur_bytes(&c, 2); goto advance;
     case 0x04: delta = cur_bytes(&c, 4); goto advance;
     case 0x05: reg = cur_uleb(&c);
-      rule_set(rs, f, reg, RULE_OFFSET, (int64_t)cur_uleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_OFFSET, cur_factored(&c, f, 0), NULL);
       break;
     case 0x06: rule_restore(rs, init, f, cur_uleb(&c)); break;
     case 0x07: rule_set(rs, f, cur_uleb(&c), RULE_UNDEF, 0, NULL); break;
@@ -408,32 +420,34 @@ static int cfa_run(const Fde *f, const uint8_t *p, const uint8_t *end,
     case 0x0c: rs->cfa.kind = RULE_REG; rs->cfa.arg = (int64_t)cur_uleb(&c);
       rs->cfa_off = (int64_t)cur_uleb(&c);
       break;
-    case 0x0d: rs->cfa.kind = RULE_REG; rs->cfa.arg = (int64_t)cur_uleb(&c); break;
+    case 0x0d: rs->cfa.kind = RULE_REG; rs->cfa.arg = (int64_t)cur_uleb(&c);
+      break;
     case 0x0e: rs->cfa_off = (int64_t)cur_uleb(&c); break;
     case 0x0f: len = cur_uleb(&c);
       rs->cfa.kind = RULE_EXPR; rs->cfa.arg = (int64_t)len; rs->cfa.expr = c.p;
       cur_skip(&c, len);
       break;
     case 0x10: case 0x16: reg = cur_uleb(&c); len = cur_uleb(&c);
-      rule_set(rs, f, reg, op == 0x10 ? RULE_EXPR : RULE_VALEXPR, (int64_t)len, c.p);
+      rule_set(rs, f, reg, op == 0x10 ? RULE_EXPR : RULE_VALEXPR,
+	       (int64_t)len, c.p);
       cur_skip(&c, len);
       break;
     case 0x11: reg = cur_uleb(&c);
-      rule_set(rs, f, reg, RULE_OFFSET, cur_sleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_OFFSET, cur_factored(&c, f, 1), NULL);
       break;
     case 0x12: rs->cfa.kind = RULE_REG; rs->cfa.arg = (int64_t)cur_uleb(&c);
-      rs->cfa_off = cur_sleb(&c)*f->data_align;
+      rs->cfa_off = cur_factored(&c, f, 1);
       break;
-    case 0x13: rs->cfa_off = cur_sleb(&c)*f->data_align; break;
+    case 0x13: rs->cfa_off = cur_factored(&c, f, 1); break;
     case 0x14: reg = cur_uleb(&c);
-      rule_set(rs, f, reg, RULE_VALOFFSET, (int64_t)cur_uleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_VALOFFSET, cur_factored(&c, f, 0), NULL);
       break;
     case 0x15: reg = cur_uleb(&c);
-      rule_set(rs, f, reg, RULE_VALOFFSET, cur_sleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_VALOFFSET, cur_factored(&c, f, 1), NULL);
       break;
     case 0x2e: cur_uleb(&c); break;  /* DW_CFA_GNU_args_size */
     case 0x2f: reg = cur_uleb(&c);  /* DW_CFA_GNU_negative_offset_extended */
-      rule_set(rs, f, reg, RULE_OFFSET, -(int64_t)cur_uleb(&c)*f->data_align, NULL);
+      rule_set(rs, f, reg, RULE_OFFSET, -cur_factored(&c, f, 0), NULL);
       break;
     default: return 0;
     }
@@ -552,6 +566,13 @@ static int regs_caller(ProfUnwRegs *r, uintptr_t ip, uintptr_t sp,
   return 1;
 }
 
+/* A register saved off bytes from the CFA (0: not saved, unchanged). */
+static int saved_read(const ProfUnwStack *stk, uintptr_t cfa, int16_t off,
+		      uintptr_t *v)
+{
+  return off == 0 || lj_profunwind_read(stk, cfa + (uintptr_t)(intptr_t)off, v);
+}
+
 /* A step by a cache entry. */
 static int step_compact(const ProfUnwRule *e, const ProfUnwStack *stk,
 			ProfUnwRegs *r)
@@ -559,10 +580,9 @@ static int step_compact(const ProfUnwRule *e, const ProfUnwStack *stk,
   uintptr_t cfa = 0, ra, bp = r->bp, bx = r->bx;
   reg_value(r, e->cfa_reg, &cfa);  /* One of those it knows. */
   cfa += (uintptr_t)(intptr_t)e->cfa_off;
-  if ((!e->exact && cfa <= r->sp) ||
-      !lj_profunwind_read(stk, cfa + (uintptr_t)(intptr_t)e->ra_off, &ra) ||
-      (e->bp_off && !lj_profunwind_read(stk, cfa + (uintptr_t)(intptr_t)e->bp_off, &bp)) ||
-      (e->bx_off && !lj_profunwind_read(stk, cfa + (uintptr_t)(intptr_t)e->bx_off, &bx)))
+  if ((!e->exact && cfa <= r->sp) || !saved_read(stk, cfa, e->ra_off, &ra) ||
+      !saved_read(stk, cfa, e->bp_off, &bp) ||
+      !saved_read(stk, cfa, e->bx_off, &bx))
     return 0;
   return regs_caller(r, ra, cfa, bp, bx, e->exact);
 }
@@ -603,12 +623,14 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
   Fde f;
   Rules rs;
   if (cache != NULL) {
-    e = &cache->rule[(pc * 0x9e3779b97f4a7c15ull) >> 54 & (LJ_PROFUNWIND_CACHE-1)];
+    uintptr_t h = (uintptr_t)((pc * 0x9e3779b97f4a7c15ull) >> 54);
+    e = &cache->rule[h & (LJ_PROFUNWIND_CACHE-1)];
     if (e->pc == pc && e->gen == gen)
       return step_compact(e, stk, r);
   }
   s = seg_find(objs, pc);
-  if (s == NULL || s->nfde == 0 || !fde_find(s, pc, &f) || !rules_at(&f, pc, &rs))
+  if (s == NULL || s->nfde == 0 || !fde_find(s, pc, &f) ||
+      !rules_at(&f, pc, &rs))
     return 0;
   if (e != NULL) {
     ProfUnwRule fresh;

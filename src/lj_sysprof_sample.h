@@ -471,8 +471,8 @@ static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
   ProfUnwRegs r;
   int steps;
   unw_begin(sp, uc, &stk, &r);
-  for (steps = 0; steps < LEAF_STEPS && lj_profunwind_step(&sp->unw, &sp->unwcache, &stk, &r);
-       steps++) {
+  for (steps = 0; steps < LEAF_STEPS &&
+		  lj_profunwind_step(&sp->unw, &sp->unwcache, &stk, &r); steps++) {
     uintptr_t ip = r.ip;
     if (in_vm(sp, ip)) {
       cursor_vmreturn(c, &r);
