@@ -15,6 +15,7 @@
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_proffile.h"
+#include "lj_prof.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
 
@@ -124,17 +125,6 @@ static int prof_choice(lua_State *L, int idx, const char *const *names)
 
 /* -- Profiles started from Lua ------------------------------------------- */
 
-/* The writer contexts of the profiles started from Lua. */
-static void *memprof_file, *sysprof_file;
-
-/* A script that calls os.exit() never closes its VM: complete the streams
-** of its profiles anyway. */
-static void prof_atexit(void)
-{
-  lj_memprof_exit(memprof_file);
-  lj_sysprof_exit(sysprof_file);
-}
-
 /* The file a profile started from Lua writes to; NULL after pushing the
 ** error triple. */
 static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize,
@@ -148,13 +138,10 @@ static ProfFile *prof_open(lua_State *L, const char *path, size_t bufsize,
 
 /* What start() returns. The profiler owns the file from start on (on an
 ** I/O failure it has closed it already); a refused start leaves it to us. */
-static int prof_started(lua_State *L, int status, ProfFile *pf, void **file)
+static int prof_started(lua_State *L, int status, ProfFile *pf)
 {
-  static int atexit_set;
   if (status == PROFILE_SUCCESS) {
-    *file = pf;
-    if (!atexit_set)
-      atexit_set = atexit(prof_atexit) == 0;
+    lj_prof_exitguard();  /* A script may end with os.exit(). */
   } else if (status != PROFILE_ERRIO) {
     lj_proffile_close(pf, lj_proffile_buf(pf));
   }
@@ -162,10 +149,8 @@ static int prof_started(lua_State *L, int status, ProfFile *pf, void **file)
 }
 
 /* What stop() returns. */
-static int prof_stopped(lua_State *L, int status, void **file)
+static int prof_stopped(lua_State *L, int status)
 {
-  if (status != PROFILE_ERRRUN)
-    *file = NULL;
   return prof_result(L, status, "profiler is not running");
 }
 
@@ -251,7 +236,7 @@ static int memprof_start(lua_State *L)
     return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
-  if (lj_memprof_busy())  /* Before the file is opened and truncated. */
+  if (lj_memprof_busy(G(L)))  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = prof_open(L, path, LJ_PROFFILE_MEMBUF, 0)) == NULL)
     return 3;
@@ -263,7 +248,7 @@ static int memprof_start(lua_State *L)
   status = lj_memprof_start(L, &opt, &cfg);
   if (status == PROFILE_ERRIO)  /* The symbol table could not be written. */
     return prof_ioerror(L, path, 0);
-  return prof_started(L, status, pf, &memprof_file);
+  return prof_started(L, status, pf);
 }
 
 static int memprof_stop(lua_State *L)
@@ -272,7 +257,7 @@ static int memprof_stop(lua_State *L)
   if (!LJ_HASMEMPROF)
     return prof_disabled(L);
   status = luaM_memprof_stop(L);
-  return prof_stopped(L, status, &memprof_file);
+  return prof_stopped(L, status);
 }
 
 static const luaL_Reg memprof_lib[] = {
@@ -290,7 +275,7 @@ static const char *const sysprof_vmstates[] = {
   "TRACE"
 };
 
-/* misc.sysprof.report(): counters of the profile running or the last one. */
+/* misc.sysprof.report(): counters of this VM's profile running or last. */
 static int sysprof_report(lua_State *L)
 {
   struct luam_Sysprof_Counters c;
@@ -298,7 +283,7 @@ static int sysprof_report(lua_State *L)
   int i;
   if (!LJ_HASSYSPROF)
     return prof_disabled(L);
-  luaM_sysprof_report(&c);
+  lj_sysprof_report(G(L), &c);
   lua_createtable(L, 0, 2);
   lua_pushnumber(L, (lua_Number)c.samples);
   lua_setfield(L, -2, "samples");
@@ -361,7 +346,7 @@ static int sysprof_start(lua_State *L)
     return prof_disabled(L);
   if (bad != NULL)
     return prof_misuse(L, bad);
-  if (lj_sysprof_busy())  /* Before the file is opened and truncated. */
+  if (lj_sysprof_busy(G(L)))  /* Before the file is opened and truncated. */
     return prof_result(L, PROFILE_ERRRUN, "profiler is running already");
   if ((pf = prof_open(L, path, LJ_PROFFILE_SYSBUF, 1)) == NULL)
     return 3;
@@ -371,7 +356,7 @@ static int sysprof_start(lua_State *L)
   cfg.writer = lj_proffile_write;
   cfg.on_stop = lj_proffile_close;
   status = lj_sysprof_start(L, &cfg);
-  return prof_started(L, status, pf, &sysprof_file);
+  return prof_started(L, status, pf);
 }
 
 static int sysprof_stop(lua_State *L)
@@ -380,7 +365,7 @@ static int sysprof_stop(lua_State *L)
   if (!LJ_HASSYSPROF)
     return prof_disabled(L);
   status = luaM_sysprof_stop(L);
-  return prof_stopped(L, status, &sysprof_file);
+  return prof_stopped(L, status);
 }
 
 static const luaL_Reg sysprof_lib[] = {

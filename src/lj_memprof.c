@@ -11,6 +11,7 @@
 #define LUA_CORE
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -114,8 +115,8 @@ typedef struct TraceStack {
 } TraceStack;
 
 typedef struct MemProf {
-  global_State *g;		/* Profiled VM. */
-  int state;
+  global_State *g;		/* Profiled VM; NULL while idle. */
+  _Atomic int state;		/* Claimed by any thread that starts one. */
   int version;			/* Of the stream: LJM_VERSION*. */
   MemprofConfig cfg;
   StackTab stacks;
@@ -139,8 +140,10 @@ typedef struct MemProf {
   TraceStack tracestacks[TRACELINE_CACHE];
 } MemProf;
 
-/* One profile per process: the allocator callback has no other context. */
-static MemProf memprof;
+/* A profile per VM, up to MEMPROF_SLOTS at once: the allocator wrapper
+** gets its own as its state. A slot is the VM's until stop() is called. */
+#define MEMPROF_SLOTS		8
+static MemProf memprof[MEMPROF_SLOTS];
 
 /* Largest event: header, two location numbers, a stack id, four payload
 ** numbers and a weight. */
@@ -212,7 +215,7 @@ static void memprof_announce(MemProf *mp, MemLoc *loc, const GCproto *pt)
 /* A trace allocates: the line it runs there, from the return address of
 ** the C code it called (stream version 4). Left as the trace if the trace
 ** cannot tell. */
-static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
+static void memprof_tracelua(MemProf *mp, MemLoc *loc, lua_State *L,
 			     GCtrace *T, uintptr_t ra)
 {
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
@@ -225,7 +228,7 @@ static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
   if (n > 1) {  /* In a function the trace inlined. */
     pt = pts[0];
   } else {  /* In the function the trace was entered in. */
-    TValue *base = tvref(g->jit_base);
+    TValue *base = tvref(mp->g->jit_base);
     GCfunc *fn = base != NULL ? lj_prof_framefunc(L, base-1) : NULL;
     if (fn == NULL || !isluafunc(fn))
       return;
@@ -235,7 +238,7 @@ static void memprof_tracelua(MemLoc *loc, global_State *g, lua_State *L,
     return;
   loc->source = ASOURCE_TRACE_LUA;
   loc->line = (uint64_t)line;
-  memprof_announce(&memprof, loc, pt);
+  memprof_announce(mp, loc, pt);
 }
 
 /* A trace runs with the stack pointer below the interpreter's C frame by
@@ -252,8 +255,9 @@ static LJ_AINLINE uintptr_t memprof_retaddr(const GCtrace *T, const void *cf)
 
 /* A trace allocates from few call sites, each always at the same line:
 ** the answer is kept by return address. Once per event: kept short. */
-static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
+static void memprof_loctrace(MemProf *mp, MemLoc *loc, int32_t traceno)
 {
+  global_State *g = mp->g;
   GCtrace *T = traceref(G2J(g), traceno);
   lua_State *L = gco2th(gcref(g->cur_L));
   TraceLine *tl;
@@ -263,9 +267,9 @@ static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
-  tl = &memprof.tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  tl = &mp->tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
   if (LJ_UNLIKELY(tl->ra != ra)) {
-    memprof_tracelua(loc, g, L, T, ra);
+    memprof_tracelua(mp, loc, L, T, ra);
     tl->ra = ra;
     tl->source = loc->source;
     tl->addr = loc->addr;
@@ -275,16 +279,17 @@ static void memprof_loctrace(MemLoc *loc, global_State *g, int32_t traceno)
 }
 #endif
 
-static void memprof_locate(MemLoc *loc, global_State *g)
+static void memprof_locate(MemProf *mp, MemLoc *loc)
 {
+  global_State *g = mp->g;
   int32_t st = g->vmstate;
   loc->source = ASOURCE_INT;
   if (lj_prof_intrace(st)) {
     loc->source = ASOURCE_TRACE;
     loc->addr = loc->traceno = (uint64_t)st;
 #if LJ_HASJIT
-    if (memprof.version >= 4)
-      memprof_loctrace(loc, g, st);
+    if (mp->version >= 4)
+      memprof_loctrace(mp, loc, st);
 #endif
   } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
 	     st == ~LJ_VMST_CFUNC) {
@@ -368,8 +373,9 @@ static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
 ** entered in, from its map (lj_proftrace_frames), then the frames below.
 ** The frames of the trace depend on the return address alone (and the
 ** function entered, checked): kept for few of them, up to a few frames. */
-static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
+static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno)
 {
+  global_State *g = mp->g;
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   GCtrace *T = traceref(G2J(g), traceno);
@@ -388,7 +394,7 @@ static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
     return;
   pt = funcproto(fn);
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
-  ts = &memprof.tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  ts = &mp->tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
   if (ra == 0 || ts->ra != ra || ts->pt != pt) {
     if (ra != 0)
       n = lj_proftrace_frames(T, ra - 1, pts, pcs);
@@ -513,7 +519,7 @@ static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
     return STACK_NONE;
 #if LJ_HASJIT
   if (lj_prof_intrace(g->vmstate)) {
-    stack_trace(&w, g, g->vmstate);
+    stack_trace(mp, &w, g->vmstate);
   } else
 #endif
   {
@@ -689,7 +695,7 @@ static void memprof_write(MemProf *mp, uint8_t aevent, void *ptr,
   uint32_t stack = STACK_NONE;
   uint8_t *p;
   MemLoc loc;
-  memprof_locate(&loc, mp->g);
+  memprof_locate(mp, &loc);
   if (mp->cfg.stacks && (aevent & AEVENT_ALLOC))
     stack = memprof_stack(mp, &loc);
   p = memprof_event(mp, weight ? aevent | AFLAG_WEIGHT : aevent, &loc,
@@ -713,8 +719,8 @@ static void memprof_write(MemProf *mp, uint8_t aevent, void *ptr,
 
 static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-  MemProf *mp = &memprof;
-  void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  MemProf *mp = (MemProf *)ud;
+  void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
@@ -725,11 +731,11 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 
 /* The sampled path: the original allocator, then what is recorded. The
 ** bytes were counted already if counted (the count ran out). */
-static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ud, void *ptr,
+static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ptr,
 					 size_t osize, size_t nsize,
 					 int counted)
 {
-  void *nptr = mp->allocf(ud, ptr, osize, nsize);
+  void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;
   if (ptr != NULL && sampled_del(mp, (uintptr_t)ptr)) {
@@ -756,15 +762,43 @@ static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ud, void *ptr,
 static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
 				    size_t nsize)
 {
-  MemProf *mp = &memprof;
+  MemProf *mp = (MemProf *)ud;
   if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0)
-    return memprof_sampled(mp, ud, ptr, osize, nsize, 0);
+    return memprof_sampled(mp, ptr, osize, nsize, 0);
   if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0)
-    return memprof_sampled(mp, ud, ptr, osize, nsize, 1);
-  return mp->allocf(ud, ptr, osize, nsize);
+    return memprof_sampled(mp, ptr, osize, nsize, 1);
+  return mp->allocf(mp->allocd, ptr, osize, nsize);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
+
+/* The profile of VM g, running or halted; NULL if none. */
+static MemProf *memprof_of(global_State *g)
+{
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS; i++)
+    if (memprof[i].state != MPS_IDLE && memprof[i].g == g)
+      return &memprof[i];
+  return NULL;
+}
+
+/* A slot for a new profile, taken; NULL if every one is. */
+static MemProf *memprof_claim(void)
+{
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS; i++) {
+    int expect = MPS_IDLE;
+    if (atomic_compare_exchange_strong(&memprof[i].state, &expect, MPS_HALT))
+      return &memprof[i];
+  }
+  return NULL;
+}
+
+static void memprof_unclaim(MemProf *mp)
+{
+  mp->g = NULL;
+  mp->state = MPS_IDLE;
+}
 
 static void memprof_freetables(MemProf *mp)
 {
@@ -883,7 +917,7 @@ LUA_API int luaM_memprof_set_format(int format)
 {
   if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
     return PROFILE_ERRUSE;
-  if (memprof.state != MPS_IDLE)
+  if (lj_memprof_busy(NULL))
     return PROFILE_ERRRUN;
   next_cfg.version = format;
   return PROFILE_SUCCESS;
@@ -891,7 +925,7 @@ LUA_API int luaM_memprof_set_format(int format)
 
 LUA_API int luaM_memprof_set_stacks(int stacks)
 {
-  if (memprof.state != MPS_IDLE)
+  if (lj_memprof_busy(NULL))
     return PROFILE_ERRRUN;
   next_cfg.stacks = stacks != 0;
   return PROFILE_SUCCESS;
@@ -901,7 +935,7 @@ LUA_API int luaM_memprof_set_sample(uint64_t bytes)
 {
   if (bytes > LJM_SAMPLE_MAX)
     return PROFILE_ERRUSE;
-  if (memprof.state != MPS_IDLE)
+  if (lj_memprof_busy(NULL))
     return PROFILE_ERRRUN;
   next_cfg.sample = bytes;
   return PROFILE_SUCCESS;
@@ -920,13 +954,13 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
 		     const MemprofConfig *cfg)
 {
   uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
-  MemProf *mp = &memprof;
   global_State *g = G(L);
+  MemProf *mp;
   if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
       opt->buf == NULL || opt->len < 1024 || cfg->sample > LJM_SAMPLE_MAX ||
       ((cfg->stacks || cfg->sample) && cfg->version < LJM_VERSION_STACKS))
     return PROFILE_ERRUSE;
-  if (mp->state != MPS_IDLE)
+  if (memprof_of(g) != NULL || (mp = memprof_claim()) == NULL)
     return PROFILE_ERRRUN;
   mp->g = g;
   mp->opt = *opt;
@@ -939,6 +973,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->ntraceloc = 0;
   if (!memprof_newtables(mp)) {
     memprof_freetables(mp);
+    memprof_unclaim(mp);
     return PROFILE_ERRMEM;
   }
   prologue[3] = (uint8_t)mp->version;
@@ -956,29 +991,29 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
     lj_symtab_freeobjs(&mp->objs);
     memprof_freetables(mp);
     opt->on_stop(opt->ctx, mp->out.buf);
+    memprof_unclaim(mp);
     errno = err;
     return PROFILE_ERRIO;
   }
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
   g->allocf = mp->cfg.sample ? memprof_allocf_sampled : memprof_allocf;
+  g->allocd = mp;
   mp->state = MPS_PROFILE;
   lj_prof_forkguard();
   return PROFILE_SUCCESS;
 }
 
-LUA_API int luaM_memprof_stop(lua_State *L)
+static int memprof_stop(MemProf *mp)
 {
-  MemProf *mp = &memprof;
   struct lj_wbuf *out = &mp->out;
   int err, cbfail;
-  if (mp->state == MPS_IDLE || mp->g != G(L))
-    return PROFILE_ERRRUN;
   if (mp->state == MPS_HALT) {
-    mp->state = MPS_IDLE;
-    if (mp->saved_errno == 0)
+    err = mp->saved_errno;
+    memprof_unclaim(mp);
+    if (err == 0)
       return PROFILE_SUCCESS;  /* The writer ended the stream itself. */
-    errno = mp->saved_errno;
+    errno = err;
     return PROFILE_ERRIO;
   }
   if (mp->version >= LJM_VERSION_STACKS) {
@@ -990,7 +1025,7 @@ LUA_API int luaM_memprof_stop(lua_State *L)
   lj_wbuf_flush(out);
   err = out->saved_errno;
   cbfail = mp->opt.on_stop(mp->opt.ctx, out->buf);
-  mp->state = MPS_IDLE;
+  memprof_unclaim(mp);
   if (err != 0 || cbfail) {
     if (err != 0)
       errno = err;
@@ -999,60 +1034,79 @@ LUA_API int luaM_memprof_stop(lua_State *L)
   return PROFILE_SUCCESS;
 }
 
+LUA_API int luaM_memprof_stop(lua_State *L)
+{
+  MemProf *mp = memprof_of(G(L));
+  return mp != NULL ? memprof_stop(mp) : PROFILE_ERRRUN;
+}
+
 /* -- Hooks for the VM ---------------------------------------------------- */
 
-static LJ_AINLINE int memprof_running(global_State *g)
+static LJ_AINLINE MemProf *memprof_running(global_State *g)
 {
-  return memprof.state == MPS_PROFILE && memprof.g == g;
+  MemProf *mp = memprof_of(g);
+  return mp != NULL && mp->state == MPS_PROFILE ? mp : NULL;
 }
 
 void lj_memprof_addproto(global_State *g, const GCproto *pt)
 {
-  if (memprof_running(g)) {
-    lj_symtab_writeproto(&memprof.out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
-    if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
-      memprof_halt(&memprof);
+  MemProf *mp = memprof_running(g);
+  if (mp != NULL) {
+    lj_symtab_writeproto(&mp->out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
+    if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
+      memprof_halt(mp);
   }
 }
 
 #if LJ_HASJIT
 void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
-  if (memprof_running(g)) {
-    memset(memprof.tracelines, 0, sizeof(memprof.tracelines));
-    memset(memprof.tracestacks, 0, sizeof(memprof.tracestacks));
-    lj_symtab_writetrace(&memprof.out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
-    if (LJ_UNLIKELY(lj_wbuf_failed(&memprof.out)))
-      memprof_halt(&memprof);
+  MemProf *mp = memprof_running(g);
+  if (mp != NULL) {
+    memset(mp->tracelines, 0, sizeof(mp->tracelines));
+    memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
+    lj_symtab_writetrace(&mp->out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
+    if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
+      memprof_halt(mp);
   }
 }
 #endif
 
 void lj_memprof_close(global_State *g)
 {
-  if (memprof.state != MPS_IDLE && memprof.g == g)
-    luaM_memprof_stop(mainthread(g));
+  MemProf *mp = memprof_of(g);
+  if (mp != NULL)
+    memprof_stop(mp);
 }
 
-int lj_memprof_busy(void)
+int lj_memprof_busy(global_State *g)
 {
-  return memprof.state != MPS_IDLE;
+  int i, n = 0;
+  for (i = 0; i < MEMPROF_SLOTS; i++)
+    n += memprof[i].state != MPS_IDLE;
+  return g == NULL ? n > 0 : n == MEMPROF_SLOTS || memprof_of(g) != NULL;
 }
 
-/* The child of a fork(): the profile stays the parent's. Its allocations
-** go to the VM's own allocator again, unrecorded; the writer and on_stop
-** are not called (the writer's state is the parent's). */
+/* The child of a fork(): the profiles stay the parent's. Their VMs'
+** allocations go to their own allocators again, unrecorded; the writers
+** and on_stop are not called (the writers' state is the parent's). */
 void lj_memprof_forked(void)
 {
-  if (memprof.state == MPS_PROFILE)
-    memprof_release(&memprof);
-  memprof.state = MPS_IDLE;
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS; i++) {
+    if (memprof[i].state == MPS_PROFILE)
+      memprof_release(&memprof[i]);
+    if (memprof[i].state != MPS_IDLE)
+      memprof_unclaim(&memprof[i]);
+  }
 }
 
 void lj_memprof_exit(void *ctx)
 {
-  if (memprof.state == MPS_PROFILE && ctx != NULL && memprof.opt.ctx == ctx)
-    luaM_memprof_stop(mainthread(memprof.g));
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS && ctx != NULL; i++)
+    if (memprof[i].state == MPS_PROFILE && memprof[i].opt.ctx == ctx)
+      memprof_stop(&memprof[i]);
 }
 
 #else /* !LJ_HASMEMPROF */

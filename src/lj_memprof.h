@@ -87,9 +87,11 @@ LJ_FUNC void lj_memprof_addtrace(global_State *g, const struct GCtrace *T);
 /* lua_close: stop a profile of this VM and complete its stream. */
 LJ_FUNC void lj_memprof_close(global_State *g);
 
-/* A profile holds the profiler: running, or halted until stop() is called. */
-LJ_FUNC int lj_memprof_busy(void);
-/* Process exit: complete the profile whose writer context is ctx, if any. */
+/* Profiles run in several VMs at once, one per VM: a start is refused while
+** VM g has a profile (running, or halted until stop() is called) or every
+** slot is taken. g NULL: a profile holds in the process. */
+LJ_FUNC int lj_memprof_busy(global_State *g);
+/* Stop the profile whose writer context is ctx, if any (process exit). */
 LJ_FUNC void lj_memprof_exit(void *ctx);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_memprof_forked(void);

@@ -18,6 +18,7 @@
 #include "lj_sysprof.h"
 #include "lj_symtab.h"
 #include "lj_profenv.h"
+#include "lj_proffile.h"
 #include "lj_perfmap.h"
 #include "lj_profunwind.h"
 #include "lj_vm.h"
@@ -100,4 +101,29 @@ void lj_prof_forkguard(void)
 {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, prof_atfork);
+}
+
+/* A program that ends without closing its VMs (os.exit(), exit() in a
+** host): the profiles that write to our files complete their streams. A
+** host's own writer may be gone by then: its profiles are left alone. */
+static void prof_fileexit(void *pf)
+{
+  lj_memprof_exit(pf);
+  lj_sysprof_exit(pf);
+}
+
+static void prof_atexit(void)
+{
+  lj_proffile_each(prof_fileexit);
+}
+
+static void prof_setexit(void)
+{
+  atexit(prof_atexit);
+}
+
+void lj_prof_exitguard(void)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, prof_setexit);
 }

@@ -135,6 +135,9 @@ LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the
 ** profiles of its parent instead of writing into their streams. */
 LJ_FUNC void lj_prof_forkguard(void);
+/* A profile writes to a file of lj_proffile.h: it completes its stream at
+** the process's exit, if it still runs then. */
+LJ_FUNC void lj_prof_exitguard(void);
 
 /* The interpreter's machine code [lo, hi); 0 if unknown. */
 LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
@@ -160,6 +163,6 @@ LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
   void lj_##prof##_close(global_State *g) { UNUSED(g); } \
   void lj_##prof##_forked(void) {} \
   void lj_##prof##_exit(void *ctx) { UNUSED(ctx); } \
-  int lj_##prof##_busy(void) { return 0; }
+  int lj_##prof##_busy(global_State *g) { UNUSED(g); return 0; }
 
 #endif

@@ -3,9 +3,9 @@
 **
 **   LJPROF='cpu[:key=value,...][;mem[:key=value,...]]'
 **
-** read when a VM is created. The profilers take one VM at a time: the
-** first VM created while LJPROF is set gets the profiles, a VM created
-** while it lives is not profiled (said once on stderr). A bad setting
+** read when a VM is created. Each VM gets profiles of its own (the
+** profilers take 8 VMs at once; a ninth is not profiled, said once on
+** stderr), written to its own files when the paths hold %n. A bad setting
 ** never breaks the program: one line on stderr, and no profile.
 **
 ** With signal=NAME a profile is armed instead of started: each delivery
@@ -34,6 +34,7 @@
 #include "lj_sysprof.h"
 #include "lj_proffile.h"
 #include "lj_profnap.h"
+#include "lj_prof.h"
 #include "lmisclib.h"
 
 /* -- Settings ------------------------------------------------------------ */
@@ -65,6 +66,7 @@ static const struct { const char *name; int signo; } env_signals[] = {
   { "SIGUSR1", SIGUSR1 }, { "SIGUSR2", SIGUSR2 }, { "SIGHUP", SIGHUP },
   { "SIGWINCH", SIGWINCH }, { "SIGURG", SIGURG }, { NULL, 0 }
 };
+#define ENV_NSIGNALS	(sizeof(env_signals)/sizeof(env_signals[0]) - 1)
 
 /* A path's escapes: %p, %t, %n and %%. */
 static int env_checkpath(const char *path)
@@ -216,40 +218,55 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
 
 /* -- State --------------------------------------------------------------- */
 
-typedef struct EnvState {
-  global_State *g;		/* The VM profiled; NULL: none. */
+/* The VMs created while LJPROF is set, each with its profiles, as many at
+** once as the profilers take. */
+#define ENV_VMS		8
+
+enum { NUDGE_NONE, NUDGE_SAVING, NUDGE_SET };
+
+typedef struct EnvVM {
+  global_State *g;		/* NULL: a free slot. */
   EnvSettings set;
   int vmno;			/* Its number in the process. */
   int toggled;			/* The armed profiles run. */
   int windows[PE__MAX];		/* Streams of each profile so far. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
-  struct sigaction oldact;
-  int rotating;			/* The rotation thread runs. */
+  int armed;			/* It holds its signal armed. */
+  int rotating;			/* Its rotation thread runs. */
   pthread_t rotator;
-} EnvState;
+  ProfNap nap;			/* The rotation thread's, until told to quit. */
+  /* Shared with the handler and the rotation thread: events for the next
+  ** GC step of polled. The GC threshold is saved (NUDGE_SAVING, then
+  ** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
+  global_State *_Atomic polled;	/* g, once it takes events. */
+  atomic_int toggles, rotations, nudge;
+  GCSize threshold;
+} EnvVM;
 
-static EnvState env;
+static EnvVM env_vms[ENV_VMS];
 static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;  /* VMs come
 							  ** and go on any thread. */
-static atomic_int env_vms;	/* VMs created while LJPROF was set. */
+static int env_nvms;		/* VMs created while LJPROF was set. */
 
-/* Shared with the handler and the rotation thread: events for the next GC
-** step of env_polled. The GC threshold is saved (NUDGE_SAVING, then
-** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
-enum { NUDGE_NONE, NUDGE_SAVING, NUDGE_SET };
-static global_State *_Atomic env_polled;
-static atomic_int env_toggles, env_rotations, env_nudge;
-static GCSize env_threshold;
+/* The signals armed, each by how many VMs, and what it did before. */
+static struct {
+  int vms;
+  struct sigaction oldact;
+} env_armed[ENV_NSIGNALS];
 
-/* The rotation thread's naps, until it is told to quit. */
-static ProfNap rot_nap;
+/* The profiles started in e that may run. */
+static int env_running(const EnvVM *e)
+{
+  return (e->file[PE_CPU] != NULL) << PE_CPU |
+	 (e->file[PE_MEM] != NULL) << PE_MEM;
+}
 
 /* Profiles as bits: those on whose flag is set. */
-static int env_mask(const int *flags)
+static int env_mask(const EnvVM *e, const int *flags)
 {
   int k, m = 0;
   for (k = 0; k < PE__MAX; k++)
-    if (env.set.on[k] && flags[k])
+    if (e->set.on[k] && flags[k])
       m |= 1 << k;
   return m;
 }
@@ -295,7 +312,8 @@ static const char *env_status(int status)
 {
   switch (status) {
   case PROFILE_ERRUSE: return "the profiler is not in this build";
-  case PROFILE_ERRRUN: return "a profile of this kind runs already";
+  case PROFILE_ERRRUN:
+    return "a profile of this kind runs already (in this VM, or in 8 VMs)";
   case PROFILE_ERRMEM: return "not enough memory";
   default: return strerror(errno);
   }
@@ -303,14 +321,14 @@ static const char *env_status(int status)
 
 /* -- Start and stop ------------------------------------------------------ */
 
-static int env_startone(lua_State *L, int k, ProfFile *pf)
+static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
 {
   if (k == PE_CPU) {
     SysprofConfig cfg;
-    cfg.mode = env.set.mode;
+    cfg.mode = e->set.mode;
     cfg.format = LUAM_SYSPROF_V3;
-    cfg.clock = env.set.clock;
-    cfg.interval = env.set.interval;
+    cfg.clock = e->set.clock;
+    cfg.interval = e->set.interval;
     cfg.buf = lj_proffile_buf(pf);
     cfg.len = lj_proffile_bufsize(pf);
     cfg.ctx = pf;
@@ -320,8 +338,8 @@ static int env_startone(lua_State *L, int k, ProfFile *pf)
   } else {
     struct luam_Memprof_Options opt;
     MemprofConfig cfg;
-    cfg.stacks = env.set.stacks || env.set.sample != 0;
-    cfg.sample = env.set.sample;
+    cfg.stacks = e->set.stacks || e->set.sample != 0;
+    cfg.sample = e->set.sample;
     cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;
     opt.buf = lj_proffile_buf(pf);
@@ -332,34 +350,31 @@ static int env_startone(lua_State *L, int k, ProfFile *pf)
   }
 }
 
-static void env_atexit(void)
-{
-  lj_sysprof_exit(env.file[PE_CPU]);
-  lj_memprof_exit(env.file[PE_MEM]);
-}
-
 /* The child of a fork() is not profiled (lj_prof.c: the profilers forget
 ** the parent's profiles there), and has no rotation thread; a signal there
 ** starts its own profiles, window 1 of a new %p. */
 static void env_forked(void)
 {
-  memset(env.file, 0, sizeof(env.file));
-  memset(env.windows, 0, sizeof(env.windows));
-  env.toggled = env.rotating = 0;
-  atomic_store(&env_toggles, 0);
-  atomic_store(&env_rotations, 0);
+  int i;
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    memset(e->file, 0, sizeof(e->file));
+    memset(e->windows, 0, sizeof(e->windows));
+    e->toggled = e->rotating = 0;
+    atomic_store(&e->toggles, 0);
+    atomic_store(&e->rotations, 0);
+  }
 }
 
 static void env_once(void)
 {
-  atexit(env_atexit);
   pthread_atfork(NULL, NULL, env_forked);
 }
 
-/* Start the profiles of mask: all files are opened first, so that an
+/* Start the profiles of mask in e: all files are opened first, so that an
 ** unwritable path starts nothing. Armed and rotating profiles number
 ** their streams. */
-static void env_start(lua_State *L, int mask)
+static void env_start(EnvVM *e, lua_State *L, int mask)
 {
   char path[PE__MAX][ENV_MAXLEN];
   ProfFile *pf[PE__MAX] = { NULL, NULL };
@@ -367,8 +382,8 @@ static void env_start(lua_State *L, int mask)
   for (k = 0; k < PE__MAX; k++) {
     if (!(mask & (1 << k)))
       continue;
-    window[k] = env.set.armed[k] || env.set.rotate[k] ? env.windows[k]+1 : 0;
-    if (!env_expand(path[k], env.set.path[k], env.vmno, window[k])) {
+    window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
+    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k])) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -391,10 +406,11 @@ static void env_start(lua_State *L, int mask)
     int status;
     if (pf[k] == NULL)
       continue;
-    status = env_startone(L, k, pf[k]);
+    status = env_startone(e, L, k, pf[k]);
     if (status == PROFILE_SUCCESS) {
-      env.file[k] = pf[k];
-      env.windows[k] = window[k];
+      e->file[k] = pf[k];
+      e->windows[k] = window[k];
+      lj_prof_exitguard();  /* The program may end without lua_close. */
       continue;
     }
     env_say("%s profile not started: %s", pe_names[k], env_status(status));
@@ -404,143 +420,164 @@ static void env_start(lua_State *L, int mask)
   }
 }
 
-/* Stop the profiles of mask, if they still run: the program may have
+/* Stop the profiles of mask in e, if they still run: the program may have
 ** stopped them itself. */
-static void env_stop(int mask)
+static void env_stop(EnvVM *e, int mask)
 {
   if ((mask & (1 << PE_CPU))) {
-    lj_sysprof_exit(env.file[PE_CPU]);
-    env.file[PE_CPU] = NULL;
+    lj_sysprof_exit(e->file[PE_CPU]);
+    e->file[PE_CPU] = NULL;
   }
   if ((mask & (1 << PE_MEM))) {
-    lj_memprof_exit(env.file[PE_MEM]);
-    env.file[PE_MEM] = NULL;
+    lj_memprof_exit(e->file[PE_MEM]);
+    e->file[PE_MEM] = NULL;
   }
-}
-
-/* The profiles started by us that may run. */
-static int env_running(void)
-{
-  return (env.file[PE_CPU] != NULL) << PE_CPU |
-	 (env.file[PE_MEM] != NULL) << PE_MEM;
 }
 
 /* -- Signal and rotation ------------------------------------------------ */
 
-/* Count an event for the next GC step of the VM, and bring that step
+/* Count an event for the next GC step of e's VM, and bring that step
 ** forward. Called in the signal handler: no allocation, no lock. */
-static void env_poke(atomic_int *events)
+static void env_poke(EnvVM *e, atomic_int *events)
 {
-  global_State *g = atomic_load(&env_polled);
+  global_State *g = atomic_load(&e->polled);
   int none = NUDGE_NONE;
   atomic_fetch_add(events, 1);
-  if (g != NULL && atomic_compare_exchange_strong(&env_nudge, &none,
+  if (g != NULL && atomic_compare_exchange_strong(&e->nudge, &none,
 						  NUDGE_SAVING)) {
-    env_threshold = g->gc.threshold;
-    atomic_store(&env_nudge, NUDGE_SET);
+    e->threshold = g->gc.threshold;
+    atomic_store(&e->nudge, NUDGE_SET);
     g->gc.threshold = 0;
   }
 }
 
+/* Each VM armed with the signal toggles its profiles. */
 static void env_signal(int sig)
 {
-  UNUSED(sig);
-  env_poke(&env_toggles);
+  int i;
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    if (atomic_load(&e->polled) != NULL && e->set.signo == sig)
+      env_poke(e, &e->toggles);
+  }
 }
 
-static int env_arm(void)
+/* The signal of e, armed: by the first VM that asks, unless the program
+** handles it; the others share it. */
+static int env_arm(EnvVM *e)
 {
+  int i = env_signal_byname(e->set.signame);
   struct sigaction sa;
-  if (sigaction(env.set.signo, NULL, &env.oldact) != 0)
-    return 0;
-  if (env.oldact.sa_handler != SIG_DFL || (env.oldact.sa_flags & SA_SIGINFO))
-    return 0;  /* The program handles that signal itself. */
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = env_signal;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  return sigaction(env.set.signo, &sa, NULL) == 0;
+  if (env_armed[i].vms == 0) {
+    struct sigaction *old = &env_armed[i].oldact;
+    if (sigaction(e->set.signo, NULL, old) != 0)
+      return 0;
+    if (old->sa_handler != SIG_DFL || (old->sa_flags & SA_SIGINFO))
+      return 0;  /* The program handles that signal itself. */
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = env_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(e->set.signo, &sa, NULL) != 0)
+      return 0;
+  }
+  env_armed[i].vms++;
+  e->armed = 1;
+  return 1;
+}
+
+/* The last VM armed with it gives the signal its former disposition back
+** (unless the program has taken the signal since). */
+static void env_disarm(EnvVM *e)
+{
+  int i = env_signal_byname(e->set.signame);
+  struct sigaction cur;
+  e->armed = 0;
+  if (--env_armed[i].vms == 0 && sigaction(e->set.signo, NULL, &cur) == 0 &&
+      cur.sa_handler == env_signal)
+    sigaction(e->set.signo, &env_armed[i].oldact, NULL);
 }
 
 static void *env_rotator(void *arg)
 {
+  EnvVM *e = (EnvVM *)arg;
   struct timespec at;
-  UNUSED(arg);
   clock_gettime(CLOCK_MONOTONIC, &at);
   for (;;) {
-    lj_profnap_after(&at, (uint64_t)env.set.rotsecs * 1000000000u);
-    if (!lj_profnap_until(&rot_nap, &at))
+    lj_profnap_after(&at, (uint64_t)e->set.rotsecs * 1000000000u);
+    if (!lj_profnap_until(&e->nap, &at))
       return NULL;
-    env_poke(&env_rotations);
+    env_poke(e, &e->rotations);
   }
 }
 
 /* The thread takes no signal: the program's are for its own threads. */
-static int env_rotate_start(void)
+static int env_rotate_start(EnvVM *e)
 {
   sigset_t all, old;
   int err;
-  lj_profnap_init(&rot_nap);
+  lj_profnap_init(&e->nap);
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  err = pthread_create(&env.rotator, NULL, env_rotator, NULL);
+  err = pthread_create(&e->rotator, NULL, env_rotator, e);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (err != 0) {
-    lj_profnap_free(&rot_nap);
+    lj_profnap_free(&e->nap);
     errno = err;
     return 0;
   }
-  env.rotating = 1;
+  e->rotating = 1;
   return 1;
 }
 
-static void env_rotate_stop(void)
+static void env_rotate_stop(EnvVM *e)
 {
-  lj_profnap_quit(&rot_nap);
-  pthread_join(env.rotator, NULL);
-  lj_profnap_free(&rot_nap);
-  env.rotating = 0;
+  lj_profnap_quit(&e->nap);
+  pthread_join(e->rotator, NULL);
+  lj_profnap_free(&e->nap);
+  e->rotating = 0;
 }
 
-/* Nothing pokes the VM any more: the rotation thread is gone, the signal's
-** former disposition is back (unless the program has taken the signal
-** since), the GC threshold is the VM's own. */
-static void env_quiet(global_State *g)
+/* Nothing pokes e's VM any more: its rotation thread is gone, its signal
+** disarmed, the GC threshold is the VM's own. */
+static void env_quiet(EnvVM *e)
 {
-  struct sigaction cur;
-  if (env.rotating)
-    env_rotate_stop();
-  if (env.set.signo != 0 && sigaction(env.set.signo, NULL, &cur) == 0 &&
-      cur.sa_handler == env_signal)
-    sigaction(env.set.signo, &env.oldact, NULL);
-  atomic_store(&env_polled, NULL);
-  if (atomic_exchange(&env_nudge, NUDGE_NONE) == NUDGE_SET)
-    g->gc.threshold = env_threshold;
+  if (e->rotating)
+    env_rotate_stop(e);
+  if (e->armed)
+    env_disarm(e);
+  atomic_store(&e->polled, NULL);
+  if (atomic_exchange(&e->nudge, NUDGE_NONE) == NUDGE_SET)
+    e->g->gc.threshold = e->threshold;
 }
 
 int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
-  int skip = 0;
-  if (LJ_LIKELY(atomic_load_explicit(&env_polled, memory_order_relaxed) != g))
+  EnvVM *e = NULL;
+  int skip = 0, i;
+  for (i = 0; i < ENV_VMS && e == NULL; i++)
+    if (atomic_load_explicit(&env_vms[i].polled, memory_order_relaxed) == g)
+      e = &env_vms[i];
+  if (LJ_LIKELY(e == NULL))
     return 0;
-  if (atomic_load(&env_nudge) == NUDGE_SET) {
-    g->gc.threshold = env_threshold;
-    atomic_store(&env_nudge, NUDGE_NONE);
+  if (atomic_load(&e->nudge) == NUDGE_SET) {
+    g->gc.threshold = e->threshold;
+    atomic_store(&e->nudge, NUDGE_NONE);
     skip = g->gc.total < g->gc.threshold;
   }
-  if (atomic_exchange(&env_toggles, 0) & 1) {  /* Pairs cancel out. */
-    int armed = env_mask(env.set.armed);
-    if (env.toggled)
-      env_stop(armed);
+  if (atomic_exchange(&e->toggles, 0) & 1) {  /* Pairs cancel out. */
+    int armed = env_mask(e, e->set.armed);
+    if (e->toggled)
+      env_stop(e, armed);
     else
-      env_start(L, armed);
-    env.toggled = !env.toggled;
+      env_start(e, L, armed);
+    e->toggled = !e->toggled;
   }
-  if (atomic_exchange(&env_rotations, 0) != 0) {
-    int m = env_mask(env.set.rotate) & env_running();
-    env_stop(m);
-    env_start(L, m);
+  if (atomic_exchange(&e->rotations, 0) != 0) {
+    int m = env_mask(e, e->set.rotate) & env_running(e);
+    env_stop(e, m);
+    env_start(e, L, m);
   }
   return skip;
 }
@@ -554,38 +591,42 @@ static void env_open(lua_State *L, const char *s)
   static int said;
   char msg[256];
   EnvSettings set;
-  int vmno = atomic_fetch_add(&env_vms, 1) + 1;
+  EnvVM *e = NULL;
+  int vmno = ++env_nvms, i;
   if (!env_parse(&set, s, msg, sizeof(msg))) {
     if (!said++)
       env_say("bad setting '%s': %s; not profiling", s, msg);
     return;
   }
-  if (env.g != NULL) {
+  for (i = 0; i < ENV_VMS && e == NULL; i++)
+    if (env_vms[i].g == NULL)
+      e = &env_vms[i];
+  if (e == NULL) {
     if (!said++)
-      env_say("VM %d is not profiled: the profilers take one VM at a time, "
-	      "and VM %d has them", vmno, env.vmno);
+      env_say("VM %d is not profiled: the profilers take %d VMs at once",
+	      vmno, ENV_VMS);
     return;
   }
-  env.g = G(L);
-  env.set = set;
-  env.vmno = vmno;
-  env.toggled = 0;
-  memset(env.windows, 0, sizeof(env.windows));
-  memset(env.file, 0, sizeof(env.file));
+  e->g = G(L);
+  e->set = set;
+  e->vmno = vmno;
+  e->toggled = 0;
+  memset(e->windows, 0, sizeof(e->windows));
+  memset(e->file, 0, sizeof(e->file));
   pthread_once(&once, env_once);
   if (set.signo != 0 || set.rotsecs != 0)
-    atomic_store(&env_polled, G(L));
-  if (set.signo != 0 && !env_arm()) {
+    atomic_store(&e->polled, G(L));
+  if (set.signo != 0 && !env_arm(e)) {
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
-  } else if (set.rotsecs != 0 && !env_rotate_start()) {
+  } else if (set.rotsecs != 0 && !env_rotate_start(e)) {
     env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
-    env_start(L, env_mask(set.on) & ~env_mask(set.armed));
+    env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed));
     return;
   }
-  env_quiet(G(L));
-  env.g = NULL;
+  env_quiet(e);
+  e->g = NULL;
 }
 
 void lj_profenv_open(lua_State *L)
@@ -600,10 +641,12 @@ void lj_profenv_open(lua_State *L)
 
 void lj_profenv_close(global_State *g)
 {
+  int i;
   pthread_mutex_lock(&env_lock);
-  if (env.g == g) {
-    env_quiet(g);
-    env.g = NULL;  /* lj_prof_close stops the profiles next. */
-  }
+  for (i = 0; i < ENV_VMS; i++)
+    if (env_vms[i].g == g) {
+      env_quiet(&env_vms[i]);
+      env_vms[i].g = NULL;  /* lj_prof_close stops the profiles next. */
+    }
   pthread_mutex_unlock(&env_lock);
 }

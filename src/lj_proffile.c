@@ -41,8 +41,8 @@ static void proffile_free(ProfFile *pf)
 }
 
 /* Files open in this process: a forked child forgets them. A profile of
-** each kind at most, with room to spare. */
-#define MAX_FILES	4
+** each kind per VM (8 of each at most), with room to spare. */
+#define MAX_FILES	32
 static ProfFile *_Atomic open_files[MAX_FILES];
 
 /* In the child: only plain memory and close(); the locks and conditions
@@ -159,6 +159,16 @@ ProfFile *lj_proffile_open(const char *path, size_t bufsize)
     return NULL;
   }
   return pf;
+}
+
+void lj_proffile_each(void (*f)(void *ctx))
+{
+  int i;
+  for (i = 0; i < MAX_FILES; i++) {
+    ProfFile *pf = atomic_load(&open_files[i]);
+    if (pf != NULL)
+      f(pf);
+  }
 }
 
 uint8_t *lj_proffile_buf(ProfFile *pf)

@@ -21,6 +21,9 @@ ProfFile *lj_proffile_open(const char *path, size_t bufsize);
 /* The first buffer for the profiler to fill. */
 uint8_t *lj_proffile_buf(ProfFile *pf);
 size_t lj_proffile_bufsize(ProfFile *pf);
+/* f(pf) for each file open in this process; pf may be closed meanwhile by
+** another thread: f compares it, never follows it. */
+void lj_proffile_each(void (*f)(void *ctx));
 
 /* The writer and on_stop callbacks of lmisclib.h; ctx is the ProfFile.
 ** on_stop waits for the last write, closes the file and frees pf. */

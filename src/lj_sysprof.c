@@ -82,7 +82,10 @@ enum { SPS_IDLE, SPS_PROFILE, SPS_HALT };
 
 typedef struct SysProf {
   _Atomic int state;
-  global_State *g;
+  global_State *g;		/* The VM profiled; NULL while idle. */
+  global_State *lastg;		/* The VM of the counts (kept after a stop). */
+  uint64_t serial;		/* Starts in the process so far, at this one. */
+  int sigtag;			/* The timer's signal value: slot, start. */
   pid_t tid;			/* The VM's thread: the only one sampled. */
   SysprofConfig cfg;
   luam_Sysprof_backtracer backtracer;
@@ -115,7 +118,11 @@ typedef struct SysProf {
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
 } SysProf;
 
-static SysProf sysprof;
+/* A profile per VM, up to SYSPROF_SLOTS at once: the handler tells them
+** apart by the signal's source (lj_sysprof_sample.h). */
+#define SYSPROF_SLOTS		8	/* Power of two: slot bits of sigtag. */
+static SysProf sysprof[SYSPROF_SLOTS];
+static _Atomic uint64_t sysprof_starts;
 
 /* Callbacks and the format set through the C API. */
 static luam_Sysprof_writer host_writer;
@@ -238,30 +245,45 @@ static void update_end(SysProf *sp, RingUpdate *u)
   sp->updating = 0;
 }
 
-static int sysprof_running(global_State *g)
+/* The profile of VM g, running or halted; NULL if none. */
+static SysProf *sysprof_of(global_State *g)
 {
-  return atomic_load(&sysprof.state) == SPS_PROFILE && sysprof.g == g &&
-	 sysprof.cfg.mode != LUAM_SYSPROF_DEFAULT;
+  int i;
+  for (i = 0; i < SYSPROF_SLOTS; i++)
+    if (atomic_load(&sysprof[i].state) != SPS_IDLE && sysprof[i].g == g)
+      return &sysprof[i];
+  return NULL;
+}
+
+/* The profile of g if it runs and writes stacks, which name protos and
+** traces. */
+static SysProf *sysprof_running(global_State *g)
+{
+  SysProf *sp = sysprof_of(g);
+  return sp != NULL && atomic_load(&sp->state) == SPS_PROFILE &&
+	 sp->cfg.mode != LUAM_SYSPROF_DEFAULT ? sp : NULL;
 }
 
 void lj_sysprof_addproto(global_State *g, const GCproto *pt)
 {
-  if (sysprof_running(g)) {
+  SysProf *sp = sysprof_running(g);
+  if (sp != NULL) {
     RingUpdate u;
-    update_begin(&sysprof, &u);
+    update_begin(sp, &u);
     lj_symtab_writeproto(&u.out, REC_PROTO, pt);
-    update_end(&sysprof, &u);
+    update_end(sp, &u);
   }
 }
 
 #if LJ_HASJIT
 void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
 {
-  if (sysprof_running(g)) {
+  SysProf *sp = sysprof_running(g);
+  if (sp != NULL) {
     RingUpdate u;
-    update_begin(&sysprof, &u);
+    update_begin(sp, &u);
     lj_symtab_writetrace(&u.out, REC_TRACE, T);
-    update_end(&sysprof, &u);
+    update_end(sp, &u);
   }
 }
 #endif
@@ -433,6 +455,7 @@ static int sysprof_timer_setup(SysProf *sp)
   memset(&sev, 0, sizeof(sev));
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = sp->signo;
+  sev.sigev_value.sival_int = sp->sigtag;
   sev._sigev_un._tid = sp->tid;  /* glibc's name for sigev_notify_thread_id. */
   if (timer_create(sysprof_clockid(sp), &sev, &sp->timer) != 0)
     return errno;
@@ -471,6 +494,7 @@ static void sysprof_release(SysProf *sp)
   munmap(sp->ring, RING_SIZE);
   close(sp->probe[0]);
   close(sp->probe[1]);
+  sp->g = NULL;
   atomic_store(&sp->state, SPS_IDLE);
 }
 
@@ -499,18 +523,34 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
   return PROFILE_SUCCESS;
 }
 
+/* A slot for a new profile, taken (HALT keeps the handler off while the
+** profile is set up); NULL if every one is. */
+static SysProf *sysprof_claim(void)
+{
+  int i;
+  for (i = 0; i < SYSPROF_SLOTS; i++) {
+    int expect = SPS_IDLE;
+    if (atomic_compare_exchange_strong(&sysprof[i].state, &expect, SPS_HALT))
+      return &sysprof[i];
+  }
+  return NULL;
+}
+
 int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {
-  SysProf *sp = &sysprof;
-  int expect = SPS_IDLE, err;
+  SysProf *sp;
+  int err;
   if (cfg->mode > LUAM_SYSPROF_CALLGRAPH || cfg->interval == 0 ||
       (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3) ||
       cfg->buf == NULL || cfg->len < 1024 || cfg->writer == NULL ||
       cfg->on_stop == NULL)
     return PROFILE_ERRUSE;
-  if (!atomic_compare_exchange_strong(&sp->state, &expect, SPS_HALT))
-    return PROFILE_ERRRUN;  /* HALT keeps the handler off while we set up. */
-  sp->g = G(L);
+  if (sysprof_of(G(L)) != NULL || (sp = sysprof_claim()) == NULL)
+    return PROFILE_ERRRUN;
+  sp->g = sp->lastg = G(L);
+  sp->serial = atomic_fetch_add(&sysprof_starts, 1) + 1;
+  sp->sigtag = (int)((sp->serial * SYSPROF_SLOTS +
+		      (uint64_t)(sp - sysprof)) & 0x7fffffff);
   sp->cfg = *cfg;
   sp->backtracer = host_backtracer;
   sp->tid = (pid_t)syscall(SYS_gettid);
@@ -524,11 +564,13 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->ring = mmap(NULL, RING_SIZE, PROT_READ|PROT_WRITE,
 		  MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
   if (sp->ring == MAP_FAILED) {
+    sp->g = NULL;
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
   if (pipe2(sp->probe, O_CLOEXEC | O_NONBLOCK) != 0) {  /* No descriptor. */
     munmap(sp->ring, RING_SIZE);
+    sp->g = NULL;
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
@@ -560,26 +602,32 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   return PROFILE_SUCCESS;
 }
 
-int lj_sysprof_busy(void)
+int lj_sysprof_busy(global_State *g)
 {
-  return atomic_load(&sysprof.state) != SPS_IDLE;
+  int i, n = 0;
+  for (i = 0; i < SYSPROF_SLOTS; i++)
+    n += atomic_load(&sysprof[i].state) != SPS_IDLE;
+  return g == NULL ? n > 0 : n == SYSPROF_SLOTS || sysprof_of(g) != NULL;
 }
 
-LUA_API int luaM_sysprof_stop(lua_State *L)
+static int sysprof_stop(SysProf *sp)
 {
-  SysProf *sp = &sysprof;
-  int st = atomic_load(&sp->state);
-  if (st == SPS_IDLE || sp->g != G(L))
-    return PROFILE_ERRRUN;
   atomic_store(&sp->state, SPS_HALT);
   sysprof_signal_stop(sp);
   return sysprof_finish(sp, 1, 0);
 }
 
+LUA_API int luaM_sysprof_stop(lua_State *L)
+{
+  SysProf *sp = sysprof_of(G(L));
+  return sp != NULL ? sysprof_stop(sp) : PROFILE_ERRRUN;
+}
+
 void lj_sysprof_close(global_State *g)
 {
-  if (atomic_load(&sysprof.state) != SPS_IDLE && sysprof.g == g)
-    luaM_sysprof_stop(mainthread(g));
+  SysProf *sp = sysprof_of(g);
+  if (sp != NULL)
+    sysprof_stop(sp);
 }
 
 /* The child of a fork(): the timer (not inherited), the drain thread and
@@ -588,26 +636,75 @@ void lj_sysprof_close(global_State *g)
 ** process forked: nothing here waits. */
 void lj_sysprof_forked(void)
 {
-  SysProf *sp = &sysprof;
-  if (atomic_load(&sp->state) == SPS_IDLE)
-    return;
-  atomic_store(&sp->state, SPS_HALT);  /* The handler ignores the signal. */
-  atomic_store(&sp->timer_alive, 0);
-  sysprof_release(sp);
+  int i;
+  for (i = 0; i < SYSPROF_SLOTS; i++) {
+    SysProf *sp = &sysprof[i];
+    if (atomic_load(&sp->state) == SPS_IDLE)
+      continue;
+    atomic_store(&sp->state, SPS_HALT);  /* The handler ignores the signal. */
+    atomic_store(&sp->timer_alive, 0);
+    sysprof_release(sp);
+  }
 }
 
 void lj_sysprof_exit(void *ctx)
 {
-  if (atomic_load(&sysprof.state) != SPS_IDLE && ctx != NULL &&
-      sysprof.cfg.ctx == ctx)
-    luaM_sysprof_stop(mainthread(sysprof.g));
+  int i;
+  for (i = 0; i < SYSPROF_SLOTS && ctx != NULL; i++)
+    if (atomic_load(&sysprof[i].state) != SPS_IDLE &&
+	sysprof[i].cfg.ctx == ctx)
+      sysprof_stop(&sysprof[i]);
+}
+
+/* The profile of g running or the last one; g NULL: that of the calling
+** thread's VM, else the last one in the process. */
+static const SysProf *sysprof_latest(global_State *g)
+{
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  const SysProf *best = NULL, *anyvm = NULL;
+  int i;
+  for (i = 0; i < SYSPROF_SLOTS; i++) {
+    const SysProf *sp = &sysprof[i];
+    if (sp->serial == 0)
+      continue;
+    if (anyvm == NULL || sp->serial > anyvm->serial)
+      anyvm = sp;
+    if ((g != NULL ? sp->lastg == g : sp->tid == tid) &&
+	(best == NULL || sp->serial > best->serial))
+      best = sp;
+  }
+  return best != NULL || g != NULL ? best : anyvm;
+}
+
+int lj_sysprof_report(global_State *g, struct luam_Sysprof_Counters *c)
+{
+  const SysProf *sp = sysprof_latest(g);
+  const uint64_t *n = sp != NULL ? sp->counts : NULL;
+  if (c == NULL)
+    return PROFILE_ERRUSE;
+  if (n == NULL) {
+    memset(c, 0, sizeof(*c));
+    return PROFILE_SUCCESS;
+  }
+  c->vmst_interp = n[LJ_VMST_INTERP];
+  c->vmst_lfunc = n[LJ_VMST_LFUNC];
+  c->vmst_ffunc = n[LJ_VMST_FFUNC];
+  c->vmst_cfunc = n[LJ_VMST_CFUNC];
+  c->vmst_gc = n[LJ_VMST_GC];
+  c->vmst_exit = n[LJ_VMST_EXIT];
+  c->vmst_record = n[LJ_VMST_RECORD];
+  c->vmst_opt = n[LJ_VMST_OPT];
+  c->vmst_asm = n[LJ_VMST_ASM];
+  c->vmst_trace = n[LJ_VMST_TRACE];
+  c->samples = sp->samples;
+  return PROFILE_SUCCESS;
 }
 
 /* -- C API --------------------------------------------------------------- */
 
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
 {
-  if (lj_sysprof_busy())
+  if (lj_sysprof_busy(NULL))
     return PROFILE_ERRRUN;
   host_writer = writer;
   return PROFILE_SUCCESS;
@@ -615,7 +712,7 @@ LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer)
 
 LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop)
 {
-  if (lj_sysprof_busy())
+  if (lj_sysprof_busy(NULL))
     return PROFILE_ERRRUN;
   host_on_stop = on_stop;
   return PROFILE_SUCCESS;
@@ -623,7 +720,7 @@ LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop)
 
 LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
 {
-  if (lj_sysprof_busy())
+  if (lj_sysprof_busy(NULL))
     return PROFILE_ERRRUN;
   host_backtracer = backtracer;
   return PROFILE_SUCCESS;
@@ -633,7 +730,7 @@ LUA_API int luaM_sysprof_set_format(int format)
 {
   if (format != LUAM_SYSPROF_V2 && format != LUAM_SYSPROF_V3)
     return PROFILE_ERRUSE;
-  if (lj_sysprof_busy())
+  if (lj_sysprof_busy(NULL))
     return PROFILE_ERRRUN;
   host_format = format;
   return PROFILE_SUCCESS;
@@ -655,25 +752,6 @@ LUA_API int luaM_sysprof_start(lua_State *L,
   cfg.writer = host_writer;
   cfg.on_stop = host_on_stop;
   return lj_sysprof_start(L, &cfg);
-}
-
-LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
-{
-  const uint64_t *n = sysprof.counts;
-  if (c == NULL)
-    return PROFILE_ERRUSE;
-  c->vmst_interp = n[LJ_VMST_INTERP];
-  c->vmst_lfunc = n[LJ_VMST_LFUNC];
-  c->vmst_ffunc = n[LJ_VMST_FFUNC];
-  c->vmst_cfunc = n[LJ_VMST_CFUNC];
-  c->vmst_gc = n[LJ_VMST_GC];
-  c->vmst_exit = n[LJ_VMST_EXIT];
-  c->vmst_record = n[LJ_VMST_RECORD];
-  c->vmst_opt = n[LJ_VMST_OPT];
-  c->vmst_asm = n[LJ_VMST_ASM];
-  c->vmst_trace = n[LJ_VMST_TRACE];
-  c->samples = sysprof.samples;
-  return PROFILE_SUCCESS;
 }
 
 #else /* !LJ_HASSYSPROF */
@@ -723,11 +801,17 @@ LUA_API int luaM_sysprof_stop(lua_State *L)
   return PROFILE_ERRUSE;
 }
 
-LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
+int lj_sysprof_report(global_State *g, struct luam_Sysprof_Counters *c)
 {
+  UNUSED(g);
   if (c != NULL)
     memset(c, 0, sizeof(*c));  /* Nothing was ever counted. */
   return PROFILE_ERRUSE;
 }
 
 #endif
+
+LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *c)
+{
+  return lj_sysprof_report(NULL, c);
+}

@@ -41,10 +41,17 @@ typedef struct SysprofConfig {
 } SysprofConfig;
 
 LJ_FUNC int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg);
-/* A profile holds the profiler: running, or halted until stop() is called. */
-LJ_FUNC int lj_sysprof_busy(void);
-/* Process exit: complete the profile whose writer context is ctx, if any. */
+/* Profiles run in several VMs at once, one per VM: a start is refused while
+** VM g has a profile (running, or halted until stop() is called) or every
+** slot is taken. g NULL: a profile holds in the process. */
+LJ_FUNC int lj_sysprof_busy(global_State *g);
+/* Stop the profile whose writer context is ctx, if any (process exit). */
 LJ_FUNC void lj_sysprof_exit(void *ctx);
+/* Counters of VM g's profile running or last; g NULL: of the calling
+** thread's VM, else of the last profile in the process. */
+struct luam_Sysprof_Counters;
+LJ_FUNC int lj_sysprof_report(global_State *g,
+			      struct luam_Sysprof_Counters *c);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_sysprof_forked(void);
 

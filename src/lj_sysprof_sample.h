@@ -574,13 +574,44 @@ static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
   return 1;
 }
 
+/* The profile a signal is for: a timer's names it, a perf event's comes
+** with its descriptor; one sent by hand is for a profile of this thread.
+** NULL if none runs here: the signal is ignored. */
+static SysProf *sysprof_slotof(const siginfo_t *info)
+{
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  SysProf *sp = NULL;
+  int i;
+  if (info->si_code == SI_TIMER) {
+    sp = &sysprof[info->si_value.sival_int & (SYSPROF_SLOTS-1)];
+    if (sp->sigtag != info->si_value.sival_int)
+      return NULL;
+  } else {
+    for (i = 0; i < SYSPROF_SLOTS && sp == NULL; i++)
+      if (atomic_load_explicit(&sysprof[i].state, memory_order_acquire) ==
+	  SPS_PROFILE && sysprof[i].tid == tid &&
+	  (info->si_code <= 0 || sysprof[i].perf_fd == info->si_fd))
+	sp = &sysprof[i];
+  }
+  return sp != NULL && atomic_load_explicit(&sp->state, memory_order_acquire)
+	 == SPS_PROFILE && sp->tid == tid ? sp : NULL;
+}
+
+/* The VM runs nothing on this thread (no call into it is under way): the
+** thread runs its host, or another VM. Such a sample has no stack: the
+** native frames are not this VM's, nor is any Lua code they run. */
+static int sysprof_idle(SysProf *sp)
+{
+  lua_State *L = gco2th(gcref(sp->g->cur_L));
+  return L == NULL || L->cframe == NULL;
+}
+
 static void sysprof_signal(int sig, siginfo_t *info, void *context)
 {
-  SysProf *sp = &sysprof;
   int saved_errno = errno;
+  SysProf *sp = sysprof_slotof(info);
   UNUSED(sig);
-  if (atomic_load_explicit(&sp->state, memory_order_acquire) == SPS_PROFILE &&
-      (pid_t)syscall(SYS_gettid) == sp->tid) {
+  if (sp != NULL) {
     ucontext_t *uc = (ucontext_t *)context;
     int32_t st = sp->g->vmstate;
     uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
@@ -606,7 +637,8 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
       if (sp->cfg.format == LUAM_SYSPROF_V2) {
 	ok = sample_v2(sp, &s, vs, st, uc);
       } else {
-	sample_stack(sp, &s, st, uc);
+	if (!sysprof_idle(sp))
+	  sample_stack(sp, &s, st, uc);
 	*s.p++ = LJP_END;
       }
       if (!ok || !ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))

@@ -60,7 +60,7 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 ** streams every allocation, reallocation and free, with the place that
 ** caused it, in the format documented in docs/formats.md (symbol table
 ** `ljs` v3 followed by memprof `ljm` v3, or v4: luaM_memprof_set_format).
-** One profile runs per process.
+** One profile runs per VM, in up to 8 VMs at once.
 **
 ** The stream goes through the host's callbacks:
 **
@@ -134,7 +134,8 @@ LUA_API int luaM_memprof_set_sample(uint64_t bytes);
 /*
 ** Start profiling the VM of L: writes the symbol table, then events.
 ** PROFILE_ERRUSE for bad options or a build without the profiler,
-** PROFILE_ERRRUN if a profile already runs in this process, PROFILE_ERRMEM
+** PROFILE_ERRRUN if a profile already runs in this VM, or in 8 VMs,
+** PROFILE_ERRMEM
 ** if the tables of stacks or samples could not be mapped, PROFILE_ERRIO
 ** (with errno) if the writer failed already on the symbol table; on_stop
 ** has been called then.
@@ -213,7 +214,7 @@ typedef void (*luam_Sysprof_backtracer)(void *(*frame_writer)(int frame_no,
 							      void *addr));
 
 /* Set before start; each returns PROFILE_SUCCESS, or PROFILE_ERRRUN while
-** a profile runs. */
+** a profile runs (in any VM). */
 LUA_API int luaM_sysprof_set_writer(luam_Sysprof_writer writer);
 LUA_API int luaM_sysprof_set_on_stop(luam_Sysprof_on_stop on_stop);
 LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
@@ -232,12 +233,14 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
 LUA_API int luaM_sysprof_set_format(int format);
 
 /* PROFILE_ERRUSE: bad options, no writer or on_stop set, or no profiler in
-** this build; PROFILE_ERRRUN: a profile runs already; PROFILE_ERRIO: the
+** this build; PROFILE_ERRRUN: a profile runs already in this VM, or in 8
+** VMs (one per VM, each on the thread that started it); PROFILE_ERRIO: the
 ** writer failed on the symbol table, or the timer could not be set up. */
 LUA_API int luaM_sysprof_start(lua_State *L,
 			       const struct luam_Sysprof_Options *opt);
 LUA_API int luaM_sysprof_stop(lua_State *L);
-/* The counters of the profile running, or of the last one. */
+/* The counters of the profile running, or of the last one, of the calling
+** thread's VM (else of the last profile in the process). */
 LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *counters);
 
 /* -- Perf map ------------------------------------------------------------ */

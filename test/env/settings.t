@@ -172,34 +172,36 @@ chdir $cwd;
 # -- examples/embed: a host with two VMs --------------------------------------
 
 my $host = ($ENV{LJPROF_BUILD_DIR} || "$FindBin::Bin/../../build") . '/examples/embed/host';
+
+# Each way the host runs its VMs, each VM has its profiles, complete, under
+# %n, and each profile holds that VM's work only.
+sub host_profiles {
+  my ($how) = @_;
+  my $p = "$dir/h$how";
+  my $env = "cpu:interval=1,path=$p-cpu-%n.bin;mem:path=$p-mem-%n.bin";
+  my $out = `LJPROF='$env' $host $how 2>$dir/host.err`;
+  my $name = $how ? "host $how" : 'host';
+  is($? >> 8, 0, "$name: runs");
+  is($out, "orders: 200000, priced: yes\n", "$name: its own output");
+  is(-s "$dir/host.err" // 0, 0, "$name: nothing on stderr")
+    or diag LJProf::Lua::slurp("$dir/host.err");
+  my ($c1, $r1) = sysprof_json("$p-cpu-1.bin");
+  my ($c2, $r2) = sysprof_json("$p-cpu-2.bin");
+  is_deeply([ $r1, $r2 ], [ 0, 0 ], "$name: a complete CPU profile for each VM, under %n");
+  ok(!grep({ $_->{name} =~ /pricing\.lua/ } @{ $c1->{lines} }), "$name: VM 1 never ran pricing.lua");
+  ok(!grep({ $_->{name} =~ /orders\.lua/ } @{ $c2->{lines} }), "$name: VM 2 never ran orders.lua");
+  is($c2->{lines}[0]{name}, '@pricing.lua:3', "$name: VM 2 spends its time on pricing.lua:3")
+    or diag explain $c2->{lines}[0];
+  my ($m1, $m2) = map { memprof_report("$p-mem-$_.bin") } 1, 2;
+  is_deeply([ $m1->{rc}, $m2->{rc} ], [ 0, 0 ], "$name: a complete memory profile for each VM");
+  cmp_ok(location($m1, '@orders.lua:3')->{alloc_events}, '>=', 200000,
+         "$name: VM 1 allocates on orders.lua:3");
+  is(location($m2, '@orders.lua:3')->{alloc_events}, 0, "$name: VM 2 does not");
+}
+
 SKIP: {
   skip "no $host", 1 unless -x $host;
-  my $env = "cpu:interval=1,path=$dir/h-cpu-%n.bin;mem:path=$dir/h-mem-%n.bin";
-  my $out = `LJPROF='$env' $host 2>$dir/host.err`;
-  is($? >> 8, 0, 'host: runs');
-  is($out, "orders: 200000, priced: yes\n", 'host: its own output');
-  is(-s "$dir/host.err" // 0, 0, 'host: nothing on stderr');
-  my ($c1, $r1) = sysprof_json("$dir/h-cpu-1.bin");
-  my ($c2, $r2) = sysprof_json("$dir/h-cpu-2.bin");
-  is_deeply([ $r1, $r2 ], [ 0, 0 ], 'host: a complete CPU profile for each VM, under %n');
-  ok(!grep({ $_->{name} =~ /pricing\.lua/ } @{ $c1->{lines} }), 'host: VM 1 never ran pricing.lua');
-  is($c2->{lines}[0]{name}, '@pricing.lua:3', 'host: VM 2 spends its time on pricing.lua:3')
-    or diag explain $c2->{lines}[0];
-  my ($m1, $m2) = map { memprof_report("$dir/h-mem-$_.bin") } 1, 2;
-  is_deeply([ $m1->{rc}, $m2->{rc} ], [ 0, 0 ], 'host: a complete memory profile for each VM');
-  cmp_ok(location($m1, '@orders.lua:3')->{alloc_events}, '>=', 200000,
-         'host: VM 1 allocates on orders.lua:3');
-  is(location($m2, '@orders.lua:3')->{alloc_events}, 0, 'host: VM 2 does not');
-
-  $out = `LJPROF='cpu:path=$dir/t-%n.bin' $host --together 2>$dir/host.err`;
-  is($? >> 8, 0, 'host --together: runs');
-  is($out, "orders: 200000, priced: yes\n", 'host --together: its own output');
-  my @err = stderr_lines(LJProf::Lua::slurp("$dir/host.err"));
-  ok(@err == 1 && $err[0] =~ /^LJPROF: VM 2 is not profiled: the profilers take one VM at a time, and VM 1 has them$/,
-     'host --together: one line says VM 2 is not profiled') or diag "@err";
-  my (undef, $rt) = sysprof_json("$dir/t-1.bin");
-  is($rt, 0, 'host --together: VM 1 has its complete profile');
-  ok(!-e "$dir/t-2.bin", 'host --together: VM 2 none');
+  host_profiles($_) for '', '--together', '--threads';
 }
 
 done_testing;
