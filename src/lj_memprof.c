@@ -19,6 +19,7 @@
 
 #include "lj_memprof.h"
 #include "lj_prof.h"
+#include "lj_profmem.h"
 #include "lmisclib.h"
 
 #if LJ_HASMEMPROF
@@ -65,7 +66,6 @@ typedef struct TraceLine {
 #define STACK_ARENA	(1u << 21)	/* Frames of all stacks kept. */
 #define SAMPLED_SLOTS	(1u << 12)	/* Sampled blocks: first table, */
 #define SAMPLED_MAXSLOTS (1u << 22)	/* the largest it grows to. */
-#define SAMPLED_FILTER_BITS	12	/* Buckets of its filter: 4096. */
 
 /* A frame: LJM_FRAME_* << 32 | line, and the proto or C function. */
 typedef struct MemFrame {
@@ -122,8 +122,8 @@ typedef struct MemProf {
   StackTab stacks;
   SampledSet sampled;
   MemStats stats;
-  int64_t sample_left;		/* Bytes to allocate before the next sample. */
-  uint8_t filter[1u << SAMPLED_FILTER_BITS];  /* Sampled blocks, by bucket. */
+  uint8_t filter[1u << LJ_PROFMEM_FILTER_BITS];  /* Sampled blocks, by
+					** bucket: g->prof.mem_filter. */
   uint64_t rng;			/* xorshift64* state. */
   int saved_errno;		/* Why the profile halted. */
   lua_Alloc allocf;		/* The VM's own allocator, */
@@ -144,6 +144,34 @@ typedef struct MemProf {
 ** gets its own as its state. A slot is the VM's until stop() is called. */
 #define MEMPROF_SLOTS		8
 static MemProf memprof[MEMPROF_SLOTS];
+
+/* The profile of VM g, running or halted; NULL if none. */
+static MemProf *memprof_of(global_State *g)
+{
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS; i++)
+    if (memprof[i].state != MPS_IDLE && memprof[i].g == g)
+      return &memprof[i];
+  return NULL;
+}
+
+/* A slot for a new profile, taken; NULL if every one is. */
+static MemProf *memprof_claim(void)
+{
+  int i;
+  for (i = 0; i < MEMPROF_SLOTS; i++) {
+    int expect = MPS_IDLE;
+    if (atomic_compare_exchange_strong(&memprof[i].state, &expect, MPS_HALT))
+      return &memprof[i];
+  }
+  return NULL;
+}
+
+static void memprof_unclaim(MemProf *mp)
+{
+  mp->g = NULL;
+  mp->state = MPS_IDLE;
+}
 
 /* Largest event: header, two location numbers, a stack id, four payload
 ** numbers and a weight. */
@@ -543,14 +571,6 @@ static void *memprof_map(size_t sz)
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* The bucket of a block in the filter: which frees may be of sampled
-** blocks, one byte read (the set itself is too large to probe at each). */
-static LJ_AINLINE uint32_t sampled_bucket(uintptr_t a)
-{
-  return (uint32_t)(((uint64_t)a * 0xc4ceb9fe1a85ec53ull) >>
-		    (64 - SAMPLED_FILTER_BITS));
-}
-
 static LJ_AINLINE uint32_t sampled_home(const SampledSet *s, uintptr_t a)
 {
   return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> 32) & s->mask;
@@ -588,7 +608,7 @@ static int sampled_grow(SampledSet *s)
 static void sampled_add(MemProf *mp, void *p)
 {
   SampledSet *s = &mp->sampled;
-  uint8_t *f = &mp->filter[sampled_bucket((uintptr_t)p)];
+  uint8_t *f = &mp->filter[lj_profmem_bucket(p)];
   if (2*(s->count+1) > s->mask+1 && !sampled_grow(s)) {
     mp->stats.untracked++;
     return;
@@ -603,7 +623,7 @@ static void sampled_add(MemProf *mp, void *p)
 static int sampled_del(MemProf *mp, uintptr_t a)
 {
   SampledSet *s = &mp->sampled;
-  uint8_t *f = &mp->filter[sampled_bucket(a)];
+  uint8_t *f = &mp->filter[lj_profmem_bucket((void *)a)];
   uint32_t i = sampled_home(s, a), j, k;
   while (s->slots[i] != a) {
     if (s->slots[i] == 0)
@@ -646,7 +666,8 @@ static void sample_next(MemProf *mp)
   double u = ((double)(sample_rand(mp) >> 11) + 1.0) *
 	     (1.0/9007199254740992.0);  /* In (0, 1]. */
   double d = -log(u) * (double)mp->cfg.sample;
-  mp->sample_left = d < 1.0 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+  mp->g->prof.mem_left = d < 1.0 ? 1 : d > 4e18 ? (int64_t)4e18 :
+					 (int64_t)d;
 }
 
 /* The bytes a sampled allocation of n bytes stands for: n divided by the
@@ -729,23 +750,28 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   return nptr;
 }
 
-/* The sampled path: the original allocator, then what is recorded. The
-** bytes were counted already if counted (the count ran out). */
-static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ptr,
-					 size_t osize, size_t nsize,
-					 int counted)
+/* Sampled (lj_profmem.h): the VM's allocation path counts the bytes and
+** comes here only when the count ran out, or for a block that may be a
+** sampled one. The VM's own allocator, then what is recorded: a sampled
+** block's free or move (keeping its weight), or the allocation sampled. */
+void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
+			 GCSize nsize)
 {
-  void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
+  MemProf *mp = memprof_of(g);
+  void *nptr = g->allocf(g->allocd, ptr, osize, nsize);
+  if (mp == NULL || mp->state != MPS_PROFILE || mp->cfg.sample == 0) {
+    g->prof.mem_left = INT64_MAX;  /* No sampled profile: a new VM. */
+    return nptr;
+  }
   if (nsize != 0 && nptr == NULL)
-    return NULL;
-  if (ptr != NULL && sampled_del(mp, (uintptr_t)ptr)) {
-    /* A sampled block: its free, or its move, keeping its weight. */
+    return NULL;  /* Out of memory: nothing happened. */
+  if (ptr != NULL && lj_profmem_insample(g, ptr) &&
+      sampled_del(mp, (uintptr_t)ptr)) {
     if (nsize != 0)
       sampled_add(mp, nptr);
     memprof_write(mp, nsize == 0 ? AEVENT_FREE : AEVENT_REALLOC,
 		  ptr, osize, nptr, nsize, 0);
-  } else if (nsize != 0 &&
-	     (counted || (mp->sample_left -= (int64_t)nsize) <= 0)) {
+  } else if (nsize != 0 && g->prof.mem_left < 0) {
     uint64_t weight = sample_weight(mp, nsize);
     sample_next(mp);
     mp->stats.samples++;
@@ -755,50 +781,7 @@ static LJ_NOINLINE void *memprof_sampled(MemProf *mp, void *ptr,
   return nptr;
 }
 
-/* Sampled: an allocation (or a realloc of a block not sampled) when the
-** byte count runs out; the free or realloc of a sampled block. Anything
-** else goes straight to the VM's allocator: a free is checked against a
-** filter of the sampled blocks, an allocation counts its bytes. */
-static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
-				    size_t nsize)
-{
-  MemProf *mp = (MemProf *)ud;
-  if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0)
-    return memprof_sampled(mp, ptr, osize, nsize, 0);
-  if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0)
-    return memprof_sampled(mp, ptr, osize, nsize, 1);
-  return mp->allocf(mp->allocd, ptr, osize, nsize);
-}
-
 /* -- Start and stop ------------------------------------------------------ */
-
-/* The profile of VM g, running or halted; NULL if none. */
-static MemProf *memprof_of(global_State *g)
-{
-  int i;
-  for (i = 0; i < MEMPROF_SLOTS; i++)
-    if (memprof[i].state != MPS_IDLE && memprof[i].g == g)
-      return &memprof[i];
-  return NULL;
-}
-
-/* A slot for a new profile, taken; NULL if every one is. */
-static MemProf *memprof_claim(void)
-{
-  int i;
-  for (i = 0; i < MEMPROF_SLOTS; i++) {
-    int expect = MPS_IDLE;
-    if (atomic_compare_exchange_strong(&memprof[i].state, &expect, MPS_HALT))
-      return &memprof[i];
-  }
-  return NULL;
-}
-
-static void memprof_unclaim(MemProf *mp)
-{
-  mp->g = NULL;
-  mp->state = MPS_IDLE;
-}
 
 static void memprof_freetables(MemProf *mp)
 {
@@ -832,7 +815,6 @@ static int memprof_newtables(MemProf *mp)
     mp->sampled.mask = SAMPLED_SLOTS-1;
     mp->rng = ((uint64_t)time(NULL) << 20) ^ (uintptr_t)mp ^
 	      (uintptr_t)&mp ^ 0x853c49e6748fea9bull;
-    sample_next(mp);
   }
   return 1;
 }
@@ -841,6 +823,8 @@ static void memprof_release(MemProf *mp)
 {
   mp->g->allocf = mp->allocf;
   mp->g->allocd = mp->allocd;
+  mp->g->prof.mem_filter = NULL;
+  mp->g->prof.mem_left = INT64_MAX;
   lj_symtab_freeobjs(&mp->objs);
   memprof_freetables(mp);
 }
@@ -997,8 +981,13 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   }
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
-  g->allocf = mp->cfg.sample ? memprof_allocf_sampled : memprof_allocf;
-  g->allocd = mp;
+  if (mp->cfg.sample) {  /* The VM's allocation path counts (lj_profmem.h). */
+    sample_next(mp);
+    g->prof.mem_filter = mp->filter;
+  } else {
+    g->allocf = memprof_allocf;
+    g->allocd = mp;
+  }
   mp->state = MPS_PROFILE;
   lj_prof_forkguard();
   return PROFILE_SUCCESS;
@@ -1115,6 +1104,14 @@ LJ_PROF_OFF(memprof)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
+
+/* No profile ever samples: the VM's count ran out (lj_profmem.h). */
+void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
+			 GCSize nsize)
+{
+  g->prof.mem_left = INT64_MAX;
+  return g->allocf(g->allocd, ptr, osize, nsize);
+}
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
 		     const MemprofConfig *cfg)

@@ -8,13 +8,13 @@ LJCORE_O+= $(LJPROF_O)
 TARGET_XLIBS+= -lelf -llzma -lpthread
 
 # Coarse but safe: our few objects rebuild when any header changes, and
-# LuaJIT's when lj_proftrace.h does (lj_iropt.h includes it; Makefile.dep
-# does not know).
+# LuaJIT's when lj_proftrace.h or lj_profmem.h does (lj_iropt.h and lj_gc.h
+# include them; Makefile.dep does not know).
 $(LJPROF_O): $(wildcard *.h)
 # ... and after the headers LuaJIT generates (luajit.h in rolling trees),
 # which a parallel make has not made yet when it starts on ours.
 $(LJPROF_O): lj_bcdef.h lj_ffdef.h lj_libdef.h lj_recdef.h lj_folddef.h \
 	     $(if $(wildcard luajit_rolling.h),luajit.h)
-$(LJCORE_O): lj_proftrace.h
+$(LJCORE_O): lj_proftrace.h lj_profmem.h
 # The rules above must not become src/Makefile's default goal.
 .DEFAULT_GOAL :=
