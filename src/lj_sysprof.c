@@ -97,6 +97,7 @@ typedef struct SysProf {
   /* Written by the handler only (and read once the profile stopped). */
   uint64_t counts[LJ_VMST__MAX+1];
   uint64_t samples, dropped, overruns;
+  uint64_t idle;		/* Ticks while the VM ran nothing: not its time. */
   volatile sig_atomic_t updating;  /* The VM's thread writes the ring: a
 				  ** sample now would cut its record. */
   /* Records on their way out: the handler and the VM's thread produce,
@@ -357,11 +358,14 @@ static void write_stats(SysProf *sp)
 {
   struct lj_wbuf *out = &sp->out;
   struct timespec t1;
-  uint64_t ns;
+  uint64_t ns, idle;
   int i;
   clock_gettime(sysprof_clockid(sp), &t1);
   ns = (uint64_t)(t1.tv_sec - sp->t0.tv_sec) * 1000000000u +
        (uint64_t)t1.tv_nsec - (uint64_t)sp->t0.tv_nsec;
+  /* The VM's time: a tick while it ran nothing stood for an interval. */
+  idle = sp->idle * sp->cfg.interval * 1000;
+  ns = idle < ns ? ns - idle : 0;
   lj_wbuf_addbyte(out, REC_STATS);
   lj_wbuf_adduleb(out, sp->samples);
   for (i = 0; i <= LJ_VMST_TRACE; i++)
@@ -555,7 +559,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->backtracer = host_backtracer;
   sp->tid = (pid_t)syscall(SYS_gettid);
   memset(sp->counts, 0, sizeof(sp->counts));
-  sp->samples = sp->dropped = sp->overruns = 0;
+  sp->samples = sp->dropped = sp->overruns = sp->idle = 0;
   sp->updating = 0;
   atomic_store(&sp->head, 0);
   atomic_store(&sp->tail, 0);

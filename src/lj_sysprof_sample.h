@@ -598,12 +598,45 @@ static SysProf *sysprof_slotof(const siginfo_t *info)
 }
 
 /* The VM runs nothing on this thread (no call into it is under way): the
-** thread runs its host, or another VM. Such a sample has no stack: the
-** native frames are not this VM's, nor is any Lua code they run. */
+** thread runs its host, or another VM. Such a tick is not the VM's time:
+** no sample, no count, and no other VM's work in its profile. */
 static int sysprof_idle(SysProf *sp)
 {
   lua_State *L = gco2th(gcref(sp->g->cur_L));
   return L == NULL || L->cframe == NULL;
+}
+
+/* A sample: its VM state counted and, but in mode D, its stack written. */
+static void sysprof_sample(SysProf *sp, ucontext_t *uc)
+{
+  int32_t st = sp->g->vmstate;
+  uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
+  Sample s;
+  int ok = 1;
+  if (vs > LJ_VMST_TRACE)
+    vs = LJ_VMST_INTERP;
+  sp->counts[vs]++;
+  sp->samples++;
+  if (sp->cfg.mode == LUAM_SYSPROF_DEFAULT)
+    return;
+  if (sp->updating) {
+    sp->dropped++;  /* Counted, but its stack cannot be written now. */
+    return;
+  }
+  s.p = sp->sample;
+  s.nframes = 0;
+  s.maxframes = SAMPLE_FRAMES;
+  s.keep = FRAMES_V3;
+  s.v2 = 0;
+  *s.p++ = (uint8_t)vs;
+  if (sp->cfg.format == LUAM_SYSPROF_V2) {
+    ok = sample_v2(sp, &s, vs, st, uc);
+  } else {
+    sample_stack(sp, &s, st, uc);
+    *s.p++ = LJP_END;
+  }
+  if (!ok || !ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
+    sp->dropped++;
 }
 
 static void sysprof_signal(int sig, siginfo_t *info, void *context)
@@ -612,38 +645,14 @@ static void sysprof_signal(int sig, siginfo_t *info, void *context)
   SysProf *sp = sysprof_slotof(info);
   UNUSED(sig);
   if (sp != NULL) {
-    ucontext_t *uc = (ucontext_t *)context;
-    int32_t st = sp->g->vmstate;
-    uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
-    if (vs > LJ_VMST_TRACE)
-      vs = LJ_VMST_INTERP;
-    sp->counts[vs]++;
-    sp->samples++;
     if (info->si_code == SI_TIMER)
       sp->overruns += (uint64_t)info->si_overrun;
     else if (sp->perf_fd >= 0 && atomic_load(&sp->timer_alive))
       ioctl(sp->perf_fd, PERF_EVENT_IOC_REFRESH, 1);  /* The next one. */
-    if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT && sp->updating) {
-      sp->dropped++;  /* Counted, but its stack cannot be written now. */
-    } else if (sp->cfg.mode != LUAM_SYSPROF_DEFAULT) {
-      Sample s;
-      int ok = 1;
-      s.p = sp->sample;
-      s.nframes = 0;
-      s.maxframes = SAMPLE_FRAMES;
-      s.keep = FRAMES_V3;
-      s.v2 = 0;
-      *s.p++ = (uint8_t)vs;
-      if (sp->cfg.format == LUAM_SYSPROF_V2) {
-	ok = sample_v2(sp, &s, vs, st, uc);
-      } else {
-	if (!sysprof_idle(sp))
-	  sample_stack(sp, &s, st, uc);
-	*s.p++ = LJP_END;
-      }
-      if (!ok || !ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
-	sp->dropped++;
-    }
+    if (sysprof_idle(sp))
+      sp->idle++;
+    else
+      sysprof_sample(sp, (ucontext_t *)context);
   }
   errno = saved_errno;
 }

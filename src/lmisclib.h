@@ -171,7 +171,9 @@ LUA_API int luaM_memprof_stop(lua_State *L);
 /*
 ** Samples are taken in the handler of the real-time signal SIGRTMIN +
 ** LUAM_SYSPROF_SIGRTOFS, sent to the VM's thread while a profile runs: a
-** host must leave that signal alone (no handler, not blocked there).
+** host must leave that signal alone (no handler, not blocked there). A
+** tick while no call into the VM is under way (the host runs, or another
+** VM on the same thread) is no sample of it.
 */
 #define LUAM_SYSPROF_SIGRTOFS	4
 
