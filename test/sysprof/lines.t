@@ -113,8 +113,10 @@ LUA
     my ($frames, $count) = @$_;
     my $lua = innermost_lua($frames) // '';
     $callee += $count if $lua =~ /:(2|3)$/;
-    ok(0, "calls: a sample outside lines 2, 3, 7 and the loop: @$frames")
-      if $lua =~ /\Q$script\E:(\d+)/ && $1 !~ /^(2|3|6|7)$/;
+    # Line 5 too: a first start may take over 1 ms (the symbols of every
+    # object read), and the timer is armed before start() returns.
+    ok(0, "calls: a sample outside lines 2, 3, 5, 7 and the loop: @$frames")
+      if $lua =~ /\Q$script\E:(\d+)/ && $1 !~ /^(2|3|5|6|7)$/;
   }
   cmp_ok($n->{want} + $callee, '>=', 0.9 * $n->{all},
          "calls: the loop's line or a callee's is innermost in 90% ($n->{want} + $callee)");
