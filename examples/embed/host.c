@@ -53,16 +53,25 @@ static long run(lua_State *L, const char *code, const char *name)
   return n;
 }
 
-/* A VM of its own runs one chunk on a thread. */
+/* A VM of its own runs one chunk on a thread. The VMs are created in
+** turn, so that each has the same number (%n) at every run. */
 typedef struct Job {
   const char *code, *name;
   long result;
+  int created;
 } Job;
+
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_created = PTHREAD_COND_INITIALIZER;
 
 static void *job_run(void *arg)
 {
   Job *job = (Job *)arg;
   lua_State *L = newvm();
+  pthread_mutex_lock(&job_lock);
+  job->created = 1;
+  pthread_cond_signal(&job_created);
+  pthread_mutex_unlock(&job_lock);
   job->result = L != NULL ? run(L, job->code, job->name) : -1;
   if (L != NULL)
     lua_close(L);
@@ -78,13 +87,19 @@ static int report(long n, long ok)
 static int threads(void)
 {
   Job jobs[2] = {
-    { orders_lua, "@orders.lua", -1 }, { pricing_lua, "@pricing.lua", -1 }
+    { orders_lua, "@orders.lua", -1, 0 },
+    { pricing_lua, "@pricing.lua", -1, 0 }
   };
   pthread_t t[2];
   int i;
-  for (i = 0; i < 2; i++)
+  for (i = 0; i < 2; i++) {
     if (pthread_create(&t[i], NULL, job_run, &jobs[i]) != 0)
       return 1;
+    pthread_mutex_lock(&job_lock);
+    while (!jobs[i].created)
+      pthread_cond_wait(&job_created, &job_lock);
+    pthread_mutex_unlock(&job_lock);
+  }
   for (i = 0; i < 2; i++)
     pthread_join(t[i], NULL);
   return report(jobs[0].result, jobs[1].result);

@@ -190,12 +190,17 @@ static void one_thread(void)
   memset(&ma, 0, sizeof(ma)); memset(&mb, 0, sizeof(mb));
   luaL_openlibs(a);
   luaL_openlibs(b);
-  tap_is(sysprof_start(a, &ca, 1), PROFILE_SUCCESS, "one thread: sysprof starts in VM a");
-  tap_is(sysprof_start(a, &cb, 1), PROFILE_ERRRUN, "a second one in VM a: PROFILE_ERRRUN");
-  tap_is(sysprof_start(b, &cb, 1), PROFILE_SUCCESS, "one in VM b: PROFILE_SUCCESS");
+  tap_is(sysprof_start(a, &ca, 1), PROFILE_SUCCESS,
+	 "one thread: sysprof starts in VM a");
+  tap_is(sysprof_start(a, &cb, 1), PROFILE_ERRRUN,
+	 "a second one in VM a: PROFILE_ERRRUN");
+  tap_is(sysprof_start(b, &cb, 1), PROFILE_SUCCESS,
+	 "one in VM b: PROFILE_SUCCESS");
   tap_is(memprof_start(a, &ma), PROFILE_SUCCESS, "memprof starts in VM a");
-  tap_is(memprof_start(a, &mb), PROFILE_ERRRUN, "a second one in VM a: PROFILE_ERRRUN");
-  tap_is(memprof_start(b, &mb), PROFILE_SUCCESS, "one in VM b: PROFILE_SUCCESS");
+  tap_is(memprof_start(a, &mb), PROFILE_ERRRUN,
+	 "a second one in VM a: PROFILE_ERRRUN");
+  tap_is(memprof_start(b, &mb), PROFILE_SUCCESS,
+	 "one in VM b: PROFILE_SUCCESS");
   tap_ok(work(a, "gamma", 300) && work(b, "delta", 300),
 	 "each VM runs its chunk");
   tap_is(luaM_sysprof_stop(a), PROFILE_SUCCESS, "VM a's sysprof stops");
