@@ -4,9 +4,12 @@
 ** While a profile runs, the VM's allocator is replaced by one that calls
 ** the original and then writes the event. Where an event comes from is
 ** read from the VM state: internal, a Lua function and the line it runs,
-** a C function, or a trace.
+** a C function, or a trace. With stacks, each allocation also names its
+** call stack: the Lua frames, and with native frames, the C frames walked
+** from the allocator as sysprof walks a sample (lj_profwalk.h).
 */
 
+#define _GNU_SOURCE
 #define lj_memprof_c
 #define LUA_CORE
 
@@ -29,6 +32,7 @@
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #endif
+#include "lj_profwalk.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -137,6 +141,10 @@ typedef struct MemProf {
   ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
   TraceStack tracestacks[TRACELINE_CACHE];
+  /* Native stacks: the walk, and the return address of the allocator's
+  ** call (set by the allocator), where the walk starts. */
+  ProfWalk walk;
+  uintptr_t allocra;
 } MemProf;
 
 /* One profile per process: the allocator callback has no other context. */
@@ -295,6 +303,7 @@ static void memprof_locate(MemLoc *loc, global_State *g)
 /* -- Call stacks (stream version 5) -------------------------------------- */
 
 typedef struct StackWalk {
+  ProfSink sink;		/* Native stacks: what the walk finds. */
   MemFrame f[STACK_MAXDEPTH+1];
   int n;
 } StackWalk;
@@ -368,8 +377,9 @@ static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
 ** entered in, from its map (lj_proftrace_frames), then the frames below.
 ** The frames of the trace depend on the return address alone (and the
 ** function entered, checked): kept for few of them, up to a few frames. */
-static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
+static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno)
 {
+  global_State *g = mp->g;
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   GCtrace *T = traceref(G2J(g), traceno);
@@ -388,7 +398,7 @@ static void stack_trace(StackWalk *w, global_State *g, int32_t traceno)
     return;
   pt = funcproto(fn);
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
-  ts = &memprof.tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
+  ts = &mp->tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
   if (ra == 0 || ts->ra != ra || ts->pt != pt) {
     if (ra != 0)
       n = lj_proftrace_frames(T, ra - 1, pts, pcs);
@@ -445,7 +455,8 @@ static void stack_announce(MemProf *mp, uint32_t id, const MemFrame *f,
   uint8_t *p;
   int i;
   for (i = 0; i < n; i++)
-    if ((f[i].info >> 32) == LJM_FRAME_CFUNC) {
+    if ((f[i].info >> 32) == LJM_FRAME_CFUNC ||
+	(f[i].info >> 32) == LJM_FRAME_NATIVE) {
       lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
       break;
     }
@@ -500,20 +511,82 @@ static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
   return sl->id;
 }
 
+/* -- Native call stacks ------------------------------------------------- */
+
+#define NATIVE_OWNFRAMES	8	/* The profiler's, up to the allocator. */
+
+/* The walk's frames, as those of a stack. C and fast functions are named
+** by their entry, as in stacks without native frames. */
+static void stack_put(ProfSink *s, int tag, const uint64_t *v)
+{
+  StackWalk *w = (StackWalk *)s;
+  if (tag == FR_LUA)
+    stack_add(w, LJM_FRAME_LUA, v[0], (BCLine)(int64_t)v[1]);
+  else if (tag == FR_NATIVE)
+    stack_add(w, LJM_FRAME_NATIVE, v[0], 0);
+  else
+    stack_add(w, LJM_FRAME_CFUNC, tag == FR_FFUNC ? v[1] : v[0], 0);
+}
+
+/* The stack from the code that called the allocator, as sysprof's mode C
+** walks it: the registers here, read in place (getcontext would make a
+** system call), then steps out of the profiler's own frames until the
+** allocator's return address. 0 if they do not lead there. */
+static int stack_native(MemProf *mp, StackWalk *w)
+{
+  ProfWalk *pw = &mp->walk;
+  ProfUnwStack stk;
+  ProfUnwRegs r;
+  int i;
+  __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+		   "movq %%rax, %0\n\t"
+		   "movq %%rsp, %1\n\t"
+		   "movq %%rbp, %2\n\t"
+		   "movq %%rbx, %3"
+		   : "=m"(r.ip), "=m"(r.sp), "=m"(r.bp), "=m"(r.bx) : : "rax");
+  r.exact = 1;
+  walk_stack(pw, &r, &stk);
+  for (i = 0; r.ip != mp->allocra; i++)
+    if (i == NATIVE_OWNFRAMES ||
+	!lj_profunwind_step(&pw->unw, &pw->unwcache, &stk, &r))
+      return 0;
+  w->sink.nframes = 0;
+  w->sink.maxframes = STACK_MAXDEPTH+1;  /* The last: the marker. */
+  w->sink.keep = FRBIT(FR_LUA) | FRBIT(FR_CFUNC) | FRBIT(FR_FFUNC) |
+		 FRBIT(FR_NATIVE);
+  w->sink.put = stack_put;
+  walk_callgraph(pw, &w->sink, mp->g->vmstate, &stk, &r, NULL);
+  return w->n > 0;
+}
+
+/* The walk's setup: at the start of a profile with native stacks. */
+static int stack_nativeinit(MemProf *mp)
+{
+  if (!walk_openprobe(&mp->walk))
+    return 0;
+  walk_setcode(&mp->walk, mp->g, 1);
+  return 1;
+}
+
 #define STACK_NONE	(~(uint32_t)0)
 
 /* The stack of an event located at loc: the coroutine that allocates, or
-** the trace and what lies below it. STACK_NONE for an internal event. */
+** the trace and what lies below it; with native frames, the walk from the
+** allocator (also for an internal event). STACK_NONE for an internal
+** event otherwise. */
 static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
 {
   StackWalk w;
   global_State *g = mp->g;
   w.n = 0;
+  if (mp->cfg.native && stack_native(mp, &w))
+    goto intern;
+  w.n = 0;
   if (loc->source == ASOURCE_INT)
     return STACK_NONE;
 #if LJ_HASJIT
   if (lj_prof_intrace(g->vmstate)) {
-    stack_trace(&w, g, g->vmstate);
+    stack_trace(mp, &w, g->vmstate);
   } else
 #endif
   {
@@ -523,6 +596,7 @@ static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   }
   if (w.n == 0)
     return STACK_NONE;
+intern:
   if (w.n > STACK_MAXDEPTH)
     mp->stats.truncated++;
   return stack_intern(mp, &w);
@@ -717,6 +791,7 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   void *nptr = mp->allocf(ud, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
+  mp->allocra = (uintptr_t)__builtin_return_address(0);
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
 		    ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC,
 		ptr, osize, nptr, nsize, 0);
@@ -757,10 +832,14 @@ static void *memprof_allocf_sampled(void *ud, void *ptr, size_t osize,
 				    size_t nsize)
 {
   MemProf *mp = &memprof;
-  if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0)
+  if (ptr != NULL && mp->filter[sampled_bucket((uintptr_t)ptr)] != 0) {
+    mp->allocra = (uintptr_t)__builtin_return_address(0);
     return memprof_sampled(mp, ud, ptr, osize, nsize, 0);
-  if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0)
+  }
+  if (nsize != 0 && (mp->sample_left -= (int64_t)nsize) <= 0) {
+    mp->allocra = (uintptr_t)__builtin_return_address(0);
     return memprof_sampled(mp, ud, ptr, osize, nsize, 1);
+  }
   return mp->allocf(ud, ptr, osize, nsize);
 }
 
@@ -774,6 +853,9 @@ static void memprof_freetables(MemProf *mp)
     munmap(mp->stacks.arena, STACK_ARENA*sizeof(MemFrame));
   if (mp->sampled.slots != NULL)
     munmap(mp->sampled.slots, (mp->sampled.mask+1)*sizeof(uintptr_t));
+  if (mp->cfg.native && mp->walk.g != NULL)
+    walk_closeprobe(&mp->walk);
+  mp->walk.g = NULL;
   memset(&mp->stacks, 0, sizeof(mp->stacks));
   memset(&mp->sampled, 0, sizeof(mp->sampled));
 }
@@ -790,6 +872,8 @@ static int memprof_newtables(MemProf *mp)
        NULL ||
        (mp->stacks.arena = memprof_map(STACK_ARENA*sizeof(MemFrame))) ==
        NULL))
+    return 0;
+  if (mp->cfg.native && !stack_nativeinit(mp))
     return 0;
   if (mp->cfg.sample) {
     if ((mp->sampled.slots = memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) ==
@@ -836,7 +920,7 @@ static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
 static void memprof_config(MemProf *mp)
 {
   uint64_t v[2];
-  v[0] = mp->cfg.stacks ? 1 : 0;
+  v[0] = (mp->cfg.stacks ? 1 : 0) | (mp->cfg.native ? 2 : 0);
   v[1] = mp->cfg.sample;
   memprof_info(mp, LJM_INFO_CONFIG, v, 2);
 }
@@ -877,7 +961,7 @@ static void memprof_stats(MemProf *mp)
 }
 
 /* What the C API's next profile records (luaM_memprof_set_*). */
-static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0 };
+static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0, 0 };
 
 LUA_API int luaM_memprof_set_format(int format)
 {
@@ -897,6 +981,14 @@ LUA_API int luaM_memprof_set_stacks(int stacks)
   return PROFILE_SUCCESS;
 }
 
+LUA_API int luaM_memprof_set_native(int native)
+{
+  if (memprof.state != MPS_IDLE)
+    return PROFILE_ERRRUN;
+  next_cfg.native = native != 0;
+  return PROFILE_SUCCESS;
+}
+
 LUA_API int luaM_memprof_set_sample(uint64_t bytes)
 {
   if (bytes > LJM_SAMPLE_MAX)
@@ -911,7 +1003,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
   MemprofConfig cfg = next_cfg;
-  if (cfg.stacks || cfg.sample)
+  if (cfg.stacks || cfg.native || cfg.sample)
     cfg.version = LJM_VERSION_STACKS;
   return lj_memprof_start(L, opt, &cfg);
 }
@@ -924,7 +1016,8 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   global_State *g = G(L);
   if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
       opt->buf == NULL || opt->len < 1024 || cfg->sample > LJM_SAMPLE_MAX ||
-      ((cfg->stacks || cfg->sample) && cfg->version < LJM_VERSION_STACKS))
+      ((cfg->stacks || cfg->native || cfg->sample) &&
+       cfg->version < LJM_VERSION_STACKS))
     return PROFILE_ERRUSE;
   if (mp->state != MPS_IDLE)
     return PROFILE_ERRRUN;
@@ -932,7 +1025,8 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->opt = *opt;
   mp->saved_errno = 0;
   mp->cfg = *cfg;
-  mp->cfg.stacks = cfg->stacks || cfg->sample;  /* Samples carry stacks. */
+  /* Samples carry stacks; native frames are in stacks. */
+  mp->cfg.stacks = cfg->stacks || cfg->native || cfg->sample;
   mp->version = cfg->version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
   memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
@@ -1060,6 +1154,7 @@ void lj_memprof_exit(void *ctx)
 LJ_PROF_OFF(memprof)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_native, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,

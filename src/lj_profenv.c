@@ -58,6 +58,7 @@ typedef struct EnvSettings {
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
   int stacks;			/* Of the memory profile: call stacks, */
+  int native;			/* with native frames, */
   uint64_t sample;		/* sampling interval in bytes (0: none). */
 } EnvSettings;
 
@@ -122,6 +123,10 @@ static const char *env_key(EnvSettings *s, int k, const char *key,
     if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
       return "stacks must be 1 or 0";
     s->stacks = *val == '1';
+  } else if (k == PE_MEM && strcmp(key, "native") == 0) {
+    if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+      return "native must be 1 or 0";
+    s->native = *val == '1';
   } else if (k == PE_MEM && strcmp(key, "sample") == 0) {
     char *end;
     unsigned long long bytes = strtoull(val, &end, 10);
@@ -320,7 +325,8 @@ static int env_startone(lua_State *L, int k, ProfFile *pf)
   } else {
     struct luam_Memprof_Options opt;
     MemprofConfig cfg;
-    cfg.stacks = env.set.stacks || env.set.sample != 0;
+    cfg.native = env.set.native;
+    cfg.stacks = env.set.stacks || cfg.native || env.set.sample != 0;
     cfg.sample = env.set.sample;
     cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;

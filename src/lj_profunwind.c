@@ -689,8 +689,19 @@ static void seg_tables(const struct dl_phdr_info *info, ProfUnwSeg *s)
 
 typedef struct Walk {
   ProfUnwObjs *objs;
+  unsigned long long adds, subs;  /* The same in every entry. */
   uint8_t seen[LJ_PROFUNWIND_MAXSEG];
 } Walk;
+
+/* The first entry has the counts: one is enough. */
+static int count_objs(struct dl_phdr_info *info, size_t size, void *data)
+{
+  Walk *w = (Walk *)data;
+  (void)size;
+  w->adds = info->dlpi_adds;
+  w->subs = info->dlpi_subs;
+  return 1;
+}
 
 static int walk_obj(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -699,7 +710,7 @@ static int walk_obj(struct dl_phdr_info *info, size_t size, void *data)
   size_t n = atomic_load_explicit(&objs->n, memory_order_relaxed), k;
   ProfUnwSeg tables;
   int i, read = 0;
-  (void)size;
+  count_objs(info, size, data);
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
@@ -738,6 +749,20 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs)
     if (!w.seen[k] &&
 	!atomic_exchange_explicit(&objs->seg[k].gone, 1, memory_order_relaxed))
       atomic_fetch_add_explicit(&objs->gen, 1, memory_order_release);
+  objs->adds = w.adds;
+  objs->subs = w.subs;
+}
+
+int lj_profunwind_refresh(ProfUnwObjs *objs)
+{
+  Walk w;
+  w.adds = objs->adds;
+  w.subs = objs->subs;
+  dl_iterate_phdr(count_objs, &w);
+  if (w.adds == objs->adds && w.subs == objs->subs)
+    return 0;
+  lj_profunwind_addobjs(objs);
+  return 1;
 }
 
 typedef struct Range {

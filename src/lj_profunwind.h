@@ -29,6 +29,7 @@ typedef struct ProfUnwObjs {
   ProfUnwSeg seg[LJ_PROFUNWIND_MAXSEG];
   _Atomic size_t n;
   _Atomic uint32_t gen;
+  unsigned long long adds, subs;  /* The loader's counts at the last look. */
 } ProfUnwObjs;
 
 /* The rules found for a PC, when they are the usual kind: the CFA is a
@@ -66,6 +67,8 @@ typedef struct ProfUnwRegs {
 
 /* Not async-signal-safe: they read the process's list of objects. */
 void lj_profunwind_addobjs(ProfUnwObjs *objs);
+/* The same, when the loader counts a change since; 1 if it did. */
+int lj_profunwind_refresh(ProfUnwObjs *objs);
 int lj_profunwind_threadstack(uintptr_t *lo, uintptr_t *hi);
 int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi);
 
