@@ -303,7 +303,8 @@ static void memprof_locate(MemLoc *loc, global_State *g)
 /* -- Call stacks (stream version 5) -------------------------------------- */
 
 typedef struct StackWalk {
-  ProfSink sink;		/* Native stacks: what the walk finds. */
+  ProfSink sink;		/* Native stacks: what the walk finds, */
+  ProfWalk *pw;			/* and the walk. */
   MemFrame f[STACK_MAXDEPTH+1];
   int n;
 } StackWalk;
@@ -515,8 +516,9 @@ static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
 
 #define NATIVE_OWNFRAMES	8	/* The profiler's, up to the allocator. */
 
-/* The walk's frames, as those of a stack. C and fast functions are named
-** by their entry, as in stacks without native frames. */
+/* The walk's frames, as those of a stack. A fast function is named by its
+** entry, as in stacks without native frames, if that is the interpreter's
+** code: one written in C has its native frame. */
 static void stack_put(ProfSink *s, int tag, const uint64_t *v)
 {
   StackWalk *w = (StackWalk *)s;
@@ -524,8 +526,8 @@ static void stack_put(ProfSink *s, int tag, const uint64_t *v)
     stack_add(w, LJM_FRAME_LUA, v[0], (BCLine)(int64_t)v[1]);
   else if (tag == FR_NATIVE)
     stack_add(w, LJM_FRAME_NATIVE, v[0], 0);
-  else
-    stack_add(w, LJM_FRAME_CFUNC, tag == FR_FFUNC ? v[1] : v[0], 0);
+  else if (tag == FR_FFUNC && in_vm(w->pw, (uintptr_t)v[1]))
+    stack_add(w, LJM_FRAME_CFUNC, v[1], 0);
 }
 
 /* The stack from the code that called the allocator, as sysprof's mode C
@@ -555,6 +557,7 @@ static int stack_native(MemProf *mp, StackWalk *w)
   w->sink.keep = FRBIT(FR_LUA) | FRBIT(FR_CFUNC) | FRBIT(FR_FFUNC) |
 		 FRBIT(FR_NATIVE);
   w->sink.put = stack_put;
+  w->pw = pw;
   walk_callgraph(pw, &w->sink, mp->g->vmstate, &stk, &r, NULL);
   return w->n > 0;
 }
