@@ -43,10 +43,12 @@ typedef struct ProfUnwRule {
   int32_t cfa_off;
   int16_t ra_off, bp_off, bx_off;  /* 0: the register is unchanged. */
   uint8_t cfa_reg, exact;
+  uint8_t last;			/* No caller: the stack ends (_start). */
 } ProfUnwRule;
 
 typedef struct ProfUnwCache {
   ProfUnwRule rule[LJ_PROFUNWIND_CACHE];
+  size_t lastseg;		/* The segment found last: tried first. */
 } ProfUnwCache;
 
 /* The sampled thread's stack, where a step may read freely; elsewhere only
@@ -74,6 +76,8 @@ int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi);
 
 /* Async-signal-safe: memory reads within the bounds above, nothing else. */
 int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip);
+int lj_profunwind_knownin(const ProfUnwObjs *objs, ProfUnwCache *cache,
+			  uintptr_t ip);
 int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v);
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r);

@@ -149,7 +149,7 @@ static int walk_readable(ProfWalk *pw, const void *p, size_t n)
 
 static int in_code(ProfWalk *pw, uintptr_t ip)
 {
-  return lj_profunwind_known(&pw->unw, ip);
+  return lj_profunwind_knownin(&pw->unw, &pw->unwcache, ip);
 }
 
 /* Code of an object loaded since the walker last looked: only on the VM's
