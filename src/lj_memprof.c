@@ -512,9 +512,9 @@ static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
   return sl->id;
 }
 
-/* -- Native call stacks ------------------------------------------------- */
+/* -- Native call stacks -------------------------------------------------- */
 
-#define NATIVE_OWNFRAMES	8	/* The profiler's, up to the allocator. */
+#define NATIVE_OWNFRAMES	8	/* The profiler's, at most. */
 
 /* The walk's frames, as those of a stack. A fast function is named by its
 ** entry, as in stacks without native frames, if that is the interpreter's

@@ -29,7 +29,7 @@
 #include "lj_jit.h"
 #endif
 
-/* -- Frames and sinks ---------------------------------------------------- */
+/* -- Frames and sinks ----------------------------------------------------- */
 
 /* What a walk yields; sysprof's stream writes these as its frame tags.
 ** FR_VMCODE, the interpreter's own code, is only taken by sysprof's v2:
@@ -39,7 +39,7 @@ enum {
 };
 #define FRBIT(tag)		(1u << (tag))
 
-#define WALK_STEPS		256	/* Frames and activations met, at most. */
+#define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
 
 /* Where a walk's frames go, innermost first. The values of a frame:
@@ -254,7 +254,8 @@ static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
     if (fn == NULL)
       break;
     /* Entered from C: by lua_call & co., or as an FFI callback. */
-    boundary = frame_typep(frame) == FRAME_C || frame_typep(frame) == FRAME_CP ||
+    boundary = frame_typep(frame) == FRAME_C ||
+	       frame_typep(frame) == FRAME_CP ||
 	       (frame_iscont(frame) && frame_iscont_fficb(frame));
     if (!dup) {
       if (isluafunc(fn)) {
@@ -520,7 +521,8 @@ static void walk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
 	if (traceno)
 	  walk_trace(pw, s, c, traceno, lost ? ip0 :
 		     (uintptr_t)ip - (stepped != 0));  /* In the call. */
-	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) : NULL;
+	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) :
+				NULL;
       } else {
 	cf = (const char *)r->sp;
 	c = cursor_for(pw, cur, &ncur, cf, stk);

@@ -109,7 +109,8 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
   s->sink.maxframes = traceno ? 2 : 1;
   if (traceno)
     walk_trace(&sp->walk, &s->sink, &c, traceno, ip);
-  cursor_frames(&s->sink, &c, s->sink.maxframes);  /* A vararg frame writes nothing. */
+  /* A vararg frame writes nothing. */
+  cursor_frames(&s->sink, &c, s->sink.maxframes);
   s->sink.maxframes = s->sink.nframes + 1;
   walk_addr(&s->sink, FR_NATIVE, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 }
@@ -130,7 +131,8 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
   LuaCursor c;
   cursor_top(&sp->walk, &c, st, uc);
   if (lj_prof_intrace(st))
-    walk_trace(&sp->walk, &s->sink, &c, st, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+    walk_trace(&sp->walk, &s->sink, &c, st,
+	       (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
   cursor_frames(&s->sink, &c, SAMPLE_FRAMES);
   backtrace_sample = s;
   sp->backtracer(backtrace_frame);
