@@ -100,7 +100,7 @@ typedef struct SysProf {
   struct lj_wbuf out;
   struct lj_symtab_objs objs;
   int saved_errno;
-  ProfWalk walk;			/* The handler's; objects added by drain. */
+  ProfWalk walk;		/* The handler's; the drain adds code. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
 } SysProf;
 
