@@ -298,9 +298,10 @@ static void cursor_frames(ProfSink *s, LuaCursor *c, int max)
 }
 
 /* The innermost frame of the coroutine running, from what the VM publishes:
-** the state, the base of a Lua or fast function, L->base for C. uc, when
-** the walk starts from an interrupted context, has the interpreter's
-** registers. */
+** the state, the base of a Lua or fast function, L->base for C; none in
+** INTERP, the state of a stack being moved (its frames are not where L
+** says: the allocator may have freed them). uc, when the walk starts from
+** an interrupted context, has the interpreter's registers. */
 static void cursor_top(ProfWalk *pw, LuaCursor *c, int32_t st,
 		       const ucontext_t *uc)
 {
@@ -314,6 +315,8 @@ static void cursor_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
   c->L = L;
+  if (st == ~LJ_VMST_INTERP)
+    return;
   if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
     base = mref(g->prof.vmbase, TValue);
   else if (lj_prof_intrace(st))

@@ -164,6 +164,32 @@ LUA
   is(scalar(grep { /^\@F:/ } @f), 2, 'coroutine: those two Lua frames only');
 }
 
+# A coroutine's stack grown while recursing: the frames of a stack being
+# moved are not read (the allocator freed them); the move's own stack has
+# the native frames and the resumer's line only.
+{
+  my $bin = scratch() . '/grow.bin';
+  my $code = <<"LUA";
+jit.off()
+local function down(n) if n == 0 then return {} end local t = down(n - 1) return t end  -- DOWN
+assert(misc.memprof.start({ path = "$bin", native = true }))
+local co = coroutine.wrap(function() return down(3000) end)
+local x = co()  -- RESUME
+assert(misc.memprof.stop())
+LUA
+  my %g = map { $_ => line_of($code, "-- $_") } qw(DOWN RESUME);
+  my $run = run_lua($code);
+  is($run->{rc}, 0, 'stack growth: ran') or diag $run->{err};
+  my $st = memprof_stacks($bin, $run->{script});
+  my @moves = stacks_in_order($st, qr/^resizestack$/, qr/^lj_mem_realloc$/);
+  ok(scalar @moves, 'stack growth: the moves have native stacks') or diag explain $st;
+  is(scalar(grep { my @f = frames_of($_); grep({ /^\@F:$g{DOWN}$/ } @f) } @moves), 0,
+     "stack growth: none names a frame of the stack being moved");
+  ok((grep { /;\@F:$g{RESUME};/ } @moves), "stack growth: the resumer's line, below the move")
+    or diag explain \@moves;
+  ok((grep { /;\@F:$g{DOWN};lj_tab_new\w*;/ } keys %$st), 'stack growth: the recursion allocates with its frames');
+}
+
 # The interfaces.
 {
   my $run = run_lua(<<'LUA');
