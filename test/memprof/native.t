@@ -12,6 +12,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/../lib";
 use Test::More;
+use JSON::PP;
 use LJProf::Lua;
 
 # Frames of a collapsed stack, outermost first; the event's location is
@@ -100,6 +101,13 @@ for my $native (1, 0) {
   like($text, qr/^Call stacks: \d+ distinct, with native frames;/m, 'native: the report says the stacks have native frames');
   like($text, qr/from lj_mem_\w+ <- \S+ <- lua_newuserdata <- cmod_alloc <- \@\S+:$l{INNER} <- \@\S+:$l{OUTER} <- \@\S+:$l{MAIN} <- /,
        'native: the text report names the frames innermost first') or diag $text;
+  # speedscope: the same frames, outermost first, by name.
+  my $ss = JSON::PP->new->decode(scalar `ljprof report --format=speedscope '$bin'` || 'null');
+  my @names = map { $_->{name} } @{ $ss ? $ss->{shared}{frames} : [] };
+  my @sampled = map { join ';', map { $names[$_] } @$_ } @{ $ss ? $ss->{profiles}[0]{samples} : [] };
+  ok((grep { /;\@\S+:$l{INNER};cmod_alloc;lua_newuserdata;(?:\w+;)*lj_mem_\w+(;|$)/ } @sampled),
+     'native: speedscope has the C function and the API between the Lua caller and the allocator')
+    or diag explain \@sampled;
 }
 
 # A trace allocates through a helper it calls: the frames it inlined, then
