@@ -48,6 +48,19 @@ sub stacks_in_order {
 
 sub sum_of { my ($st, @k) = @_; my $s = 0; $s += $st->{$_} for @k; return $s }
 
+# Runs a payload profiled with native = true (its start's options written
+# OPTS): its collapsed stacks (the script written F) and the lines of its
+# marks (-- NAME).
+sub native_run {
+  my ($name, $code, @marks) = @_;
+  my $bin = scratch() . "/$name.bin";
+  $code =~ s/OPTS/{ path = "$bin", native = true }/;
+  my %line = map { $_ => line_of($code, "-- $_") } @marks;
+  my $run = run_lua($code);
+  is($run->{rc}, 0, "$name: ran") or diag $run->{err};
+  return (memprof_stacks($bin, $run->{script}), \%line);
+}
+
 my $cmod_code = <<'LUA';
 jit.off()
 local cmod
@@ -114,8 +127,7 @@ for my $native (1, 0) {
 # the helper, its native frames; the first iterations, interpreted, through
 # the interpreter's helper.
 {
-  my $bin = scratch() . '/trace.bin';
-  my $code = <<"LUA";
+  my ($st, $t) = native_run('trace', <<'LUA', qw(MAKE LOOP CALL));
 jit.on()
 local function make(i) return { i } end  -- MAKE
 local function loop(n)
@@ -123,48 +135,39 @@ local function loop(n)
   for i = 1, n do t[i] = make(i) end  -- LOOP
   return t
 end
-assert(misc.memprof.start({ path = "$bin", native = true }))
+assert(misc.memprof.start(OPTS))
 local x = loop(20000)  -- CALL
 assert(misc.memprof.stop())
 LUA
-  my %t = map { $_ => line_of($code, "-- $_") } qw(MAKE LOOP CALL);
-  my $run = run_lua($code);
-  is($run->{rc}, 0, 'trace: ran') or diag $run->{err};
-  my $st = memprof_stacks($bin, $run->{script});
-  my @site = grep { /;\@F:$t{CALL};\@F:$t{LOOP};\@F:$t{MAKE};lj_/ } keys %$st;
-  my @trace = grep { /;\@F:$t{MAKE};lj_tab_new1;/ } @site;
-  my @interp = grep { /;\@F:$t{MAKE};lj_tab_new;/ } @site;
+  my @site = grep { /;\@F:$t->{CALL};\@F:$t->{LOOP};\@F:$t->{MAKE};lj_/ } keys %$st;
+  my @trace = grep { /;\@F:$t->{MAKE};lj_tab_new1;/ } @site;
+  my @interp = grep { /;\@F:$t->{MAKE};lj_tab_new;/ } @site;
   is(scalar @trace, 1, "trace: one stack from the trace: its inlined frame, then the helper it calls") or diag explain $st;
   is(scalar @interp, 1, 'trace: one from the interpreter, through its own helper');
-  my $total = sum_of($st, grep { /;\@F:$t{MAKE}(?:;|$)/ } keys %$st);
+  my $total = sum_of($st, grep { /;\@F:$t->{MAKE}(?:;|$)/ } keys %$st);
   cmp_ok($st->{$trace[0] // ''} // 0, '>', 0.9 * $total, 'trace: most bytes made at the site come from the trace');
   is(sum_of($st, @trace, @interp), $total, 'trace: every allocation at the site has the whole Lua stack');
   my @f = frames_of($trace[0] // '');
-  pop @f if @f && $f[-1] eq "\@F:$t{MAKE}";
+  pop @f if @f && $f[-1] eq "\@F:$t->{MAKE}";
   like($f[-1] // '', qr/^lj_mem_/, 'trace: innermost, the allocator');
-  ok(index_of(\@f, qr/^lua_pcall$/) >= 0 && index_of(\@f, qr/^lua_pcall$/) < index_of(\@f, qr/^\@F:$t{CALL}$/),
+  ok(index_of(\@f, qr/^lua_pcall$/) >= 0 && index_of(\@f, qr/^lua_pcall$/) < index_of(\@f, qr/^\@F:$t->{CALL}$/),
      'trace: the host below the Lua frames');
 }
 
 # In a coroutine: its frames above the resuming line, then the C function.
 {
-  my $bin = scratch() . '/co.bin';
-  my $code = <<"LUA";
+  my ($st, $c) = native_run('coroutine', <<'LUA', qw(COCALL RESUME));
 jit.off()
 local cmod = require("cmod")
 local co = coroutine.wrap(function()
   local a = cmod.alloc(2)  -- COCALL
   coroutine.yield(a)
 end)
-assert(misc.memprof.start({ path = "$bin", native = true }))
+assert(misc.memprof.start(OPTS))
 local got = co()  -- RESUME
 assert(misc.memprof.stop())
 LUA
-  my %c = map { $_ => line_of($code, "-- $_") } qw(COCALL RESUME);
-  my $run = run_lua($code);
-  is($run->{rc}, 0, 'coroutine: ran') or diag $run->{err};
-  my $st = memprof_stacks($bin, $run->{script});
-  my @co = stacks_in_order($st, qr/^lua_pcall$/, qr/^\@F:$c{RESUME}$/, qr/^\@F:$c{COCALL}$/,
+  my @co = stacks_in_order($st, qr/^lua_pcall$/, qr/^\@F:$c->{RESUME}$/, qr/^\@F:$c->{COCALL}$/,
                            qr/^cmod_alloc$/, qr/^lua_newuserdata$/, qr/^lj_mem_/);
   is(scalar @co, 1, "coroutine: the resumer's line, the coroutine's, the C function, the allocator")
     or diag explain $st;
@@ -176,26 +179,21 @@ LUA
 # moved are not read (the allocator freed them); the move's own stack has
 # the native frames and the resumer's line only.
 {
-  my $bin = scratch() . '/grow.bin';
-  my $code = <<"LUA";
+  my ($st, $g) = native_run('stack growth', <<'LUA', qw(DOWN RESUME));
 jit.off()
 local function down(n) if n == 0 then return {} end local t = down(n - 1) return t end  -- DOWN
-assert(misc.memprof.start({ path = "$bin", native = true }))
+assert(misc.memprof.start(OPTS))
 local co = coroutine.wrap(function() return down(3000) end)
 local x = co()  -- RESUME
 assert(misc.memprof.stop())
 LUA
-  my %g = map { $_ => line_of($code, "-- $_") } qw(DOWN RESUME);
-  my $run = run_lua($code);
-  is($run->{rc}, 0, 'stack growth: ran') or diag $run->{err};
-  my $st = memprof_stacks($bin, $run->{script});
   my @moves = stacks_in_order($st, qr/^resizestack$/, qr/^lj_mem_realloc$/);
   ok(scalar @moves, 'stack growth: the moves have native stacks') or diag explain $st;
-  is(scalar(grep { my @f = frames_of($_); grep({ /^\@F:$g{DOWN}$/ } @f) } @moves), 0,
+  is(scalar(grep { my @f = frames_of($_); grep({ /^\@F:$g->{DOWN}$/ } @f) } @moves), 0,
      "stack growth: none names a frame of the stack being moved");
-  ok((grep { /;\@F:$g{RESUME};/ } @moves), "stack growth: the resumer's line, below the move")
+  ok((grep { /;\@F:$g->{RESUME};/ } @moves), "stack growth: the resumer's line, below the move")
     or diag explain \@moves;
-  ok((grep { /;\@F:$g{DOWN};lj_tab_new\w*;/ } keys %$st), 'stack growth: the recursion allocates with its frames');
+  ok((grep { /;\@F:$g->{DOWN};lj_tab_new\w*;/ } keys %$st), 'stack growth: the recursion allocates with its frames');
 }
 
 # The interfaces.
