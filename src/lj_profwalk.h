@@ -23,11 +23,10 @@
 #include <unistd.h>
 
 #include "lj_frame.h"
+#include "lj_jit.h"
+#include "lj_dispatch.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
-#if LJ_HASJIT
-#include "lj_jit.h"
-#endif
 
 /* -- Frames and sinks ----------------------------------------------------- */
 
@@ -366,8 +365,13 @@ static void cursor_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 /* The trace of that number, unless it is gone. */
 static GCtrace *trace_get(ProfWalk *pw, TraceNo traceno)
 {
+#if LJ_HASJIT
   jit_State *J = G2J(pw->g);
   return traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+#else
+  UNUSED(pw); UNUSED(traceno);
+  return NULL;
+#endif
 }
 
 /* The trace running at ip, the frames it inlined, and (through c) the
