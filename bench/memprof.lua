@@ -1,7 +1,8 @@
 -- The memory profiler's cost: each allocation-heavy program unprofiled and
 -- profiled, the stream going to a file on disk (v3, and v4 with lines in
 -- traces) and to /dev/null, with a call stack on every event and sampled
--- at 512 KiB (v5, to /dev/null), JIT on and off; plus the stream's size,
+-- at 512 KiB (v5, to /dev/null), both also with native frames in the
+-- stacks, JIT on and off; plus the stream's size,
 -- events, bytes per event and MB/s (of the last disk run, v4).
 -- Usage: luajit bench/memprof.lua LUAJIT LJPROF WORKDIR [ROUNDS]
 local harness = require("harness")
@@ -14,9 +15,11 @@ local runner = dir .. "/lib/memprof_run.lua"
 local file = work .. "/memprof-bench.bin"
 
 local programs = { "alloc_tree", "alloc_strings", "alloc_churn" }
-local order = { "plain", "devnull", "disk", "disk_v4", "stacks", "sampled" }
+local order = { "plain", "devnull", "disk", "disk_v4", "stacks", "sampled", "native",
+                "native_sampled" }
 local ratios = { { "devnull", "plain" }, { "disk", "plain" }, { "disk_v4", "plain" },
-                 { "stacks", "plain" }, { "sampled", "plain" } }
+                 { "stacks", "plain" }, { "sampled", "plain" }, { "native", "plain" },
+                 { "native_sampled", "plain" } }
 
 -- Events in a stream, from ljprof's JSON totals.
 local function events(path)
@@ -52,6 +55,9 @@ for _, mode in ipairs({ { "JIT on", "" }, { "JIT off", "-joff " } }) do
       -- Stream v5: a call stack on every event; sampled at 512 KiB.
       stacks = "MEMPROF=/dev/null MEMPROF_STACKS=1 " .. cmd,
       sampled = "MEMPROF=/dev/null MEMPROF_SAMPLE=524288 " .. cmd,
+      -- The same with native frames in the stacks.
+      native = "MEMPROF=/dev/null MEMPROF_NATIVE=1 " .. cmd,
+      native_sampled = "MEMPROF=/dev/null MEMPROF_NATIVE=1 MEMPROF_SAMPLE=524288 " .. cmd,
     }, order, rounds) }
     local size, n = filesize(file), events(file)
     streams[#streams + 1] = string.format("| %s | %.1f | %.2f | %.2f | %.0f |", p,

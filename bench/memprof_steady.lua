@@ -1,7 +1,8 @@
 -- The steady cost of memprof's call stacks and sampling, without the cost
 -- of starting a profile (the symbol table, about 50 ms, weighs on the
 -- half-second programs of bench/memprof.lua): each program run in one
--- process plain, under v4, with stacks and sampled at 512 KiB, rounds
+-- process plain, under v4, with stacks and sampled at 512 KiB, both also
+-- with native frames in the stacks, rounds
 -- interleaved, the median CPU time (os.clock) of each kept; the profile
 -- is started before and stopped after each timed run.
 -- Usage: luajit bench/memprof_steady.lua WORKDIR [ROUNDS]
@@ -13,6 +14,8 @@ local modes = {
   { "v4", { path = "/dev/null", format = "v4" } },
   { "stacks", { path = "/dev/null", stacks = true } },
   { "sampled", { path = "/dev/null", sample = 524288 } },
+  { "native", { path = "/dev/null", native = true } },
+  { "native_sampled", { path = "/dev/null", native = true, sample = 524288 } },
 }
 
 local function median(xs)
@@ -20,8 +23,9 @@ local function median(xs)
   return xs[math.floor((#xs + 1) / 2)]
 end
 
-print("| program | plain (s) | v4 / plain | stacks / plain | stacks / v4 | sampled / plain |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
+print("| program | plain (s) | v4 / plain | stacks / plain | stacks / v4 | sampled / plain" ..
+      " | native / plain | native / stacks | native_sampled / plain |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for _, p in ipairs({ "alloc_churn", "alloc_tree", "alloc_strings" }) do
   local chunk = assert(loadfile(dir .. "/programs/" .. p .. ".lua"))
   local t = {}
@@ -39,6 +43,8 @@ for _, p in ipairs({ "alloc_churn", "alloc_tree", "alloc_strings" }) do
   end
   local plain, v4 = median(t.plain), median(t.v4)
   local stacks, sampled = median(t.stacks), median(t.sampled)
-  print(string.format("| %s | %.3f | %.3f | %.3f | %.3f | %.3f |", p, plain,
-        v4 / plain, stacks / plain, stacks / v4, sampled / plain))
+  local native, native_sampled = median(t.native), median(t.native_sampled)
+  print(string.format("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |", p,
+        plain, v4 / plain, stacks / plain, stacks / v4, sampled / plain,
+        native / plain, native / stacks, native_sampled / plain))
 end

@@ -176,9 +176,9 @@ static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
 }
 
 /* start(path), the reference's call, writes its format (v3); start{path =
-** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, sample = BYTES}
-** writes v4 unless told otherwise, v5 with stacks or samples. NULL or an
-** error message. */
+** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
+** sample = BYTES} writes v4 unless told otherwise, v5 with stacks, native
+** stacks or samples. NULL or an error message. */
 static const char *memprof_options(lua_State *L, const char **path,
 				   MemprofConfig *cfg)
 {
@@ -190,6 +190,7 @@ static const char *memprof_options(lua_State *L, const char **path,
   *path = MEMPROF_DEFAULT_PATH;
   cfg->version = LUAM_MEMPROF_V3;
   cfg->stacks = 0;
+  cfg->native = 0;
   cfg->sample = 0;
   if (lua_isnoneornil(L, 1))
     return NULL;
@@ -212,13 +213,14 @@ static const char *memprof_options(lua_State *L, const char **path,
     return "stacks must be a boolean";
   if ((bad = memprof_sample(L, -2, &cfg->sample)) != NULL)
     return bad;
-  if (lua_toboolean(L, -1))
-    return "native stacks not supported yet";
-  cfg->stacks = lua_toboolean(L, -3) || cfg->sample != 0;
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    return "native must be a boolean";
+  cfg->native = lua_toboolean(L, -1);
+  cfg->stacks = lua_toboolean(L, -3) || cfg->native || cfg->sample != 0;
   cfg->version = versions[fmt];
   if (cfg->stacks) {
     if (!lua_isnil(L, -4) && cfg->version != LJM_VERSION_STACKS)
-      return "stacks and sample need format \"v5\"";
+      return "stacks, native and sample need format \"v5\"";
     cfg->version = LJM_VERSION_STACKS;
   }
   return NULL;

@@ -4,9 +4,12 @@
 ** While a profile runs, the VM's allocator is replaced by one that calls
 ** the original and then writes the event. Where an event comes from is
 ** read from the VM state: internal, a Lua function and the line it runs,
-** a C function, or a trace.
+** a C function, or a trace. With stacks, each allocation also names its
+** call stack: the Lua frames, and with native frames, the C frames walked
+** from the allocator as sysprof walks a sample (lj_profwalk.h).
 */
 
+#define _GNU_SOURCE
 #define lj_memprof_c
 #define LUA_CORE
 
@@ -31,6 +34,7 @@
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #endif
+#include "lj_profwalk.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -138,6 +142,10 @@ typedef struct MemProf {
   ** machine code of one that is gone): an address names one trace. */
   TraceLine tracelines[TRACELINE_CACHE];
   TraceStack tracestacks[TRACELINE_CACHE];
+  /* Native stacks: the walk, and the return address of the allocator's
+  ** call (set by the allocator), where the walk starts. */
+  ProfWalk walk;
+  uintptr_t allocra;
 } MemProf;
 
 /* A profile per VM, up to MEMPROF_SLOTS at once: the allocator wrapper
@@ -328,6 +336,8 @@ static void memprof_locate(MemProf *mp, MemLoc *loc)
 /* -- Call stacks (stream version 5) -------------------------------------- */
 
 typedef struct StackWalk {
+  ProfSink sink;		/* Native stacks: what the walk finds, */
+  ProfWalk *pw;			/* and the walk. */
   MemFrame f[STACK_MAXDEPTH+1];
   int n;
 } StackWalk;
@@ -479,7 +489,8 @@ static void stack_announce(MemProf *mp, uint32_t id, const MemFrame *f,
   uint8_t *p;
   int i;
   for (i = 0; i < n; i++)
-    if ((f[i].info >> 32) == LJM_FRAME_CFUNC) {
+    if ((f[i].info >> 32) == LJM_FRAME_CFUNC ||
+	(f[i].info >> 32) == LJM_FRAME_NATIVE) {
       lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
       break;
     }
@@ -534,14 +545,78 @@ static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
   return sl->id;
 }
 
+/* -- Native call stacks -------------------------------------------------- */
+
+#define NATIVE_OWNFRAMES	8	/* The profiler's, at most. */
+
+/* The walk's frames, as those of a stack. A fast function is named by its
+** entry, as in stacks without native frames, if that is the interpreter's
+** code: one written in C has its native frame. */
+static void stack_put(ProfSink *s, int tag, const uint64_t *v)
+{
+  StackWalk *w = (StackWalk *)s;
+  if (tag == FR_LUA)
+    stack_add(w, LJM_FRAME_LUA, v[0], (BCLine)(int64_t)v[1]);
+  else if (tag == FR_NATIVE)
+    stack_add(w, LJM_FRAME_NATIVE, v[0], 0);
+  else if (tag == FR_FFUNC && in_vm(w->pw, (uintptr_t)v[1]))
+    stack_add(w, LJM_FRAME_CFUNC, v[1], 0);
+}
+
+/* The stack from the code that called the allocator, as sysprof's mode C
+** walks it: the registers here, read in place (getcontext would make a
+** system call), then steps out of the profiler's own frames until the
+** allocator's return address. 0 if they do not lead there. */
+static int stack_native(MemProf *mp, StackWalk *w)
+{
+  ProfWalk *pw = &mp->walk;
+  ProfUnwStack stk;
+  ProfUnwRegs r;
+  int i;
+  __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+		   "movq %%rax, %0\n\t"
+		   "movq %%rsp, %1\n\t"
+		   "movq %%rbp, %2\n\t"
+		   "movq %%rbx, %3"
+		   : "=m"(r.ip), "=m"(r.sp), "=m"(r.bp), "=m"(r.bx) : : "rax");
+  r.exact = 1;
+  walk_stack(pw, &r, &stk);
+  for (i = 0; r.ip != mp->allocra; i++)
+    if (i == NATIVE_OWNFRAMES ||
+	!lj_profunwind_step(&pw->unw, &pw->unwcache, &stk, &r))
+      return 0;
+  w->sink.nframes = 0;
+  w->sink.maxframes = STACK_MAXDEPTH+1;  /* The last: the marker. */
+  w->sink.keep = FRBIT(FR_LUA) | FRBIT(FR_CFUNC) | FRBIT(FR_FFUNC) |
+		 FRBIT(FR_NATIVE);
+  w->sink.put = stack_put;
+  w->pw = pw;
+  walk_callgraph(pw, &w->sink, mp->g->vmstate, &stk, &r, NULL);
+  return w->n > 0;
+}
+
+/* The walk's setup: at the start of a profile with native stacks. */
+static int stack_nativeinit(MemProf *mp)
+{
+  if (!walk_openprobe(&mp->walk))
+    return 0;
+  walk_setcode(&mp->walk, mp->g, 1);
+  return 1;
+}
+
 #define STACK_NONE	(~(uint32_t)0)
 
 /* The stack of an event located at loc: the coroutine that allocates, or
-** the trace and what lies below it. STACK_NONE for an internal event. */
+** the trace and what lies below it; with native frames, the walk from the
+** allocator (also for an internal event). STACK_NONE for an internal
+** event otherwise. */
 static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
 {
   StackWalk w;
   global_State *g = mp->g;
+  w.n = 0;
+  if (mp->cfg.native && stack_native(mp, &w))
+    goto intern;
   w.n = 0;
   if (loc->source == ASOURCE_INT)
     return STACK_NONE;
@@ -557,6 +632,7 @@ static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   }
   if (w.n == 0)
     return STACK_NONE;
+intern:
   if (w.n > STACK_MAXDEPTH)
     mp->stats.truncated++;
   return stack_intern(mp, &w);
@@ -744,6 +820,7 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
+  mp->allocra = (uintptr_t)__builtin_return_address(0);
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
 		    ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC,
 		ptr, osize, nptr, nsize, 0);
@@ -765,6 +842,7 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
   }
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
+  mp->allocra = (uintptr_t)__builtin_return_address(0);
   if (ptr != NULL && lj_profmem_insample(g, ptr) &&
       sampled_del(mp, (uintptr_t)ptr)) {
     if (nsize != 0)
@@ -791,6 +869,9 @@ static void memprof_freetables(MemProf *mp)
     munmap(mp->stacks.arena, STACK_ARENA*sizeof(MemFrame));
   if (mp->sampled.slots != NULL)
     munmap(mp->sampled.slots, (mp->sampled.mask+1)*sizeof(uintptr_t));
+  if (mp->cfg.native && mp->walk.g != NULL)
+    walk_closeprobe(&mp->walk);
+  mp->walk.g = NULL;
   memset(&mp->stacks, 0, sizeof(mp->stacks));
   memset(&mp->sampled, 0, sizeof(mp->sampled));
 }
@@ -807,6 +888,8 @@ static int memprof_newtables(MemProf *mp)
        NULL ||
        (mp->stacks.arena = memprof_map(STACK_ARENA*sizeof(MemFrame))) ==
        NULL))
+    return 0;
+  if (mp->cfg.native && !stack_nativeinit(mp))
     return 0;
   if (mp->cfg.sample) {
     if ((mp->sampled.slots = memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) ==
@@ -854,7 +937,7 @@ static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
 static void memprof_config(MemProf *mp)
 {
   uint64_t v[2];
-  v[0] = mp->cfg.stacks ? 1 : 0;
+  v[0] = (mp->cfg.stacks ? 1 : 0) | (mp->cfg.native ? 2 : 0);
   v[1] = mp->cfg.sample;
   memprof_info(mp, LJM_INFO_CONFIG, v, 2);
 }
@@ -895,7 +978,7 @@ static void memprof_stats(MemProf *mp)
 }
 
 /* What the C API's next profile records (luaM_memprof_set_*). */
-static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0 };
+static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0, 0 };
 
 LUA_API int luaM_memprof_set_format(int format)
 {
@@ -915,6 +998,14 @@ LUA_API int luaM_memprof_set_stacks(int stacks)
   return PROFILE_SUCCESS;
 }
 
+LUA_API int luaM_memprof_set_native(int native)
+{
+  if (lj_memprof_busy(NULL))
+    return PROFILE_ERRRUN;
+  next_cfg.native = native != 0;
+  return PROFILE_SUCCESS;
+}
+
 LUA_API int luaM_memprof_set_sample(uint64_t bytes)
 {
   if (bytes > LJM_SAMPLE_MAX)
@@ -929,7 +1020,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
   MemprofConfig cfg = next_cfg;
-  if (cfg.stacks || cfg.sample)
+  if (cfg.stacks || cfg.native || cfg.sample)
     cfg.version = LJM_VERSION_STACKS;
   return lj_memprof_start(L, opt, &cfg);
 }
@@ -942,7 +1033,8 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   MemProf *mp;
   if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
       opt->buf == NULL || opt->len < 1024 || cfg->sample > LJM_SAMPLE_MAX ||
-      ((cfg->stacks || cfg->sample) && cfg->version < LJM_VERSION_STACKS))
+      ((cfg->stacks || cfg->native || cfg->sample) &&
+       cfg->version < LJM_VERSION_STACKS))
     return PROFILE_ERRUSE;
   if (memprof_of(g) != NULL || (mp = memprof_claim()) == NULL)
     return PROFILE_ERRRUN;
@@ -950,7 +1042,8 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->opt = *opt;
   mp->saved_errno = 0;
   mp->cfg = *cfg;
-  mp->cfg.stacks = cfg->stacks || cfg->sample;  /* Samples carry stacks. */
+  /* Samples carry stacks; native frames are in stacks. */
+  mp->cfg.stacks = cfg->stacks || cfg->native || cfg->sample;
   mp->version = cfg->version;
   memset(mp->tracelines, 0, sizeof(mp->tracelines));
   memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
@@ -1103,6 +1196,7 @@ void lj_memprof_exit(void *ctx)
 LJ_PROF_OFF(memprof)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_native, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
 
 /* No profile ever samples: the VM's count ran out (lj_profmem.h). */

@@ -46,6 +46,7 @@
 #define LJM_FRAME_LUA		1	/* Proto address, line. */
 #define LJM_FRAME_CFUNC		2	/* C function address. */
 #define LJM_FRAME_TRUNC		3	/* Frames left out below. */
+#define LJM_FRAME_NATIVE	4	/* Code address (native stacks). */
 #define LJM_INFO_CONFIG		0
 #define LJM_INFO_STATS		1
 #define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
@@ -61,6 +62,7 @@ struct luam_Memprof_Options;
 typedef struct MemprofConfig {
   int version;		/* Of the stream: LJM_VERSION*. */
   int stacks;		/* Events carry their call stacks (version 5). */
+  int native;		/* The stacks have the C frames too; implies stacks. */
   uint64_t sample;	/* Mean bytes between sampled allocations; 0: all. */
 } MemprofConfig;
 

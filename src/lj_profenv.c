@@ -59,6 +59,7 @@ typedef struct EnvSettings {
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
   int stacks;			/* Of the memory profile: call stacks, */
+  int native;			/* with native frames, */
   uint64_t sample;		/* sampling interval in bytes (0: none). */
 } EnvSettings;
 
@@ -124,6 +125,10 @@ static const char *env_key(EnvSettings *s, int k, const char *key,
     if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
       return "stacks must be 1 or 0";
     s->stacks = *val == '1';
+  } else if (k == PE_MEM && strcmp(key, "native") == 0) {
+    if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+      return "native must be 1 or 0";
+    s->native = *val == '1';
   } else if (k == PE_MEM && strcmp(key, "sample") == 0) {
     char *end;
     unsigned long long bytes = strtoull(val, &end, 10);
@@ -338,7 +343,8 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
   } else {
     struct luam_Memprof_Options opt;
     MemprofConfig cfg;
-    cfg.stacks = e->set.stacks || e->set.sample != 0;
+    cfg.native = e->set.native;
+    cfg.stacks = e->set.stacks || cfg.native || e->set.sample != 0;
     cfg.sample = e->set.sample;
     cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;

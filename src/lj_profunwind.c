@@ -481,14 +481,26 @@ static int rule_apply(const Rule *ru, const ProfUnwRegs *r,
 
 /* -- Finding a PC's FDE --------------------------------------------------- */
 
-static const ProfUnwSeg *seg_find(const ProfUnwObjs *objs, uintptr_t pc)
+static int seg_holds(const ProfUnwSeg *s, uintptr_t pc)
+{
+  return pc >= s->lo && pc < s->hi &&
+	 !atomic_load_explicit(&s->gone, memory_order_relaxed);
+}
+
+/* A walk stays in few objects: the one found last (*last, if given) is
+** tried first. */
+static const ProfUnwSeg *seg_find(const ProfUnwObjs *objs, uintptr_t pc,
+				  size_t *last)
 {
   size_t i = atomic_load_explicit(&objs->n, memory_order_acquire);
+  if (last != NULL && *last < i && seg_holds(&objs->seg[*last], pc))
+    return &objs->seg[*last];
   while (i-- > 0) {  /* The newest first: it replaced what it overlaps. */
-    const ProfUnwSeg *s = &objs->seg[i];
-    if (pc >= s->lo && pc < s->hi &&
-	!atomic_load_explicit(&s->gone, memory_order_relaxed))
-      return s;
+    if (seg_holds(&objs->seg[i], pc)) {
+      if (last != NULL)
+	*last = i;
+      return &objs->seg[i];
+    }
   }
   return NULL;
 }
@@ -526,7 +538,13 @@ static int rules_at(const Fde *f, uintptr_t pc, Rules *rs)
 
 int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip)
 {
-  return seg_find(objs, ip) != NULL;
+  return seg_find(objs, ip, NULL) != NULL;
+}
+
+int lj_profunwind_knownin(const ProfUnwObjs *objs, ProfUnwCache *cache,
+			  uintptr_t ip)
+{
+  return seg_find(objs, ip, &cache->lastseg) != NULL;
 }
 
 /* The rules as a cache entry, if they are of the kind it holds. */
@@ -536,6 +554,9 @@ static int rule_compact(const Rules *rs, const Fde *f, ProfUnwRule *e)
   int k;
   int16_t *off[COL__MAX];
   off[COL_BX] = &e->bx_off; off[COL_BP] = &e->bp_off; off[COL_RA] = &e->ra_off;
+  /* Every walk ends there: kept, not found again each time. */
+  if ((e->last = col[COL_RA].kind == RULE_UNDEF))
+    return 1;
   if (rs->cfa.kind != RULE_REG || rs->cfa_off != (int32_t)rs->cfa_off ||
       (rs->cfa.arg != DW_RSP && rs->cfa.arg != DW_RBP && rs->cfa.arg != DW_RBX))
     return 0;
@@ -578,6 +599,8 @@ static int step_compact(const ProfUnwRule *e, const ProfUnwStack *stk,
 			ProfUnwRegs *r)
 {
   uintptr_t cfa = 0, ra, bp = r->bp, bx = r->bx;
+  if (e->last)
+    return 0;
   reg_value(r, e->cfa_reg, &cfa);  /* One of those it knows. */
   cfa += (uintptr_t)(intptr_t)e->cfa_off;
   if ((!e->exact && cfa <= r->sp) || !saved_read(stk, cfa, e->ra_off, &ra) ||
@@ -628,7 +651,7 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
     if (e->pc == pc && e->gen == gen)
       return step_compact(e, stk, r);
   }
-  s = seg_find(objs, pc);
+  s = seg_find(objs, pc, cache != NULL ? &cache->lastseg : NULL);
   if (s == NULL || s->nfde == 0 || !fde_find(s, pc, &f) ||
       !rules_at(&f, pc, &rs))
     return 0;
@@ -689,8 +712,19 @@ static void seg_tables(const struct dl_phdr_info *info, ProfUnwSeg *s)
 
 typedef struct Walk {
   ProfUnwObjs *objs;
+  unsigned long long adds, subs;  /* The same in every entry. */
   uint8_t seen[LJ_PROFUNWIND_MAXSEG];
 } Walk;
+
+/* The first entry has the counts: one is enough. */
+static int count_objs(struct dl_phdr_info *info, size_t size, void *data)
+{
+  Walk *w = (Walk *)data;
+  (void)size;
+  w->adds = info->dlpi_adds;
+  w->subs = info->dlpi_subs;
+  return 1;
+}
 
 static int walk_obj(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -699,7 +733,7 @@ static int walk_obj(struct dl_phdr_info *info, size_t size, void *data)
   size_t n = atomic_load_explicit(&objs->n, memory_order_relaxed), k;
   ProfUnwSeg tables;
   int i, read = 0;
-  (void)size;
+  count_objs(info, size, data);
   for (i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
@@ -738,6 +772,20 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs)
     if (!w.seen[k] &&
 	!atomic_exchange_explicit(&objs->seg[k].gone, 1, memory_order_relaxed))
       atomic_fetch_add_explicit(&objs->gen, 1, memory_order_release);
+  objs->adds = w.adds;
+  objs->subs = w.subs;
+}
+
+int lj_profunwind_refresh(ProfUnwObjs *objs)
+{
+  Walk w;
+  w.adds = objs->adds;
+  w.subs = objs->subs;
+  dl_iterate_phdr(count_objs, &w);
+  if (w.adds == objs->adds && w.subs == objs->subs)
+    return 0;
+  lj_profunwind_addobjs(objs);
+  return 1;
 }
 
 typedef struct Range {

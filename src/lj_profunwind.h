@@ -29,6 +29,7 @@ typedef struct ProfUnwObjs {
   ProfUnwSeg seg[LJ_PROFUNWIND_MAXSEG];
   _Atomic size_t n;
   _Atomic uint32_t gen;
+  unsigned long long adds, subs;  /* The loader's counts at the last look. */
 } ProfUnwObjs;
 
 /* The rules found for a PC, when they are the usual kind: the CFA is a
@@ -42,10 +43,12 @@ typedef struct ProfUnwRule {
   int32_t cfa_off;
   int16_t ra_off, bp_off, bx_off;  /* 0: the register is unchanged. */
   uint8_t cfa_reg, exact;
+  uint8_t last;			/* No caller: the stack ends (_start). */
 } ProfUnwRule;
 
 typedef struct ProfUnwCache {
   ProfUnwRule rule[LJ_PROFUNWIND_CACHE];
+  size_t lastseg;		/* The segment found last: tried first. */
 } ProfUnwCache;
 
 /* The sampled thread's stack, where a step may read freely; elsewhere only
@@ -66,11 +69,15 @@ typedef struct ProfUnwRegs {
 
 /* Not async-signal-safe: they read the process's list of objects. */
 void lj_profunwind_addobjs(ProfUnwObjs *objs);
+/* The same, when the loader counts a change since; 1 if it did. */
+int lj_profunwind_refresh(ProfUnwObjs *objs);
 int lj_profunwind_threadstack(uintptr_t *lo, uintptr_t *hi);
 int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi);
 
 /* Async-signal-safe: memory reads within the bounds above, nothing else. */
 int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip);
+int lj_profunwind_knownin(const ProfUnwObjs *objs, ProfUnwCache *cache,
+			  uintptr_t ip);
 int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v);
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r);

@@ -45,6 +45,7 @@
 #include "lj_profnap.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
+#include "lj_profwalk.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -59,12 +60,7 @@ enum {
 /* The config record's clocks: SYSPROF_CLOCK_* by a POSIX timer, or: */
 #define LJP_CLOCK_PERF		2	/* Thread CPU time, a perf event. */
 
-/* Frame tags of a sample. FR_VMCODE, the interpreter's own code, is never
-** written in v3: the Lua frames it runs stand in its place. */
-enum {
-  FR_LUA = 1, FR_CFUNC, FR_FFUNC, FR_NATIVE, FR_TRACE, FR_TRACE_LUA, FR_VMCODE
-};
-#define FRBIT(tag)		(1u << (tag))
+/* Frame tags of a sample: the walk's frames (lj_profwalk.h). */
 #define FRAMES_V3		(FRBIT(FR_LUA)|FRBIT(FR_CFUNC)|FRBIT(FR_FFUNC)| \
 				 FRBIT(FR_NATIVE)|FRBIT(FR_TRACE_LUA))
 
@@ -73,7 +69,6 @@ enum {
 /* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
 #define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
-#define MAX_THREADS		16	/* Coroutines met in one sample. */
 #define DRAIN_NS		(10*1000*1000)
 
 /* -- Profiler state ------------------------------------------------------ */
@@ -109,13 +104,7 @@ typedef struct SysProf {
   struct lj_wbuf out;
   struct lj_symtab_objs objs;
   int saved_errno;
-  /* Code the native walk may report: the interpreter, loaded objects. */
-  uintptr_t vm_lo, vm_hi;
-  ProfUnwObjs unw;
-  ProfUnwCache unwcache;	/* The handler's, */
-  TraceNo lasttrace;		/* and the trace it found last by address. */
-  uintptr_t stack_lo, stack_hi;	/* The VM's thread's native stack. */
-  int probe[2];			/* Pipe that tells readable memory. */
+  ProfWalk walk;		/* The handler's; the drain adds code. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
 } SysProf;
 
@@ -171,7 +160,7 @@ static void drain_once(SysProf *sp)
   if (sp->cfg.mode == LUAM_SYSPROF_CALLGRAPH ||
       sp->cfg.mode == LUAM_SYSPROF_LEAF) {
     lj_symtab_newobjs(&sp->out, &sp->objs, REC_CSYM);
-    lj_profunwind_addobjs(&sp->unw);
+    lj_profunwind_addobjs(&sp->walk.unw);
   }
   ring_drain(sp, head);
 }
@@ -496,8 +485,7 @@ static void sysprof_release(SysProf *sp)
     close(sp->perf_fd);
   lj_symtab_freeobjs(&sp->objs);
   munmap(sp->ring, RING_SIZE);
-  close(sp->probe[0]);
-  close(sp->probe[1]);
+  walk_closeprobe(&sp->walk);
   sp->g = NULL;
   atomic_store(&sp->state, SPS_IDLE);
 }
@@ -563,8 +551,6 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->updating = 0;
   atomic_store(&sp->head, 0);
   atomic_store(&sp->tail, 0);
-  atomic_store(&sp->unw.n, 0);
-  memset(&sp->unwcache, 0, sizeof(sp->unwcache));
   sp->ring = mmap(NULL, RING_SIZE, PROT_READ|PROT_WRITE,
 		  MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
   if (sp->ring == MAP_FAILED) {
@@ -572,7 +558,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
-  if (pipe2(sp->probe, O_CLOEXEC | O_NONBLOCK) != 0) {  /* No descriptor. */
+  if (!walk_openprobe(&sp->walk)) {
     munmap(sp->ring, RING_SIZE);
     sp->g = NULL;
     atomic_store(&sp->state, SPS_IDLE);
@@ -581,11 +567,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->perf_fd = cfg->clock == SYSPROF_CLOCK_CPU ? sysprof_perf_open(sp) : -1;
   lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
   write_header(sp);
-  if (!lj_prof_vmcode(&sp->vm_lo, &sp->vm_hi))
-    sp->vm_lo = sp->vm_hi = 0;
-  if (!lj_profunwind_threadstack(&sp->stack_lo, &sp->stack_hi))
-    sp->stack_lo = sp->stack_hi = 0;  /* Every stack read probed. */
-  lj_profunwind_addobjs(&sp->unw);
+  walk_setcode(&sp->walk, sp->g, 0);
   if (lj_wbuf_failed(&sp->out))
     return sysprof_finish(sp, 0, 0);
   lj_profnap_init(&sp->nap);

@@ -121,6 +121,16 @@ LUA_API int luaM_memprof_set_format(int format);
 LUA_API int luaM_memprof_set_stacks(int stacks);
 
 /*
+** Native frames in those stacks, for the profiles luaM_memprof_start
+** starts from now on: with native non-zero (which implies stacks), each
+** stack also holds the C frames of the allocation, interleaved with the
+** Lua frames where the interpreter runs them, as sysprof's mode C has them;
+** from the VM code that allocated outwards. PROFILE_ERRRUN while a profile
+** runs.
+*/
+LUA_API int luaM_memprof_set_native(int native);
+
+/*
 ** Sampling for the profiles luaM_memprof_start starts from now on: with
 ** bytes > 0, allocations are recorded at a mean interval of that many
 ** bytes allocated (drawn from an exponential distribution), each with its

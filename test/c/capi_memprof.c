@@ -274,6 +274,8 @@ int main(void)
     stacks = json_object_get(doc, "stacks");
     tap_ok(stacks && json_integer_value(json_object_get(stacks, "distinct")) >= 2,
 	   "with its stacks");
+    tap_ok(json_is_false(json_object_get(stacks, "native")),
+	   "those stacks have no native frames");
     tap_ok(alloc_events(doc, "=stacks:1") >= 100, "the helper's 100 tables");
     json_decref(doc);
     free(s.data);
@@ -289,6 +291,23 @@ int main(void)
     free(s.data);
     tap_is(luaM_memprof_set_sample(0), PROFILE_SUCCESS, "set_sample(0)");
     tap_is(luaM_memprof_set_stacks(0), PROFILE_SUCCESS, "set_stacks(0)");
+    /* Native frames: v5 with stacks, though stacks were turned off. */
+    tap_is(luaM_memprof_set_native(1), PROFILE_SUCCESS, "set_native(1)");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start with native stacks");
+    tap_is(luaM_memprof_set_native(0), PROFILE_ERRRUN,
+	   "set_native while a profile runs: PROFILE_ERRRUN");
+    run(v, "local t = {} for i = 1, 100 do t[i] = { i } end", "=native");
+    tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
+    ljm = memmem(s.data, s.len, "ljm", 3);
+    tap_ok(ljm != NULL && ljm[3] == 5, "the stream is ljm v5");
+    doc = report(&s, &rc);
+    stacks = json_object_get(doc, "stacks");
+    tap_ok(rc == 0 && json_is_true(json_object_get(stacks, "native")),
+	   "it reads back with native stacks");
+    json_decref(doc);
+    free(s.data);
+    tap_is(luaM_memprof_set_native(0), PROFILE_SUCCESS, "set_native(0)");
     o = sink_opts(&s);
     tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start");
     tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");

@@ -213,7 +213,7 @@ for my $bad_value ('0', '-1', '1.5', 'abc', '1099511627777', '') {
 }
 $r = ljprof('record', '--cpu', '--stacks', '--', $script);
 is($r->{rc}, 2, '--stacks with --cpu: a usage error');
-like($r->{err}, qr/--stacks and --sample are for --mem/, 'it says so');
+like($r->{err}, qr/--stacks, --native and --sample are for --mem/, 'it says so');
 $r = ljprof('record', '--help');
 like($r->{out}, qr/--sample=BYTES/, 'help tells of --sample');
 like($r->{out}, qr/--stacks/, 'and of --stacks');

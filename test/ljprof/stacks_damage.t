@@ -66,6 +66,21 @@ is($site->{live_bytes}, 131200, 'sampled: in use, the reallocated block at its s
 is($r->{json}{totals}{freed_bytes}, 65600, 'sampled: a free takes off what the block stood for');
 is($r->{json}{estimates}, JSON::PP::true, 'sampled: the report says estimates');
 
+# Native frames (tag 4, config flag 2): named by the C symbol that holds
+# the address, as sysprof's; the report says the stacks have them.
+{
+  my $native = $head =~ s/\x1C\x00\x01\x00$/info_config(3, 0)/er;
+  $native .= upd_stack(1, sf_native(0x7f0012340010), sf_lua($pa, 3), sf_lua($pb, 7))
+           . ev_stack(1, lua($pa, 3), 1, 0x7f00aa000010, 100) . info_stats(1, 0, 0, 0, 0) . "\x80";
+  my $f = write_file("$dir/native.bin", $native);
+  my $r = ljprof('report', '--format=collapsed', $f);
+  is($r->{rc}, 0, 'native frame: clean') or diag $r->{err};
+  like($r->{out}, qr/^\@b\.lua:7;\@a\.lua:3;cfn(?:;\@a\.lua:3)? 100$/m,
+       'native frame: named by its symbol, innermost, above the Lua frames') or diag $r->{out};
+  like(ljprof('report', $f)->{out}, qr/^Call stacks: 1 distinct, with native frames;/m,
+       'native frame: the report says the stacks have native frames');
+}
+
 # Corrupt stack records and flags.
 my @corrupt = (
   ['a stack out of order', upd_stack(2, sf_lua($pa, 1)), qr/stack record: announced out of order, id \(2\)/],

@@ -51,6 +51,8 @@ static void usage(FILE *out) {
           "  --mem               profile memory: every allocation, by place\n"
           "  --stacks            with --mem: each allocation's call stack (a v5\n"
           "                      stream, with time marks for the heap chart)\n"
+          "  --native            with --mem: those stacks with their native (C)\n"
+          "                      frames, as --cpu=C has them (implies --stacks)\n"
           "  --sample=BYTES      with --mem: record allocations at a mean\n"
           "                      interval of BYTES (1 to 2^40) allocated, with\n"
           "                      their stacks; reports give estimates\n"
@@ -90,6 +92,7 @@ enum {
   OPT_PID,
   OPT_DURATION,
   OPT_STACKS,
+  OPT_NATIVE,
   OPT_SAMPLE
 };
 
@@ -104,6 +107,7 @@ static const struct option long_options[] = {
     {"pid", required_argument, NULL, OPT_PID},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"stacks", no_argument, NULL, OPT_STACKS},
+    {"native", no_argument, NULL, OPT_NATIVE},
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -123,6 +127,7 @@ struct args {
   pid_t pid;                /* --pid; 0: run SCRIPT */
   double duration;          /* --pid: seconds */
   int stacks;               /* --mem --stacks */
+  int native;               /* --mem --native */
   unsigned long long sample; /* --mem --sample: bytes; 0: every event */
 };
 
@@ -208,6 +213,9 @@ static int parse_own_option(int c, char **argv, void *ud) {
   case OPT_STACKS:
     a->stacks = 1;
     return -1;
+  case OPT_NATIVE:
+    a->native = 1;
+    return -1;
   case OPT_SAMPLE:
     if (!parse_sample(optarg, &a->sample))
       return usage_error(CMD, "--sample wants a whole number of bytes from 1 "
@@ -233,11 +241,11 @@ static int parse_args(int argc, char **argv, struct args *a) {
                              &a->report, parse_own_option, a);
   if (status >= 0) return status;
   if (a->pid) {
-    if (a->interval || a->stream || a->luajit || a->stacks || a->sample ||
-        optind < argc)
+    if (a->interval || a->stream || a->luajit || a->stacks || a->native ||
+        a->sample || optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "
                               "LJPROF says: no SCRIPT, -o, --interval, "
-                              "--luajit, --stacks or --sample");
+                              "--luajit, --stacks, --native or --sample");
     return -1;
   }
   if (a->duration)
@@ -246,8 +254,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return usage_error(CMD, "say which profiler: --mem or --cpu");
   if (a->interval && a->profiler != PROFILER_CPU)
     return usage_error(CMD, "--interval is for --cpu");
-  if ((a->stacks || a->sample) && a->profiler != PROFILER_MEM)
-    return usage_error(CMD, "--stacks and --sample are for --mem");
+  if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
+    return usage_error(CMD, "--stacks, --native and --sample are for --mem");
   if (optind == argc) return usage_error(CMD, "no SCRIPT given");
   a->script = argv + optind;
   return -1;
@@ -275,8 +283,9 @@ static void start_chunk(const struct args *a, char *buf, size_t size) {
   if (a->profiler == PROFILER_MEM)
     snprintf(buf, size,
              "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")"
-             "%s%s}))",
-             a->stacks ? ", stacks = true" : "", sample);
+             "%s%s%s}))",
+             a->stacks ? ", stacks = true" : "",
+             a->native ? ", native = true" : "", sample);
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "

@@ -19,7 +19,8 @@ our @EXPORT = qw(
   symtab sym_lfunc sym_cfunc sym_trace
   memprof memprof_v4 internal lua cfunc trace trace_lua
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
-  memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc info_config info_stats info_mark
+  memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc sf_native info_config info_stats
+  info_mark
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
@@ -92,6 +93,7 @@ sub upd_stack { my ($id, @frames) = @_; return "\x18" . uleb($id) . uleb(scalar 
 sub sf_lua   { my ($proto, $line) = @_; return "\x01" . uleb($proto) . uleb($line) }
 sub sf_cfunc { my ($addr) = @_; return "\x02" . uleb($addr) }
 sub sf_trunc { return "\x03" }
+sub sf_native { my ($addr) = @_; return "\x04" . uleb($addr) }
 sub info_config { my ($stacks, $sample) = @_; return "\x1C\x00" . uleb($stacks) . uleb($sample) }
 sub info_stats { return "\x1C\x01" . join('', map { uleb($_) } @_) }  # (stacks, full, truncated, samples, untracked)
 sub info_mark { my ($ns) = @_; return "\x1C\x02" . uleb($ns) }  # time mark: ns since the start

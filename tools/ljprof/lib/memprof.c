@@ -28,7 +28,7 @@ enum source {
 };
 
 /* Frames of a v5 stack record; info records. */
-enum { FRAME_LUA = 1, FRAME_CFUNC = 2, FRAME_TRUNC = 3 };
+enum { FRAME_LUA = 1, FRAME_CFUNC = 2, FRAME_TRUNC = 3, FRAME_NATIVE = 4 };
 enum { INFO_CONFIG = 0, INFO_STATS = 1, INFO_MARK = 2 };
 
 /* The writer's stacks have at most 64 frames and a marker. */
@@ -135,6 +135,10 @@ static int read_stack(struct reader *r, struct symbols *sym) {
       if (!reader_uleb(r, &addr, "stack: C function address")) break;
       uint32_t loc = symbols_loc_cfunc(sym, addr);
       add_stack_frame(sym, loc, loc);
+    } else if (tag == FRAME_NATIVE) { /* named as sysprof's native frames */
+      if (!reader_uleb(r, &addr, "stack: native address")) break;
+      uint32_t loc = symbols_loc_code(sym, addr);
+      add_stack_frame(sym, loc, loc);
     } else if (tag == FRAME_TRUNC && i == depth - 1) {
       uint32_t loc = symbols_loc_label(sym, "[more frames]");
       add_stack_frame(sym, loc, loc);
@@ -179,6 +183,7 @@ static int read_info(struct reader *r, struct symbols *sym,
         !reader_uleb(r, &m->sample, "config: sampling interval"))
       return 0;
     m->stacks = (flags & 1) != 0;
+    m->native = (flags & 2) != 0;
     m->has_config = 1;
     return 1;
   case INFO_STATS:

@@ -78,6 +78,7 @@ static void json_meta(json_t *root, const struct symbols *sym) {
   if (!m->has_stats) return;
   json_t *o = json_object();
   json_object_set_new(o, "distinct", json_u64(m->nstacks));
+  json_object_set_new(o, "native", json_boolean(m->native));
   json_object_set_new(o, "truncated_events", json_u64(m->truncated));
   json_object_set_new(o, "table_full_events", json_u64(m->full));
   json_object_set_new(o, "samples", json_u64(m->samples));

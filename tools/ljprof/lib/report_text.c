@@ -294,7 +294,7 @@ static void put_stream_meta(struct text *t) {
   if (m->has_stats && (m->stacks || memagg_has_stacks(t->in->agg))) {
     put(t, "Call stacks: ");
     put_u64(t, m->nstacks);
-    put(t, " distinct; ");
+    put(t, m->native ? " distinct, with native frames; " : " distinct; ");
     put_plural(t, m->truncated, "event", "events");
     put(t, " with a stack cut at 64 frames; ");
     put_plural(t, m->full, "event", "events");

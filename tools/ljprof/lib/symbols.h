@@ -99,10 +99,11 @@ struct symstack {
 };
 
 /* What a memprof v5 stream says of itself: its config record (call
-** stacks, sampling interval in bytes, 0: every event) and its stats. */
+** stacks, with native frames or not, sampling interval in bytes, 0: every
+** event) and its stats. */
 struct memprof_meta {
   int has_config, has_stats;
-  int stacks;
+  int stacks, native;
   uint64_t sample;
   uint64_t nstacks, full, truncated, samples, untracked;
 };
