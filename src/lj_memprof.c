@@ -830,7 +830,10 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 /* Sampled (lj_profmem.h): the VM's allocation path counts the bytes and
 ** comes here only when the count ran out, or for a block that may be a
 ** sampled one. The VM's own allocator, then what is recorded: a sampled
-** block's free or move (keeping its weight), or the allocation sampled. */
+** block's free, and the allocation sampled. A realloc is both: the old
+** block's weight stood for blocks of its size, not of the new one (an
+** array sampled at 16 bytes and grown to 256 KB would stand for a
+** thousand of those); its new bytes were counted like any others. */
 void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
 			 GCSize nsize)
 {
@@ -844,12 +847,9 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
     return NULL;  /* Out of memory: nothing happened. */
   mp->allocra = (uintptr_t)__builtin_return_address(0);
   if (ptr != NULL && lj_profmem_insample(g, ptr) &&
-      sampled_del(mp, (uintptr_t)ptr)) {
-    if (nsize != 0)
-      sampled_add(mp, nptr);
-    memprof_write(mp, nsize == 0 ? AEVENT_FREE : AEVENT_REALLOC,
-		  ptr, osize, nptr, nsize, 0);
-  } else if (nsize != 0 && g->prof.mem_left < 0) {
+      sampled_del(mp, (uintptr_t)ptr))
+    memprof_write(mp, AEVENT_FREE, ptr, osize, NULL, 0, 0);
+  if (nsize != 0 && g->prof.mem_left < 0) {
     uint64_t weight = sample_weight(mp, nsize);
     sample_next(mp);
     mp->stats.samples++;

@@ -34,6 +34,11 @@ for my $mode ('exact', 'sampled') {
                   bin => $bin };
   my ($top) = sort { $inuse->{$b} <=> $inuse->{$a} } keys %$inuse;
   is($top, $keep, "$mode: the in-use view's first stack is the keeping caller's");
+  # The keeper's array, grown by reallocations to 32768 slots: in use at
+  # its size, sampled too (it once stood for a thousand arrays, at the
+  # weight of the small block first sampled).
+  my $array = "pmain;\@F:$l{CALLK};\@F:$l{KEEP}";
+  cmp_ok($inuse->{$array} // 0, '<', 2 * 8 * 32768, "$mode: the keeper's grown array in use at about its size");
 }
 
 my ($e, $s) = @fig{qw(exact sampled)};
@@ -54,8 +59,9 @@ is($r->{json}{sampled_every}, 16384, 'json report: the interval');
 cmp_ok($r->{json}{stacks}{samples}, '>', 1000, 'json report: the samples taken');
 
 # sample = 1: every allocation sampled, each weighing its size. A table
-# that grows reallocates a sampled block each time, which stays tracked;
-# blocks sampled before stop() are freed after it, unrecorded.
+# that grows reallocates a sampled block each time: the old block's free,
+# and the new block sampled as the count says (here: always), at its own
+# weight; blocks sampled before stop() are freed after it, unrecorded.
 {
   my $bin = scratch() . '/realloc.bin';
   my $run = run_lua(<<"LUA");
@@ -76,7 +82,8 @@ LUA
   my $r = memprof_report($bin);
   is($r->{rc}, 0, 'realloc: the stream is complete') or diag $r->{err};
   my $grow = location($r, '@' . $run->{script} . ':5');
-  cmp_ok($grow->{realloc_events}, '>=', 5, "realloc: the growing array's reallocations ($grow->{realloc_events})");
+  cmp_ok($grow->{alloc_events}, '>=', 5, "realloc: the growing array's new blocks, sampled ($grow->{alloc_events})");
+  is($grow->{realloc_events}, 0, 'realloc: a sampled block moved is freed, not carried at its old weight');
   cmp_ok($grow->{live_bytes}, '>=', 8 * 1000, 'realloc: the grown array is in use at the end, at its size');
   cmp_ok($grow->{live_bytes}, '<', 8 * 2100, 'realloc: and only it (no old block left behind)');
   my $kept = location($r, '@' . $run->{script} . ':7');
