@@ -2,11 +2,14 @@
 ** Memory profiler.
 **
 ** While a profile runs, the VM's allocator is replaced by one that calls
-** the original and then writes the event. Where an event comes from is
-** read from the VM state: internal, a Lua function and the line it runs,
-** a C function, or a trace. With stacks, each allocation also names its
-** call stack: the Lua frames, and with native frames, the C frames walked
-** from the allocator as sysprof walks a sample (lj_profwalk.h).
+** the original and then writes the event; a sampled profile leaves it in
+** place, the VM's allocation path calling us only for what is sampled
+** (lj_profmem.h). A profile per VM, several VMs at once. Where an event
+** comes from is read from the VM state: internal, a Lua function and the
+** line it runs, a C function, or a trace. With stacks, each allocation
+** also names its call stack: the Lua frames, and with native frames, the
+** C frames walked from the allocator as sysprof walks a sample
+** (lj_profwalk.h).
 */
 
 #define _GNU_SOURCE

@@ -10,7 +10,8 @@
 ** the ring through the writer, after announcing newly loaded objects;
 ** protos and traces are announced by the VM's thread as they appear.
 ** The reference's stream, v2, is written by the same walks: its samples
-** keep apart what v3 interleaves, and less of it.
+** keep apart what v3 interleaves, and less of it. A profile per VM,
+** several VMs at once, each sampling the thread that started it.
 */
 
 #define _GNU_SOURCE
