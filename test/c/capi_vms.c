@@ -6,9 +6,12 @@
 
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lua.h"
@@ -303,6 +306,99 @@ static void environment(void)
   fclose(err);
 }
 
+/* LJPROF armed with a signal in two VMs on threads of their own: one
+** delivery starts both VMs' profiles, the next stops them. */
+static atomic_int armed_run, armed_ready;
+
+static int armed_running(lua_State *L)
+{
+  lua_pushboolean(L, atomic_load(&armed_run));
+  return 1;
+}
+
+static void *armed_job(void *arg)
+{
+  lua_State *L = luaL_newstate();  /* Armed: the signal is ours now. */
+  (void)arg;
+  atomic_fetch_add(&armed_ready, 1);
+  luaL_openlibs(L);
+  lua_register(L, "running", armed_running);
+  if (luaL_dostring(L, "local s = {} while running() do "
+		       "for i = 1, 100 do s[i] = tostring(i) .. 'x' end end") != 0)
+    lua_pop(L, 1);
+  lua_close(L);
+  return NULL;
+}
+
+static void nap_ms(long ms)
+{
+  struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+  nanosleep(&t, NULL);
+}
+
+/* Until the files of VMs 10 and 11 (after the 9 of environment()) exist,
+** 10 s at most. */
+static int armed_files(const char *dir, const char *suffix)
+{
+  char path[64];
+  int n, tries;
+  for (tries = 0; tries < 1000; tries++, nap_ms(10)) {
+    for (n = 10; n <= 11; n++) {
+      snprintf(path, sizeof(path), "%s/c-%d.bin%s", dir, n, suffix);
+      if (access(path, F_OK) != 0)
+	break;
+    }
+    if (n > 11)
+      return 1;
+  }
+  return 0;
+}
+
+static void armed(void)
+{
+  char dir[] = "/tmp/capi_vms.XXXXXX", env[160], path[64];
+  pthread_t t[2];
+  struct sigaction sa;
+  int i, n, complete = 0, more = 0;
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(0, "armed: a directory for the test");
+    return;
+  }
+  snprintf(env, sizeof(env), "cpu:signal=SIGUSR2,interval=1,path=%s/c-%%n.bin;"
+	   "mem:signal=SIGUSR2,path=%s/m-%%n.bin", dir, dir);
+  setenv("LJPROF", env, 1);
+  atomic_store(&armed_run, 1);
+  for (i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, armed_job, NULL);
+  while (atomic_load(&armed_ready) < 2)
+    nap_ms(10);
+  kill(getpid(), SIGUSR2);  /* Both start, */
+  tap_ok(armed_files(dir, ".1"), "armed, 2 VMs: a signal starts both");
+  nap_ms(200);
+  kill(getpid(), SIGUSR2);  /* both stop. */
+  nap_ms(200);
+  atomic_store(&armed_run, 0);
+  for (i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  unsetenv("LJPROF");
+  for (n = 10; n <= 11; n++) {
+    const char *kind[] = { "c", "m" };
+    for (i = 0; i < 2; i++) {
+      snprintf(path, sizeof(path), "%s/%s-%d.bin.1", dir, kind[i], n);
+      complete += file_last(path) == 0x80;
+      unlink(path);
+      snprintf(path, sizeof(path), "%s/%s-%d.bin.2", dir, kind[i], n);
+      more += access(path, F_OK) == 0;
+      unlink(path);
+    }
+  }
+  rmdir(dir);
+  tap_is(complete, 4, "the next stops them: 4 complete streams");
+  tap_is(more, 0, "and no second window");
+  tap_ok(sigaction(SIGUSR2, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL,
+	 "the last VM closed gives SIGUSR2 its former disposition");
+}
+
 int main(void)
 {
   luaM_sysprof_set_writer(sink_write);
@@ -311,5 +407,6 @@ int main(void)
   one_thread();
   slots();
   environment();
+  armed();
   return tap_done();
 }
