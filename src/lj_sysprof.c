@@ -81,7 +81,6 @@ typedef struct SysProf {
   global_State *g;		/* The VM profiled; NULL while idle. */
   global_State *lastg;		/* The VM of the counts (kept after a stop). */
   uint64_t serial;		/* Starts in the process so far, at this one. */
-  int sigtag;			/* The timer's signal value: slot, start. */
   pid_t tid;			/* The VM's thread: the only one sampled. */
   SysprofConfig cfg;
   luam_Sysprof_backtracer backtracer;
@@ -114,6 +113,14 @@ typedef struct SysProf {
 #define SYSPROF_SLOTS		8	/* Power of two: slot bits of sigtag. */
 static SysProf sysprof[SYSPROF_SLOTS];
 static _Atomic uint64_t sysprof_starts;
+
+/* The value of a profile's timer signals: its slot and its start, so that
+** a late signal of an earlier profile in the slot is told apart. */
+static int sysprof_sigtag(const SysProf *sp)
+{
+  return (int)((sp->serial * SYSPROF_SLOTS + (uint64_t)(sp - sysprof)) &
+	       0x7fffffff);
+}
 
 /* Callbacks and the format set through the C API. */
 static luam_Sysprof_writer host_writer;
@@ -449,7 +456,7 @@ static int sysprof_timer_setup(SysProf *sp)
   memset(&sev, 0, sizeof(sev));
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = sp->signo;
-  sev.sigev_value.sival_int = sp->sigtag;
+  sev.sigev_value.sival_int = sysprof_sigtag(sp);
   sev._sigev_un._tid = sp->tid;  /* glibc's name for sigev_notify_thread_id. */
   if (timer_create(sysprof_clockid(sp), &sev, &sp->timer) != 0)
     return errno;
@@ -542,8 +549,6 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     return PROFILE_ERRRUN;
   sp->g = sp->lastg = G(L);
   sp->serial = atomic_fetch_add(&sysprof_starts, 1) + 1;
-  sp->sigtag = (int)((sp->serial * SYSPROF_SLOTS +
-		      (uint64_t)(sp - sysprof)) & 0x7fffffff);
   sp->cfg = *cfg;
   sp->backtracer = host_backtracer;
   sp->tid = (pid_t)syscall(SYS_gettid);

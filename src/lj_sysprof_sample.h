@@ -196,7 +196,7 @@ static SysProf *sysprof_slotof(const siginfo_t *info)
   int i;
   if (info->si_code == SI_TIMER) {
     sp = &sysprof[info->si_value.sival_int & (SYSPROF_SLOTS-1)];
-    if (sp->sigtag != info->si_value.sival_int)
+    if (sysprof_sigtag(sp) != info->si_value.sival_int)
       return NULL;
   } else {
     for (i = 0; i < SYSPROF_SLOTS && sp == NULL; i++)
