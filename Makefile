@@ -158,11 +158,13 @@ noprof: $(STAGED)
 	  XCFLAGS="$(XCFLAGS) -DLUAJIT_DISABLE_MEMPROF -DLUAJIT_DISABLE_SYSPROF" vm
 
 # The VM under AddressSanitizer (system malloc, so ASan sees Lua's memory
-# too), for the sampler's stress tests. buildvm leaks by design.
+# too), for the sampler's stress tests; memprof checks each call stack it
+# finds against a whole walk (test/memprof/stackcheck.t). buildvm leaks by
+# design.
 asan: $(STAGED)
 	@ASAN_OPTIONS=detect_leaks=0 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
 	  LUAJIT_SRC=$(UPSTREAM) CC="$(CC) -fsanitize=address -fno-omit-frame-pointer" \
-	  XCFLAGS="$(XCFLAGS) -DLUAJIT_USE_SYSMALLOC" vm
+	  XCFLAGS="$(XCFLAGS) -DLUAJIT_USE_SYSMALLOC -DLJ_MEMPROF_CHECKSTACKS" vm
 
 # Delivers the sampler's signal at chosen instructions (ptrace).
 TEST_SIGSTEP := $(BUILD)/test/sigstep

@@ -9,7 +9,9 @@
 ** line it runs, a C function, or a trace. With stacks, each allocation
 ** also names its call stack: the Lua frames, and with native frames, the
 ** C frames walked from the allocator as sysprof walks a sample
-** (lj_profwalk.h).
+** (lj_profwalk.h). Most of a stack is usually the last one's: the walk
+** stops on the first frame of it whose link and frames below are
+** unchanged, and only the frames above are looked up.
 */
 
 #define _GNU_SOURCE
@@ -22,6 +24,10 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#ifdef LJ_MEMPROF_CHECKSTACKS
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
 #include "lj_memprof.h"
 #include "lj_prof.h"
@@ -55,22 +61,15 @@ typedef struct MemLoc {
   uint64_t addr;	/* Proto, C function, trace number or trace location. */
   uint64_t line;	/* Line, for Lua functions. */
   uint64_t traceno;	/* Trace, for Lua lines in a trace. */
+  struct TraceSite *site;  /* Its call site, for one in a trace. */
 } MemLoc;
-
-/* The location of a trace's call site (stream version 4). */
-#define TRACELINE_CACHE		64	/* Power of two. */
-typedef struct TraceLine {
-  uintptr_t ra;			/* Return address into a trace; 0: none. */
-  uint64_t addr;		/* Trace location, or trace number. */
-  uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
-} TraceLine;
 
 /* -- Call stacks and sampled blocks: tables of their own ---------------- */
 
 #define STACK_MAXDEPTH	64		/* Frames of a stack, then a marker. */
-#define STACK_SLOTS	(1u << 17)	/* Of the interning table, */
-#define STACK_MAX	(STACK_SLOTS/2)	/* half of them used at most. */
-#define STACK_ARENA	(1u << 21)	/* Frames of all stacks kept. */
+#define STACK_MAX	65536		/* Stacks announced, at most. */
+#define STACK_NODES	(1u << 20)	/* Distinct stack prefixes, at most; */
+#define STACK_SLOTS	(2*STACK_NODES)	/* their hash table, half used. */
 #define SAMPLED_SLOTS	(1u << 12)	/* Sampled blocks: first table, */
 #define SAMPLED_MAXSLOTS (1u << 22)	/* the largest it grows to. */
 
@@ -80,21 +79,66 @@ typedef struct MemFrame {
   uint64_t addr;
 } MemFrame;
 
-/* An interned stack: its hash (0: empty slot), id and frames. */
-typedef struct StackSlot {
-  uint64_t hash;
-  uint32_t id;
-  uint32_t ofs;		/* Its frames at arena[ofs], */
-  uint32_t n;		/* that many. */
-} StackSlot;
+/* A frame as the walk finds it: the function and as little as tells its
+** line. at: for a Lua frame, the PC the VM keeps (one ahead, 4-aligned),
+** whose line is looked up only when the frame is new to the stack; else
+** RAW_TAG(tag, line). Two raw frames alike are the same frame. */
+typedef struct RawFrame {
+  uint64_t addr;	/* Proto, C function or code address; 0: marker. */
+  uint64_t at;
+} RawFrame;
+
+#define RAW_TAG(tag, line) \
+  ((uint64_t)(uint32_t)(line) << 32 | (uint64_t)(tag) << 1 | 1)
+
+/* Stacks are kept as a tree, outermost frame at the root: a node is a
+** stack, its frame the innermost, its parent the stack below that frame.
+** An event's stack differs from the last one's in its innermost frames
+** mostly: only those are looked up. */
+typedef struct StackNode {
+  MemFrame f;
+  uint32_t parent;	/* 0: the root, the empty stack. */
+  uint32_t id;		/* Id it is announced with; 0: not yet. */
+} StackNode;
+
+/* A Lua frame of the last stack walked, as it was: a walk that comes to
+** it, the frames below it unchanged, stops there (stack_lua). A frame
+** called from Lua bytecode is unchanged if its link is: the PC above it,
+** in its bytecode, tells its function and line, the link where the frame
+** below is. Other frames also need their function slot, and a frame whose
+** line came from elsewhere (a continuation, the VM's debug code) is never
+** taken as unchanged. */
+enum { LAST_LINK, LAST_SLOTS, LAST_NEVER };
+typedef struct StackLast {
+  cTValue *frame;
+  uint64_t fslot, link;	/* The frame's function slot and link, */
+  uint64_t fnid;	/* its proto or C function (stack_fnid). */
+  uint32_t below;	/* Node of the frames below it. */
+  int check;		/* LAST_*. */
+} StackLast;
+
+/* A node by (parent, raw frame), for the innermost frames looked up at
+** each event: no line, no probe of the large table. */
+#define STACK_MEMO	256	/* Power of two. */
+typedef struct StackMemo {
+  RawFrame r;
+  uint32_t parent, node;	/* node 0: none. */
+} StackMemo;
 
 /* Kept off the Lua heap (mmap'd): the allocator being profiled is the one
-** that calls us. Bounded: past STACK_MAX stacks or STACK_ARENA frames,
+** that calls us. Bounded: past STACK_NODES prefixes or STACK_MAX stacks,
 ** events name LJM_STACK_FULL. */
 typedef struct StackTab {
-  StackSlot *slots;
-  MemFrame *arena;
-  uint32_t nstacks, nframes;
+  uint32_t *slots;	/* Node by (parent, frame); 0: empty. */
+  StackNode *nodes;	/* nodes[0]: the root. */
+  uint32_t nnodes, nstacks;
+  StackMemo memo[STACK_MEMO];
+  /* The Lua frames of the last stack walked, outermost first: of the
+  ** coroutine L with its stack at stack. */
+  lua_State *L;
+  cTValue *stack;
+  int nlast;
+  StackLast last[STACK_MAXDEPTH+1];
 } StackTab;
 
 /* Addresses of the sampled blocks still allocated, to record their frees
@@ -112,14 +156,18 @@ typedef struct MemStats {
   uint64_t untracked;	/* Sampled blocks the set had no room for. */
 } MemStats;
 
-/* The frames a trace runs at a return address (stack_trace). */
-#define TRACESTACK_FRAMES	6
-typedef struct TraceStack {
-  uintptr_t ra;			/* 0: none. */
+/* A trace's call site: its location (stream version 4) and the frames it
+** runs there (stack_trace), by return address. */
+#define TRACESITE_CACHE		64	/* Power of two. */
+#define TRACESITE_FRAMES	6
+typedef struct TraceSite {
+  uintptr_t ra;			/* Return address into a trace; 0: none. */
+  uint64_t addr;		/* Trace location, or trace number. */
+  uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
+  int n;			/* Frames; 0: not known yet. */
   const GCproto *pt;		/* The function the trace was entered in. */
-  int n;
-  MemFrame f[TRACESTACK_FRAMES];
-} TraceStack;
+  RawFrame f[TRACESITE_FRAMES];
+} TraceSite;
 
 typedef struct MemProf {
   global_State *g;		/* Profiled VM; NULL while idle. */
@@ -143,8 +191,7 @@ typedef struct MemProf {
   uint64_t t0, tmark;		/* Start, last mark: monotonic ns. */
   /* By return address; emptied when a trace appears (it may reuse the
   ** machine code of one that is gone): an address names one trace. */
-  TraceLine tracelines[TRACELINE_CACHE];
-  TraceStack tracestacks[TRACELINE_CACHE];
+  TraceSite tracesites[TRACESITE_CACHE];
   /* Native stacks: the walk, and the return address of the allocator's
   ** call (set by the allocator), where the walk starts. */
   ProfWalk walk;
@@ -299,22 +346,24 @@ static void memprof_loctrace(MemProf *mp, MemLoc *loc, int32_t traceno)
   global_State *g = mp->g;
   GCtrace *T = traceref(G2J(g), traceno);
   lua_State *L = gco2th(gcref(g->cur_L));
-  TraceLine *tl;
+  TraceSite *ts;
   uintptr_t ra;
   if (LJ_UNLIKELY(T == NULL || L->cframe == NULL))
     return;
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
-  tl = &mp->tracelines[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
-  if (LJ_UNLIKELY(tl->ra != ra)) {
+  ts = &mp->tracesites[(ra ^ (ra >> 7)) & (TRACESITE_CACHE-1)];
+  if (LJ_UNLIKELY(ts->ra != ra)) {
     memprof_tracelua(mp, loc, L, T, ra);
-    tl->ra = ra;
-    tl->source = loc->source;
-    tl->addr = loc->addr;
+    ts->ra = ra;
+    ts->source = loc->source;
+    ts->addr = loc->addr;
+    ts->n = 0;
   }
-  loc->source = tl->source;
-  loc->addr = tl->addr;
+  loc->source = ts->source;
+  loc->addr = ts->addr;
+  loc->site = ts;
 }
 #endif
 
@@ -323,6 +372,7 @@ static void memprof_locate(MemProf *mp, MemLoc *loc)
   global_State *g = mp->g;
   int32_t st = g->vmstate;
   loc->source = ASOURCE_INT;
+  loc->site = NULL;
   if (lj_prof_intrace(st)) {
     loc->source = ASOURCE_TRACE;
     loc->addr = loc->traceno = (uint64_t)st;
@@ -338,36 +388,52 @@ static void memprof_locate(MemProf *mp, MemLoc *loc)
 
 /* -- Call stacks (stream version 5) -------------------------------------- */
 
+/* A walk: its raw frames, innermost first, and the Lua frames it went
+** through, for the next walk (StackLast), each with the raw frames above
+** and its own counted (rawend). */
 typedef struct StackWalk {
   ProfSink sink;		/* Native stacks: what the walk finds, */
   ProfWalk *pw;			/* and the walk. */
-  MemFrame f[STACK_MAXDEPTH+1];
+  RawFrame f[STACK_MAXDEPTH+1];
   int n;
+  lua_State *L;			/* Whose frames it walked (stack_lua). */
+  uint32_t base;		/* Node of the frames below the walk. */
+  int whole;			/* It reached the bottom, or base. */
+  int kept;			/* Frames of the last stack it stopped on. */
+  int uselast;			/* It may stop on the last stack, */
+  int c;			/* its frame it came down to. */
+  int nwalked;
+  StackLast walked[STACK_MAXDEPTH+1];
+  int rawend[STACK_MAXDEPTH+1];
 } StackWalk;
 
 /* 0 when the stack is full: it ends with the marker then. */
-static LJ_AINLINE int stack_add(StackWalk *w, uint32_t tag, uint64_t addr,
-				BCLine line)
+static LJ_AINLINE int stack_add(StackWalk *w, uint64_t addr, uint64_t at)
 {
-  MemFrame *f = &w->f[w->n++];
+  RawFrame *f = &w->f[w->n++];
   if (LJ_UNLIKELY(w->n > STACK_MAXDEPTH)) {
-    f->info = (uint64_t)LJM_FRAME_TRUNC << 32;
     f->addr = 0;
+    f->at = RAW_TAG(LJM_FRAME_TRUNC, 0);
     return 0;
   }
-  f->info = (uint64_t)tag << 32 |
-	    (line > 0 ? (uint32_t)line : LJM_LINE_UNKNOWN);
   f->addr = addr;
+  f->at = at;
   return 1;
 }
 
-/* The line Lua function fn runs, nextframe above it (NULL: on top): from
-** the PC the VM saved, if it lies in fn's bytecode, else as the VM's own
-** debug code finds it (a PC undone by a trace exit, a frame below C). */
-static BCLine stack_line(lua_State *L, GCfunc *fn, cTValue *nextframe)
+/* A Lua frame of pt at pc, as the VM keeps it (one ahead). */
+static LJ_AINLINE uint64_t stack_at(const GCproto *pt, const BCIns *pc)
+{
+  return lj_proftrace_inproto(pt, pc) ? (uint64_t)(uintptr_t)pc :
+	 RAW_TAG(LJM_FRAME_LUA, -1);
+}
+
+/* Where Lua function fn runs, nextframe above it (NULL: on top): the PC
+** the VM saved, if it lies in fn's bytecode, else the line as the VM's
+** own debug code finds it (a PC undone by a trace exit, a frame below C). */
+static uint64_t stack_luaat(lua_State *L, GCfunc *fn, cTValue *nextframe)
 {
   const BCIns *pc = NULL;
-  BCLine line;
   if (nextframe == NULL) {
     void *cf = cframe_raw(L->cframe);
     if (cf != NULL)
@@ -377,44 +443,112 @@ static BCLine stack_line(lua_State *L, GCfunc *fn, cTValue *nextframe)
   } else if (frame_iscont(nextframe)) {
     pc = frame_contpc(nextframe);
   }
-  if (pc != NULL && (line = lj_proftrace_line(funcproto(fn), pc)) > 0)
-    return line;
-  return lj_debug_frameline(L, fn, nextframe);
+  if (pc != NULL && lj_proftrace_inproto(funcproto(fn), pc))
+    return (uint64_t)(uintptr_t)pc;
+  return RAW_TAG(LJM_FRAME_LUA, lj_debug_frameline(L, fn, nextframe));
+}
+
+static LJ_AINLINE uint64_t stack_fnid(GCfunc *fn)
+{
+  return isluafunc(fn) ? (uint64_t)(uintptr_t)funcproto(fn) :
+			 (uint64_t)(uintptr_t)fn->c.f;
+}
+
+/* Are the frames of the last stack below its frame j as they were? */
+static int stack_unchanged(const StackLast *e, int j)
+{
+  int i;
+  for (i = 0; i < j; i++, e++)
+    if (e->frame->u64 != e->link ||
+	(e->check != LAST_LINK &&
+	 (e->check == LAST_NEVER || (e->frame - LJ_FR2)->u64 != e->fslot ||
+	  stack_fnid(frame_func(e->frame)) != e->fnid)))
+      return 0;
+  return 1;
+}
+
+/* The walk is to go through L's frames: those of the last stack it may
+** stop on, if they are L's. */
+static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
+{
+  w->L = L;
+  w->c = w->uselast && t->L == L && t->stack == tvref(L->stack) ?
+	 t->nlast-1 : -1;
+}
+
+/* The walk went through frame, of function fn, its raw frame added: it
+** stops there (1) if the frames below are those of the last stack, the
+** same link leading to them. -1: too many frames to keep them. */
+static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
+		      int check)
+{
+  StackLast *e = &w->walked[w->nwalked];
+  int c = w->c;
+  if (w->nwalked == STACK_MAXDEPTH)
+    return -1;
+  e->frame = frame;
+  e->fslot = (frame - LJ_FR2)->u64;
+  e->link = frame->u64;
+  e->fnid = stack_fnid(fn);
+  e->check = check;
+  w->rawend[w->nwalked++] = w->n;
+  while (c >= 0 && t->last[c].frame > frame)
+    c--;
+  w->c = c;
+  if (c >= 0 && t->last[c].frame == frame && t->last[c].link == e->link &&
+      stack_unchanged(t->last, c)) {
+    w->base = t->last[c].below;
+    w->kept = c;
+    w->whole = 1;
+    return 1;
+  }
+  return 0;
 }
 
 /* L's frames from frame down, nextframe above it (NULL: the top one). The
 ** VM is inside its allocator, its frames as they were at the call, but
 ** each step is checked all the same (lj_prof_framebelow): an error being
-** thrown may have left them half unwound. */
-static void stack_lua(StackWalk *w, lua_State *L, cTValue *frame,
-		      cTValue *nextframe, int dup)
+** thrown may have left them half unwound. The walk stops where the frames
+** below are the last stack's (stack_land). */
+static void stack_lua(StackTab *t, StackWalk *w, lua_State *L,
+		      cTValue *frame, cTValue *nextframe, int dup)
 {
   GCfunc *fn = frame != NULL ? lj_prof_framefunc(L, frame) : NULL;
   while (fn != NULL && frame > tvref(L->stack) + LJ_FR2) {
+    int check = nextframe != NULL && frame_islua(nextframe) ? LAST_LINK :
+		LAST_SLOTS;
     if (!dup) {  /* A vararg function's frame sits above its call's. */
       if (isluafunc(fn)) {
-	if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)funcproto(fn),
-		       stack_line(L, fn, nextframe)))
+	uint64_t at = stack_luaat(L, fn, nextframe);
+	if ((at & 1) || (nextframe != NULL && frame_iscont(nextframe)))
+	  check = LAST_NEVER;
+	if (!stack_add(w, (uintptr_t)funcproto(fn), at))
 	  return;
       } else if (!(nextframe == NULL && isffunc(fn) && frame_islua(frame))) {
 	/* (A fast function called from Lua is the calling line's.) */
-	if (!stack_add(w, LJM_FRAME_CFUNC, (uintptr_t)fn->c.f, 0))
+	if (!stack_add(w, (uintptr_t)fn->c.f, RAW_TAG(LJM_FRAME_CFUNC, 0)))
 	  return;
       }
     }
+    if (stack_land(t, w, frame, fn, check))
+      return;  /* Whole, or too many frames to keep. */
     dup = frame_isvarg(frame);
     nextframe = frame;
     frame = lj_prof_framebelow(L, frame, 0);  /* Checked: a function's. */
     fn = frame != NULL ? frame_func(frame) : NULL;
   }
+  /* Whole: it came to the first frame, called from C at the base. */
+  w->whole = fn != NULL || (nextframe != NULL && frame_isc(nextframe) &&
+			    frame_prevd(nextframe) <= tvref(L->stack) + LJ_FR2);
 }
 
 #if LJ_HASJIT
 /* A trace allocates: the frames it inlined there and the one it was
 ** entered in, from its map (lj_proftrace_frames), then the frames below.
-** The frames of the trace depend on the return address alone (and the
-** function entered, checked): kept for few of them, up to a few frames. */
-static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno)
+** The frames of the trace depend on its call site alone (and the function
+** entered, checked): kept with the site's location, up to a few. */
+static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno,
+			TraceSite *ts)
 {
   global_State *g = mp->g;
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
@@ -423,10 +557,8 @@ static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno)
   lua_State *L = gco2th(gcref(g->cur_L));
   TValue *base = tvref(g->jit_base);
   const GCproto *pt;
-  TraceStack *ts;
   cTValue *frame;
   GCfunc *fn;
-  uintptr_t ra;
   int n = 0, i;
   if (T == NULL || L->cframe == NULL || base == NULL)
     return;
@@ -434,118 +566,181 @@ static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno)
   if ((fn = lj_prof_framefunc(L, frame)) == NULL || !isluafunc(fn))
     return;
   pt = funcproto(fn);
-  ra = memprof_retaddr(T, cframe_raw(L->cframe));
-  ts = &mp->tracestacks[(ra ^ (ra >> 7)) & (TRACELINE_CACHE-1)];
-  if (ra == 0 || ts->ra != ra || ts->pt != pt) {
-    if (ra != 0)
-      n = lj_proftrace_frames(T, ra - 1, pts, pcs);
+  if (ts == NULL || ts->n == 0 || ts->pt != pt) {
+    if (ts != NULL)
+      n = lj_proftrace_frames(T, ts->ra - 1, pts, pcs);
     for (i = 0; i < n-1; i++)
-      if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pts[i],
-		     lj_proftrace_line(pts[i], pcs[i])))
+      if (!stack_add(w, (uintptr_t)pts[i], stack_at(pts[i], pcs[i])))
 	return;
-    if (!stack_add(w, LJM_FRAME_LUA, (uintptr_t)pt,
-		   n > 0 ? lj_proftrace_line(pt, pcs[n-1]) : -1))
+    if (!stack_add(w, (uintptr_t)pt, n > 0 ? stack_at(pt, pcs[n-1]) :
+				      RAW_TAG(LJM_FRAME_LUA, -1)))
       return;
-    if (ra != 0 && w->n <= TRACESTACK_FRAMES) {
-      ts->ra = ra;
+    if (ts != NULL && w->n <= TRACESITE_FRAMES) {
       ts->pt = pt;
       ts->n = w->n;
-      memcpy(ts->f, w->f, (size_t)w->n*sizeof(MemFrame));
+      memcpy(ts->f, w->f, (size_t)w->n*sizeof(RawFrame));
     }
   } else {
-    memcpy(w->f, ts->f, (size_t)ts->n*sizeof(MemFrame));
+    for (i = 0; i < ts->n; i++)  /* A few: no call of memcpy. */
+      w->f[i] = ts->f[i];
     w->n = ts->n;
   }
-  stack_lua(w, L, lj_prof_framebelow(L, frame, 0), frame,
-	    frame_isvarg(frame));
+  /* Its raw frame is the trace's: never taken as unchanged. */
+  stack_begin(&mp->stacks, w, L);
+  if (stack_land(&mp->stacks, w, frame, fn, LAST_NEVER) == 0)
+    stack_lua(&mp->stacks, w, L, lj_prof_framebelow(L, frame, 0), frame,
+	      frame_isvarg(frame));
 }
 #endif
 
-/* Short stacks mostly: no call of memcmp. */
-static LJ_AINLINE int stack_same(const MemFrame *a, const MemFrame *b, int n)
+/* The frame a raw one stands for; the line of a PC is looked up here. */
+static void stack_frame(MemFrame *f, const RawFrame *r)
 {
-  int i;
-  for (i = 0; i < n; i++)
-    if (a[i].addr != b[i].addr || a[i].info != b[i].info)
-      return 0;
-  return 1;
+  uint32_t tag = LJM_FRAME_LUA;
+  BCLine line;
+  if (r->at & 1) {
+    tag = (uint32_t)(r->at >> 1) & 7;
+    line = (BCLine)(int32_t)(r->at >> 32);
+  } else {
+    const GCproto *pt = (const GCproto *)(uintptr_t)r->addr;
+    const BCIns *pc = (const BCIns *)(uintptr_t)r->at;
+    line = lj_debug_line((GCproto *)pt, (BCPos)(pc - proto_bc(pt)) - 1);
+  }
+  f->info = (uint64_t)tag << 32 |
+	    (tag != LJM_FRAME_LUA ? 0 : line > 0 ? (uint32_t)line :
+	     LJM_LINE_UNKNOWN);
+  f->addr = r->addr;
 }
 
-/* One multiply a frame: stacks are hashed at every event. */
-static uint64_t stack_hash(const MemFrame *f, int n)
+/* The node of frame f on the stack of node parent, made if new; 0 (the
+** root) when the table has no room for it. */
+static uint32_t stack_node(StackTab *t, uint32_t parent, const MemFrame *f)
 {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
-  int i;
-  for (i = 0; i < n; i++)
-    h = (h ^ f[i].addr ^ (f[i].info << 13)) * 0xff51afd7ed558ccdull;
-  h ^= h >> 31;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return (h ^ (h >> 29)) | 1;  /* 0 marks an empty slot. */
+  uint64_t h = (f->addr ^ (f->info << 17) ^ ((uint64_t)parent << 40)) *
+	       0xff51afd7ed558ccdull;
+  uint32_t i = (uint32_t)(h >> 40) & (STACK_SLOTS-1), k;
+  StackNode *nd;
+  for (;; i = (i+1) & (STACK_SLOTS-1)) {
+    if ((k = t->slots[i]) == 0)
+      break;
+    nd = &t->nodes[k];
+    if (nd->parent == parent && nd->f.addr == f->addr &&
+	nd->f.info == f->info)
+      return k;
+  }
+  if (t->nnodes >= STACK_NODES)
+    return 0;
+  k = t->slots[i] = t->nnodes++;
+  nd = &t->nodes[k];
+  nd->f = *f;
+  nd->parent = parent;
+  nd->id = 0;
+  return k;
 }
 
 /* A new stack is announced with its frames, before the first event that
 ** names it; C functions in it are named first, as for an event. */
-static void stack_announce(MemProf *mp, uint32_t id, const MemFrame *f,
-			   int n)
+static void stack_announce(MemProf *mp, uint32_t node)
 {
+  const StackNode *nodes = mp->stacks.nodes;
+  const MemFrame *f[STACK_MAXDEPTH+1];
   struct lj_wbuf *out = &mp->out;
   uint8_t *p;
-  int i;
-  for (i = 0; i < n; i++)
-    if ((f[i].info >> 32) == LJM_FRAME_CFUNC ||
-	(f[i].info >> 32) == LJM_FRAME_NATIVE) {
+  int n = 0, named = 0, i;
+  for (; node != 0; node = nodes[node].parent) {
+    uint32_t tag = (uint32_t)(nodes[node].f.info >> 32);
+    f[n++] = &nodes[node].f;
+    if (!named && (tag == LJM_FRAME_CFUNC || tag == LJM_FRAME_NATIVE)) {
       lj_symtab_newobjs(out, &mp->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
-      break;
+      named = 1;
     }
+  }
   lj_wbuf_reserve(out, 1 + 2*LJ_WBUF_ULEB_MAX);
   p = out->pos;
   *p++ = AEVENT_SYMTAB | ASOURCE_STACK;
-  p = lj_wbuf_uleb(p, id);
+  p = lj_wbuf_uleb(p, mp->stacks.nstacks);
   p = lj_wbuf_uleb(p, (uint64_t)n);
   out->pos = p;
   for (i = 0; i < n; i++) {  /* Frame by frame: the buffer may be 1 KB. */
-    uint32_t tag = (uint32_t)(f[i].info >> 32);
+    uint32_t tag = (uint32_t)(f[i]->info >> 32);
     lj_wbuf_reserve(out, 1 + 2*LJ_WBUF_ULEB_MAX);
     p = out->pos;
     *p++ = (uint8_t)tag;
     if (tag != LJM_FRAME_TRUNC)
-      p = lj_wbuf_uleb(p, f[i].addr);
+      p = lj_wbuf_uleb(p, f[i]->addr);
     if (tag == LJM_FRAME_LUA)
-      p = lj_wbuf_uleb(p, (uint32_t)f[i].info);
+      p = lj_wbuf_uleb(p, (uint32_t)f[i]->info);
     out->pos = p;
   }
 }
 
-/* The id of the stack walked: ids 1, 2, ... in the order of announcement,
-** LJM_STACK_FULL when the table has no room left. */
-static uint32_t stack_intern(MemProf *mp, const StackWalk *w)
+/* The node of raw frame r on the stack of node parent: remembered for the
+** frames met often, else looked up (0: no room). */
+static uint32_t stack_rawnode(StackTab *t, uint32_t parent, const RawFrame *r)
+{
+  uint64_t h = (r->addr ^ r->at ^ parent) * 0x9e3779b97f4a7c15ull;
+  StackMemo *m = &t->memo[(h >> 40) & (STACK_MEMO-1)];
+  MemFrame f;
+  uint32_t node;
+  if (m->node != 0 && m->parent == parent && m->r.addr == r->addr &&
+      m->r.at == r->at)
+    return m->node;
+  stack_frame(&f, r);
+  if ((node = stack_node(t, parent, &f)) == 0)
+    return 0;
+  m->r = *r;
+  m->parent = parent;
+  m->node = node;
+  return node;
+}
+
+/* The node of the stack walked, its raw frames on w->base, and nodeat[k]
+** of its frames from k out; 0 when the table has no room. */
+static uint32_t stack_nodeof(StackTab *t, const StackWalk *w,
+			     uint32_t *nodeat)
+{
+  uint32_t node = w->base;
+  int k;
+  nodeat[w->n] = node;
+  for (k = w->n-1; k >= 0; k--)
+    if ((nodeat[k] = node = stack_rawnode(t, node, &w->f[k])) == 0)
+      return 0;
+  return node;
+}
+
+/* The Lua frames of a whole walk are kept for the next one. */
+static void stack_keep(StackTab *t, const StackWalk *w,
+		       const uint32_t *nodeat)
+{
+  StackLast *e = &t->last[w->kept + w->nwalked];
+  int k;
+  if (!w->whole) {
+    t->nlast = 0;
+    return;
+  }
+  for (k = 0; k < w->nwalked; k++) {
+    *--e = w->walked[k];
+    e->below = nodeat[w->rawend[k]];
+  }
+  t->nlast = w->kept + w->nwalked;
+  t->L = w->L;
+  t->stack = tvref(w->L->stack);
+}
+
+/* The id of the stack of node: ids 1, 2, ... in the order of
+** announcement, LJM_STACK_FULL when the table has no room left. */
+static uint32_t stack_id(MemProf *mp, uint32_t node)
 {
   StackTab *t = &mp->stacks;
-  const MemFrame *f = w->f;
-  int n = w->n;
-  uint64_t h = stack_hash(f, n);
-  uint32_t i = (uint32_t)h & (STACK_SLOTS-1);
-  StackSlot *sl;
-  for (;; i = (i+1) & (STACK_SLOTS-1)) {
-    sl = &t->slots[i];
-    if (sl->hash == 0)
-      break;
-    if (sl->hash == h && sl->n == (uint32_t)n &&
-	stack_same(&t->arena[sl->ofs], f, n))
-      return sl->id;
-  }
-  if (t->nstacks >= STACK_MAX || t->nframes + (uint32_t)n > STACK_ARENA) {
+  if (LJ_LIKELY(node != 0 && t->nodes[node].id != 0))
+    return t->nodes[node].id;
+  if (node == 0 || t->nstacks >= STACK_MAX) {
     mp->stats.full++;
     return LJM_STACK_FULL;
   }
-  sl->hash = h;
-  sl->id = ++t->nstacks;
-  sl->ofs = t->nframes;
-  sl->n = (uint32_t)n;
-  memcpy(&t->arena[sl->ofs], f, (size_t)n*sizeof(MemFrame));
-  t->nframes += (uint32_t)n;
-  stack_announce(mp, sl->id, f, n);
-  return sl->id;
+  t->nodes[node].id = ++t->nstacks;
+  stack_announce(mp, node);
+  return t->nstacks;
 }
 
 /* -- Native call stacks -------------------------------------------------- */
@@ -559,11 +754,11 @@ static void stack_put(ProfSink *s, int tag, const uint64_t *v)
 {
   StackWalk *w = (StackWalk *)s;
   if (tag == FR_LUA)
-    stack_add(w, LJM_FRAME_LUA, v[0], (BCLine)(int64_t)v[1]);
+    stack_add(w, v[0], RAW_TAG(LJM_FRAME_LUA, (BCLine)(int64_t)v[1]));
   else if (tag == FR_NATIVE)
-    stack_add(w, LJM_FRAME_NATIVE, v[0], 0);
+    stack_add(w, v[0], RAW_TAG(LJM_FRAME_NATIVE, 0));
   else if (tag == FR_FFUNC && in_vm(w->pw, (uintptr_t)v[1]))
-    stack_add(w, LJM_FRAME_CFUNC, v[1], 0);
+    stack_add(w, v[1], RAW_TAG(LJM_FRAME_CFUNC, 0));
 }
 
 /* The stack from the code that called the allocator, as sysprof's mode C
@@ -611,34 +806,79 @@ static int stack_nativeinit(MemProf *mp)
 
 /* The stack of an event located at loc: the coroutine that allocates, or
 ** the trace and what lies below it; with native frames, the walk from the
-** allocator (also for an internal event). STACK_NONE for an internal
-** event otherwise. */
-static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
+** allocator (also for an internal event). 0: no stack, for an internal
+** event otherwise. uselast: the walk may stop on the last stack. */
+static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
+		      int uselast)
 {
-  StackWalk w;
   global_State *g = mp->g;
-  w.n = 0;
-  if (mp->cfg.native && stack_native(mp, &w))
-    goto intern;
-  w.n = 0;
+  w->n = w->nwalked = w->kept = w->whole = 0;
+  w->base = 0;
+  w->uselast = uselast;
+  if (mp->cfg.native && stack_native(mp, w))
+    return 1;
+  w->n = 0;
   if (loc->source == ASOURCE_INT)
-    return STACK_NONE;
+    return 0;
 #if LJ_HASJIT
   if (lj_prof_intrace(g->vmstate)) {
-    stack_trace(mp, &w, g->vmstate);
+    stack_trace(mp, w, g->vmstate, loc->site);
   } else
 #endif
   {
     lua_State *L = gco2th(gcref(g->prof.mem_L));
-    if (L != NULL)
-      stack_lua(&w, L, L->base-1, NULL, 0);
+    if (L != NULL) {
+      stack_begin(&mp->stacks, w, L);
+      stack_lua(&mp->stacks, w, L, L->base-1, NULL, 0);
+    }
   }
-  if (w.n == 0)
+  /* (It may have stopped on a frame of the last stack with no raw one.) */
+  return w->n > 0 || w->base != 0;
+}
+
+#ifdef LJ_MEMPROF_CHECKSTACKS
+/* Test builds: each stack walked again, whole, looked up frame by frame,
+** must be the same node. */
+static void stack_check(MemProf *mp, const MemLoc *loc, uint32_t node)
+{
+  StackWalk w;
+  uint32_t check = 0;
+  int k;
+  if (node == 0 || mp->cfg.native)  /* (A walk from here is not one.) */
+    return;
+  stack_walk(mp, loc, &w, 0);
+  for (k = w.n-1; k >= 0; k--) {
+    MemFrame f;
+    stack_frame(&f, &w.f[k]);
+    if ((check = stack_node(&mp->stacks, check, &f)) == 0)
+      break;
+  }
+  if (check != node) {
+    fprintf(stderr, "memprof: stack node %u, walked whole: %u\n",
+	    node, check);
+    abort();
+  }
+}
+#endif
+
+static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
+{
+  StackWalk w;
+  uint32_t nodeat[STACK_MAXDEPTH+2];  /* Of the frames from k out. */
+  uint32_t node;
+  if (!stack_walk(mp, loc, &w, 1))
     return STACK_NONE;
-intern:
   if (w.n > STACK_MAXDEPTH)
     mp->stats.truncated++;
-  return stack_intern(mp, &w);
+  node = stack_nodeof(&mp->stacks, &w, nodeat);
+  if (node != 0)
+    stack_keep(&mp->stacks, &w, nodeat);
+  else
+    mp->stacks.nlast = 0;
+#ifdef LJ_MEMPROF_CHECKSTACKS
+  stack_check(mp, loc, node);
+#endif
+  return stack_id(mp, node);
 }
 
 /* -- Sampled blocks ------------------------------------------------------ */
@@ -867,9 +1107,9 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
 static void memprof_freetables(MemProf *mp)
 {
   if (mp->stacks.slots != NULL)
-    munmap(mp->stacks.slots, STACK_SLOTS*sizeof(StackSlot));
-  if (mp->stacks.arena != NULL)
-    munmap(mp->stacks.arena, STACK_ARENA*sizeof(MemFrame));
+    munmap(mp->stacks.slots, STACK_SLOTS*sizeof(uint32_t));
+  if (mp->stacks.nodes != NULL)
+    munmap(mp->stacks.nodes, STACK_NODES*sizeof(StackNode));
   if (mp->sampled.slots != NULL)
     munmap(mp->sampled.slots, (mp->sampled.mask+1)*sizeof(uintptr_t));
   if (mp->cfg.native && mp->walk.g != NULL)
@@ -887,11 +1127,12 @@ static int memprof_newtables(MemProf *mp)
   memset(&mp->stats, 0, sizeof(mp->stats));
   memset(mp->filter, 0, sizeof(mp->filter));
   if (mp->cfg.stacks &&
-      ((mp->stacks.slots = memprof_map(STACK_SLOTS*sizeof(StackSlot))) ==
+      ((mp->stacks.slots = memprof_map(STACK_SLOTS*sizeof(uint32_t))) ==
        NULL ||
-       (mp->stacks.arena = memprof_map(STACK_ARENA*sizeof(MemFrame))) ==
+       (mp->stacks.nodes = memprof_map(STACK_NODES*sizeof(StackNode))) ==
        NULL))
     return 0;
+  mp->stacks.nnodes = 1;  /* The root. */
   if (mp->cfg.native && !stack_nativeinit(mp))
     return 0;
   if (mp->cfg.sample) {
@@ -1048,8 +1289,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   /* Samples carry stacks; native frames are in stacks. */
   mp->cfg.stacks = cfg->stacks || cfg->native || cfg->sample;
   mp->version = cfg->version;
-  memset(mp->tracelines, 0, sizeof(mp->tracelines));
-  memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
+  memset(mp->tracesites, 0, sizeof(mp->tracesites));
   mp->ntraceloc = 0;
   if (!memprof_newtables(mp)) {
     memprof_freetables(mp);
@@ -1137,6 +1377,9 @@ void lj_memprof_addproto(global_State *g, const GCproto *pt)
 {
   MemProf *mp = memprof_running(g);
   if (mp != NULL) {
+    /* It may sit where a proto of the last stack was. */
+    mp->stacks.nlast = 0;
+    memset(mp->stacks.memo, 0, sizeof(mp->stacks.memo));
     lj_symtab_writeproto(&mp->out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
       memprof_halt(mp);
@@ -1148,8 +1391,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
   MemProf *mp = memprof_running(g);
   if (mp != NULL) {
-    memset(mp->tracelines, 0, sizeof(mp->tracelines));
-    memset(mp->tracestacks, 0, sizeof(mp->tracestacks));
+    memset(mp->tracesites, 0, sizeof(mp->tracesites));
     lj_symtab_writetrace(&mp->out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
       memprof_halt(mp);

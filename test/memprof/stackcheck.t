@@ -1,0 +1,98 @@
+#!/usr/bin/env perl
+# The writer finds most of a stack in the last one it walked: it stops its
+# walk on a frame of that stack whose link and frames below are unchanged,
+# and looks up the innermost frames in a memo. The AddressSanitizer VM is
+# built with LJ_MEMPROF_CHECKSTACKS: there every stack is walked again,
+# whole, frame by frame, and the VM aborts if the two differ. Frames of
+# every kind run under allocations here: recursion past the cap, varargs,
+# metamethods (continuation frames), C calling Lua (table.sort, gsub),
+# coroutines, errors and their handlers, tail calls, finalizers, traces;
+# and one function reached through one call site from two callers at the
+# same depth, where only the frames below the site's caller differ.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use LJProf::Lua;
+
+my $asan = "$ENV{LJPROF_BUILD_DIR}/asan/bin/luajit";
+plan skip_all => "no ASan VM built with the stack check ($asan): make asan" unless -x $asan;
+$ENV{ASAN_OPTIONS} = 'detect_leaks=0:abort_on_error=1';
+
+my $program = <<'LUA';
+jit.JIT()
+local path, rounds = arg[1], tonumber(arg[2])
+local sink = {}
+local function leaf(n) local t = {} for i = 1, n do t[i] = i .. "" end return t end
+local function rec(d, n) if d == 0 then return leaf(n) end return { rec(d - 1, n) } end
+local function vararg(...) local t = { ... } return leaf(select("#", ...)), t end
+local mt = { __index = function(t, k) return { k } end,
+             __add = function(a, b) return { a, b } end,
+             __tostring = function(t) return "obj" .. #t end,
+             __call = function(self, x) return leaf(x) end }
+local obj = setmetatable({}, mt)
+local function metas(i)
+  local a, b = obj[i], obj + i
+  return obj(3), a, b, tostring(setmetatable({ i }, mt))
+end
+local function sorter(n)
+  local t = {} for i = 1, n do t[i] = n - i end
+  table.sort(t, function(a, b) sink[#sink % 64 + 1] = { a } return a < b end)
+  return t
+end
+local function gsubs(i) return (("abc"):rep(i % 7 + 1):gsub("b", function(c) return c .. i end)) end
+local function co(n)
+  local c = coroutine.wrap(function(a) for i = 1, n do a = coroutine.yield(leaf(a)) end end)
+  for i = 1, n do c(i % 5 + 1) end
+end
+local function failing(i)
+  local ok = pcall(function() local t = leaf(3); if i % 2 == 0 then error({ t }) end end)
+  xpcall(function() error("x" .. i) end, function(m) return { m, leaf(2) } end)
+  return ok
+end
+local function deep(d) if d == 0 then return leaf(2) end local r = deep(d - 1) return r end
+local function tail(d) if d == 0 then return leaf(1) end return tail(d - 1) end
+local function site() return { 1, 2, 3 } end  -- SITE
+local function mid() local r = site() return r end  -- MID
+local function left() local r = mid() return r end  -- LEFT
+local function right() local r = mid() return r end  -- RIGHT
+assert(misc.memprof.start({ path = path, stacks = true }))
+for i = 1, rounds do
+  sink[i % 64 + 1] = rec(i % 12, 3)
+  vararg(i, i, i)
+  left()  -- CALLL
+  right()  -- CALLR
+  metas(i)
+  if i % 10 == 0 then sorter(20) end
+  gsubs(i)
+  co(3)
+  failing(i)
+  if i % 50 == 0 then deep(80) end
+  tail(i % 20)
+  if i % 37 == 0 then collectgarbage() end
+  if i % 41 == 0 then setmetatable({}, { __gc = function() sink[2] = leaf(2) end }) end
+end
+collectgarbage()
+assert(misc.memprof.stop())
+print("done")
+LUA
+my %l = map { $_ => line_of($program, "-- $_") } qw(SITE MID LEFT RIGHT CALLL CALLR);
+
+for my $jit ('off', 'on') {
+  my $bin = scratch() . "/mix-$jit.bin";
+  (my $code = $program) =~ s/JIT/$jit/;
+  my $run = run_lua($code, luajit => $asan, args => [$bin, 1000], timeout => 300);
+  is($run->{rc}, 0, "jit $jit: every stack the same as the whole walk's") or diag $run->{err};
+  like($run->{out}, qr/^done$/m, "jit $jit: the program ran to its end");
+  my $st = memprof_stacks($bin, $run->{script});
+  my $left = "pmain;\@F:$l{CALLL};\@F:$l{LEFT};\@F:$l{MID};\@F:$l{SITE}";
+  my $right = "pmain;\@F:$l{CALLR};\@F:$l{RIGHT};\@F:$l{MID};\@F:$l{SITE}";
+  ok($st->{$left}, "jit $jit: the site through the left caller: $left") or diag explain $st;
+  is($st->{$right}, $st->{$left}, "jit $jit: and as much through the right one");
+  my $r = memprof_report($bin);
+  cmp_ok($r->{json}{stacks}{truncated_events} // 0, '>=', 6, "jit $jit: recursion past the cap, counted")
+    or diag explain $r->{json}{stacks};
+}
+
+done_testing();
