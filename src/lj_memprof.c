@@ -139,6 +139,13 @@ typedef struct StackTab {
   cTValue *stack;
   int nlast;
   StackLast last[STACK_MAXDEPTH+1];
+  /* The raw frames of the last stack above where its walk stopped (its
+  ** base), outermost first, and their nodes: those of a native stack,
+  ** walked whole each time, are mostly the same. */
+  uint32_t rawbase;
+  int nraw;
+  RawFrame raw[STACK_MAXDEPTH+1];
+  uint32_t rawnode[STACK_MAXDEPTH+1];
 } StackTab;
 
 /* Addresses of the sampled blocks still allocated, to record their frees
@@ -196,6 +203,9 @@ typedef struct MemProf {
   ** call (set by the allocator), where the walk starts. */
   ProfWalk walk;
   uintptr_t allocra;
+  /* The block the event freed, a realloc's old one: the stack of the
+  ** coroutine being resized, maybe, which is not read then. */
+  const void *gone;
 } MemProf;
 
 /* A profile per VM, up to MEMPROF_SLOTS at once: the allocator wrapper
@@ -560,7 +570,8 @@ static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno,
   cTValue *frame;
   GCfunc *fn;
   int n = 0, i;
-  if (T == NULL || L->cframe == NULL || base == NULL)
+  if (T == NULL || L->cframe == NULL || base == NULL ||
+      tvref(L->stack) == mp->gone)
     return;
   frame = base-1;
   if ((fn = lj_prof_framefunc(L, frame)) == NULL || !isluafunc(fn))
@@ -695,16 +706,32 @@ static uint32_t stack_rawnode(StackTab *t, uint32_t parent, const RawFrame *r)
 }
 
 /* The node of the stack walked, its raw frames on w->base, and nodeat[k]
-** of its frames from k out; 0 when the table has no room. */
+** of its frames from k out; 0 when the table has no room. The frames it
+** shares with the last stack from its base out are not looked up. */
 static uint32_t stack_nodeof(StackTab *t, const StackWalk *w,
 			     uint32_t *nodeat)
 {
+  const RawFrame *out = &w->f[w->n-1];  /* out[-d]: d frames in. */
   uint32_t node = w->base;
-  int k;
+  int d = 0;
   nodeat[w->n] = node;
-  for (k = w->n-1; k >= 0; k--)
-    if ((nodeat[k] = node = stack_rawnode(t, node, &w->f[k])) == 0)
+  if (t->rawbase == node)
+    while (d < w->n && d < t->nraw && out[-d].addr == t->raw[d].addr &&
+	   out[-d].at == t->raw[d].at) {
+      nodeat[w->n-1-d] = node = t->rawnode[d];
+      d++;
+    }
+  for (; d < w->n; d++) {
+    if ((node = stack_rawnode(t, node, &out[-d])) == 0) {
+      t->nraw = 0;
       return 0;
+    }
+    nodeat[w->n-1-d] = node;
+    t->raw[d] = out[-d];
+    t->rawnode[d] = node;
+  }
+  t->rawbase = w->base;
+  t->nraw = w->n;
   return node;
 }
 
@@ -789,6 +816,7 @@ static int stack_native(MemProf *mp, StackWalk *w)
 		 FRBIT(FR_NATIVE);
   w->sink.put = stack_put;
   w->pw = pw;
+  pw->gone = mp->gone;
   walk_callgraph(pw, &w->sink, mp->g->vmstate, &stk, &r, NULL);
   return w->n > 0;
 }
@@ -827,7 +855,7 @@ static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
 #endif
   {
     lua_State *L = gco2th(gcref(g->prof.mem_L));
-    if (L != NULL) {
+    if (L != NULL && tvref(L->stack) != mp->gone) {
       stack_begin(&mp->stacks, w, L);
       stack_lua(&mp->stacks, w, L, L->base-1, NULL, 0);
     }
@@ -837,19 +865,24 @@ static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
 }
 
 #ifdef LJ_MEMPROF_CHECKSTACKS
-/* Test builds: each stack walked again, whole, looked up frame by frame,
-** must be the same node. */
-static void stack_check(MemProf *mp, const MemLoc *loc, uint32_t node)
+/* Test builds: each stack looked up again frame by frame, from the root,
+** must be the same node; walked again whole, unless it is native (a walk
+** from here is not the one from the allocator). */
+static void stack_check(MemProf *mp, const MemLoc *loc, const StackWalk *w,
+			uint32_t node)
 {
-  StackWalk w;
+  StackWalk again;
   uint32_t check = 0;
   int k;
-  if (node == 0 || mp->cfg.native)  /* (A walk from here is not one.) */
+  if (node == 0)
     return;
-  stack_walk(mp, loc, &w, 0);
-  for (k = w.n-1; k >= 0; k--) {
+  if (!mp->cfg.native) {
+    stack_walk(mp, loc, &again, 0);
+    w = &again;
+  }
+  for (k = w->n-1; k >= 0; k--) {
     MemFrame f;
-    stack_frame(&f, &w.f[k]);
+    stack_frame(&f, &w->f[k]);
     if ((check = stack_node(&mp->stacks, check, &f)) == 0)
       break;
   }
@@ -876,7 +909,7 @@ static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   else
     mp->stacks.nlast = 0;
 #ifdef LJ_MEMPROF_CHECKSTACKS
-  stack_check(mp, loc, node);
+  stack_check(mp, loc, &w, node);
 #endif
   return stack_id(mp, node);
 }
@@ -1064,6 +1097,7 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
   mp->allocra = (uintptr_t)__builtin_return_address(0);
+  mp->gone = ptr;
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
 		    ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC,
 		ptr, osize, nptr, nsize, 0);
@@ -1089,6 +1123,7 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
   mp->allocra = (uintptr_t)__builtin_return_address(0);
+  mp->gone = ptr;
   if (ptr != NULL && lj_profmem_insample(g, ptr) &&
       sampled_del(mp, (uintptr_t)ptr))
     memprof_write(mp, AEVENT_FREE, ptr, osize, NULL, 0, 0);
@@ -1378,7 +1413,7 @@ void lj_memprof_addproto(global_State *g, const GCproto *pt)
   MemProf *mp = memprof_running(g);
   if (mp != NULL) {
     /* It may sit where a proto of the last stack was. */
-    mp->stacks.nlast = 0;
+    mp->stacks.nlast = mp->stacks.nraw = 0;
     memset(mp->stacks.memo, 0, sizeof(mp->stacks.memo));
     lj_symtab_writeproto(&mp->out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))

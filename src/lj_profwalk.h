@@ -66,6 +66,8 @@ typedef struct ProfWalk {
   TraceNo lasttrace;		/* The trace found last by address. */
   int probe[2];			/* Pipe that tells readable memory. */
   int onthread;			/* Not in signal context: may refresh. */
+  const void *gone;		/* A block the allocator just freed (memprof):
+				** a coroutine's stack that it was is not read. */
 } ProfWalk;
 
 /* Starts a frame; 0 when it is left out: the sink is full, or takes no
@@ -118,6 +120,7 @@ static void walk_setcode(ProfWalk *pw, global_State *g, int onthread)
 {
   pw->g = g;
   pw->onthread = onthread;
+  pw->gone = NULL;
   atomic_store(&pw->unw.n, 0);
   memset(&pw->unwcache, 0, sizeof(pw->unwcache));
   if (!lj_prof_vmcode(&pw->vm_lo, &pw->vm_hi))
@@ -314,7 +317,7 @@ static void cursor_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
   c->L = L;
-  if (st == ~LJ_VMST_INTERP)
+  if (st == ~LJ_VMST_INTERP || tvref(L->stack) == pw->gone)
     return;
   if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
     base = mref(g->prof.vmbase, TValue);
@@ -488,7 +491,8 @@ static LuaCursor *cursor_for(ProfWalk *pw, LuaCursor *cur, int *ncur,
       L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != pw->g)
     return NULL;
   cur[*ncur].L = L;
-  cur[*ncur].frame = lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
+  cur[*ncur].frame = tvref(L->stack) != pw->gone &&
+		     lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
   cur[*ncur].ntoppc = 0;
   cur[*ncur].unsure = 0;
   return &cur[(*ncur)++];

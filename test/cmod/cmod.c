@@ -41,6 +41,18 @@ int cmod_after(lua_State *L)
   return 1;
 }
 
+/* cmod.grow(n): makes room for n values on its stack (the VM may move the
+** stack), pushes them and returns how many. */
+int cmod_grow(lua_State *L)
+{
+  int i, n = (int)luaL_checkinteger(L, 1);
+  luaL_checkstack(L, n, "cmod.grow");
+  for (i = 0; i < n; i++)
+    lua_pushinteger(L, i);
+  lua_pushinteger(L, lua_gettop(L));
+  return 1;
+}
+
 /* cmod.spin(n): burns CPU in C for n iterations. */
 int cmod_spin(lua_State *L)
 {
@@ -56,6 +68,7 @@ static const luaL_Reg cmod_funcs[] = {
   { "alloc", cmod_alloc },
   { "call", cmod_call },
   { "after", cmod_after },
+  { "grow", cmod_grow },
   { "spin", cmod_spin },
   { NULL, NULL }
 };

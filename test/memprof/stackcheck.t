@@ -1,12 +1,17 @@
 #!/usr/bin/env perl
 # The writer finds most of a stack in the last one it walked: it stops its
 # walk on a frame of that stack whose link and frames below are unchanged,
-# and looks up the innermost frames in a memo. The AddressSanitizer VM is
-# built with LJ_MEMPROF_CHECKSTACKS: there every stack is walked again,
-# whole, frame by frame, and the VM aborts if the two differ. Frames of
+# skips the frames the two share from there out, and looks up the others
+# in a memo. The AddressSanitizer VM is built with LJ_MEMPROF_CHECKSTACKS:
+# there every stack is walked again, whole (native stacks are not: the
+# walk from the allocator is the one there is), and looked up frame by
+# frame from the root; the VM aborts if the two differ. Frames of
 # every kind run under allocations here: recursion past the cap, varargs,
 # metamethods (continuation frames), C calling Lua (table.sort, gsub),
-# coroutines, errors and their handlers, tail calls, finalizers, traces;
+# coroutines, errors and their handlers, tail calls, finalizers, traces,
+# fast functions and C growing the stack (an event whose stack is being
+# moved),
+# the collector shrinking the stack of a coroutine not running;
 # and one function reached through one call site from two callers at the
 # same depth, where only the frames below the site's caller differ.
 use strict;
@@ -22,7 +27,7 @@ $ENV{ASAN_OPTIONS} = 'detect_leaks=0:abort_on_error=1';
 
 my $program = <<'LUA';
 jit.JIT()
-local path, rounds = arg[1], tonumber(arg[2])
+local path, rounds, native = arg[1], tonumber(arg[2]), arg[3] == "native"
 local sink = {}
 local function leaf(n) local t = {} for i = 1, n do t[i] = i .. "" end return t end
 local function rec(d, n) if d == 0 then return leaf(n) end return { rec(d - 1, n) } end
@@ -53,11 +58,18 @@ local function failing(i)
 end
 local function deep(d) if d == 0 then return leaf(2) end local r = deep(d - 1) return r end
 local function tail(d) if d == 0 then return leaf(1) end return tail(d - 1) end
+-- Fast functions that grow the stack they run on: the allocator moves it.
+-- And a C function that does (test/cmod).
+local cmod = require("cmod")
+local function grow(n)
+  local t = {} for i = 1, n do t[i] = i end
+  return select("#", unpack(t)) + #{ ("x"):rep(n):byte(1, -1) } + cmod.grow(n)
+end
 local function site() return { 1, 2, 3 } end  -- SITE
 local function mid() local r = site() return r end  -- MID
 local function left() local r = mid() return r end  -- LEFT
 local function right() local r = mid() return r end  -- RIGHT
-assert(misc.memprof.start({ path = path, stacks = true }))
+assert(misc.memprof.start({ path = path, stacks = true, native = native }))
 for i = 1, rounds do
   sink[i % 64 + 1] = rec(i % 12, 3)
   vararg(i, i, i)
@@ -69,6 +81,7 @@ for i = 1, rounds do
   co(3)
   failing(i)
   if i % 50 == 0 then deep(80) end
+  if i % 25 == 0 then grow(1000 + 10 * (i % 300)) end
   tail(i % 20)
   if i % 37 == 0 then collectgarbage() end
   if i % 41 == 0 then setmetatable({}, { __gc = function() sink[2] = leaf(2) end }) end
@@ -79,20 +92,36 @@ print("done")
 LUA
 my %l = map { $_ => line_of($program, "-- $_") } qw(SITE MID LEFT RIGHT CALLL CALLR);
 
-for my $jit ('off', 'on') {
-  my $bin = scratch() . "/mix-$jit.bin";
+# The bytes of the stacks that hold $frames (native frames may come
+# before and after them).
+sub through {
+  my ($st, $frames) = @_;
+  my $sum = 0;
+  $sum += $st->{$_} for grep { index($_, $frames) >= 0 } keys %$st;
+  return $sum;
+}
+
+for my $run (['off', 'lua'], ['on', 'lua'], ['on', 'native']) {
+  my ($jit, $kind) = @$run;
+  my $name = "jit $jit, $kind stacks";
+  my $bin = scratch() . "/mix-$jit-$kind.bin";
   (my $code = $program) =~ s/JIT/$jit/;
-  my $run = run_lua($code, luajit => $asan, args => [$bin, 1000], timeout => 300);
-  is($run->{rc}, 0, "jit $jit: every stack the same as the whole walk's") or diag $run->{err};
-  like($run->{out}, qr/^done$/m, "jit $jit: the program ran to its end");
-  my $st = memprof_stacks($bin, $run->{script});
-  my $left = "pmain;\@F:$l{CALLL};\@F:$l{LEFT};\@F:$l{MID};\@F:$l{SITE}";
-  my $right = "pmain;\@F:$l{CALLR};\@F:$l{RIGHT};\@F:$l{MID};\@F:$l{SITE}";
-  ok($st->{$left}, "jit $jit: the site through the left caller: $left") or diag explain $st;
-  is($st->{$right}, $st->{$left}, "jit $jit: and as much through the right one");
-  my $r = memprof_report($bin);
-  cmp_ok($r->{json}{stacks}{truncated_events} // 0, '>=', 6, "jit $jit: recursion past the cap, counted")
-    or diag explain $r->{json}{stacks};
+  my $r = run_lua($code, luajit => $asan, args => [$bin, $kind eq 'native' ? 300 : 1000, $kind],
+                  timeout => 300);
+  is($r->{rc}, 0, "$name: every stack the same as looked up from the root") or diag $r->{err};
+  like($r->{out}, qr/^done$/m, "$name: the program ran to its end") or diag explain $r;
+  my $st = memprof_stacks($bin, $r->{script});
+  my $left = through($st, "\@F:$l{CALLL};\@F:$l{LEFT};\@F:$l{MID};\@F:$l{SITE}");
+  my $right = through($st, "\@F:$l{CALLR};\@F:$l{RIGHT};\@F:$l{MID};\@F:$l{SITE}");
+  ok($left, "$name: the site through the left caller") or diag explain $st;
+  if ($kind eq 'lua') {
+    is($right, $left, "$name: and as much through the right one");
+  } else {  # The VM's own events (a trace compiled) have the stack they run under.
+    cmp_ok(abs($right - $left), '<', $left / 100, "$name: and as much through the right one, within 1 % ($left and $right)");
+  }
+  my $rep = memprof_report($bin);
+  cmp_ok($rep->{json}{stacks}{truncated_events} // 0, '>=', 6, "$name: recursion past the cap, counted")
+    or diag explain $rep->{json}{stacks};
 }
 
 done_testing();
