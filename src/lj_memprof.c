@@ -165,7 +165,7 @@ typedef struct MemStats {
 
 /* A trace's call site: its location (stream version 4) and the frames it
 ** runs there (stack_trace), by return address. */
-#define TRACESITE_CACHE		64	/* Power of two. */
+#define TRACESITE_CACHE		64	/* Power of two: 32 sets of 2. */
 #define TRACESITE_FRAMES	6
 typedef struct TraceSite {
   uintptr_t ra;			/* Return address into a trace; 0: none. */
@@ -363,13 +363,19 @@ static void memprof_loctrace(MemProf *mp, MemLoc *loc, int32_t traceno)
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
-  ts = &mp->tracesites[(ra ^ (ra >> 7)) & (TRACESITE_CACHE-1)];
+  /* Two ways: sites met in turn that share a set do not evict each other. */
+  ts = &mp->tracesites[((ra ^ (ra >> 7)) & (TRACESITE_CACHE/2-1)) * 2];
   if (LJ_UNLIKELY(ts->ra != ra)) {
-    memprof_tracelua(mp, loc, L, T, ra);
-    ts->ra = ra;
-    ts->source = loc->source;
-    ts->addr = loc->addr;
-    ts->n = 0;
+    if (ts[1].ra == ra) {
+      ts++;
+    } else {
+      ts[1] = ts[0];
+      memprof_tracelua(mp, loc, L, T, ra);
+      ts->ra = ra;
+      ts->source = loc->source;
+      ts->addr = loc->addr;
+      ts->n = 0;
+    }
   }
   loc->source = ts->source;
   loc->addr = ts->addr;
