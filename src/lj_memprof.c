@@ -113,7 +113,8 @@ typedef struct StackLast {
   cTValue *frame;
   uint64_t fslot, link;	/* The frame's function slot and link, */
   uint64_t fnid;	/* its proto or C function (stack_fnid). */
-  uint32_t below;	/* Node of the frames below it. */
+  uint32_t below;	/* Node of the frames below it, */
+  uint32_t depth;	/* and how many they are. */
   int check;		/* LAST_*. */
 } StackLast;
 
@@ -413,7 +414,8 @@ typedef struct StackWalk {
   RawFrame f[STACK_MAXDEPTH+1];
   int n;
   lua_State *L;			/* Whose frames it walked (stack_lua). */
-  uint32_t base;		/* Node of the frames below the walk. */
+  uint32_t base;		/* Node of the frames below the walk, */
+  uint32_t basedepth;		/* and how many they are. */
   int whole;			/* It reached the bottom, or base. */
   int kept;			/* Frames of the last stack it stopped on. */
   int uselast;			/* It may stop on the last stack, */
@@ -494,7 +496,9 @@ static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
 
 /* The walk went through frame, of function fn, its raw frame added: it
 ** stops there (1) if the frames below are those of the last stack, the
-** same link leading to them. -1: too many frames to keep them. */
+** same link leading to them, and the stack is no deeper than a walk to
+** the bottom would keep (the last one may be far below a deep one). -1:
+** too many frames to keep them. */
 static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
 		      int check)
 {
@@ -512,8 +516,11 @@ static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
     c--;
   w->c = c;
   if (c >= 0 && t->last[c].frame == frame && t->last[c].link == e->link &&
+      c + w->nwalked <= STACK_MAXDEPTH+1 &&
+      t->last[c].depth + w->n <= STACK_MAXDEPTH &&
       stack_unchanged(t->last, c)) {
     w->base = t->last[c].below;
+    w->basedepth = t->last[c].depth;
     w->kept = c;
     w->whole = 1;
     return 1;
@@ -754,6 +761,7 @@ static void stack_keep(StackTab *t, const StackWalk *w,
   for (k = 0; k < w->nwalked; k++) {
     *--e = w->walked[k];
     e->below = nodeat[w->rawend[k]];
+    e->depth = w->basedepth + (uint32_t)(w->n - w->rawend[k]);
   }
   t->nlast = w->kept + w->nwalked;
   t->L = w->L;
@@ -847,7 +855,7 @@ static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
 {
   global_State *g = mp->g;
   w->n = w->nwalked = w->kept = w->whole = 0;
-  w->base = 0;
+  w->base = w->basedepth = 0;
   w->uselast = uselast;
   if (mp->cfg.native && stack_native(mp, w))
     return 1;

@@ -22,7 +22,7 @@ sub slurp {
   return defined $s ? $s : '';
 }
 
-# run_lua($code, %opt) -> { out, err, rc, script, timedout }: $code is
+# run_lua($code, %opt) -> { out, err, rc, signal, script, timedout }: $code is
 # written to a file of its own (so its chunk name is @<that file>) and run
 # with luajit, environment from $opt{env}, arguments from $opt{args}. With
 # $opt{timeout} (seconds), a run that takes longer is killed with every
@@ -49,7 +49,7 @@ sub run_lua {
     alarm 0;
   }
   return { out => slurp("$dir/stdout"), err => slurp("$dir/stderr"),
-	   rc => $? >> 8, script => $script, timedout => $timedout };
+	   rc => $? >> 8, signal => $? & 127, script => $script, timedout => $timedout };
 }
 
 # The JSON report of a memprof file: { json, rc, err, loc => {name => entry} }.
