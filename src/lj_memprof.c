@@ -133,6 +133,7 @@ typedef struct StackTab {
   uint32_t *slots;	/* Node by (parent, frame); 0: empty. */
   StackNode *nodes;	/* nodes[0]: the root. */
   uint32_t nnodes, nstacks;
+  uint32_t lastnode, lastid;	/* The last event's stack. */
   StackMemo memo[STACK_MEMO];
   /* The Lua frames of the last stack walked, outermost first: of the
   ** coroutine L with its stack at stack. */
@@ -773,8 +774,12 @@ static void stack_keep(StackTab *t, const StackWalk *w,
 static uint32_t stack_id(MemProf *mp, uint32_t node)
 {
   StackTab *t = &mp->stacks;
-  if (LJ_LIKELY(node != 0 && t->nodes[node].id != 0))
-    return t->nodes[node].id;
+  if (LJ_LIKELY(node == t->lastnode && node != 0))
+    return t->lastid;  /* Mostly: the table's node is far in memory. */
+  if (LJ_LIKELY(node != 0 && t->nodes[node].id != 0)) {
+    t->lastnode = node;
+    return (t->lastid = t->nodes[node].id);
+  }
   if (node == 0 || t->nstacks >= STACK_MAX) {
     mp->stats.full++;
     return LJM_STACK_FULL;
