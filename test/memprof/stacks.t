@@ -150,6 +150,29 @@ LUA
   ok((grep { /\@F:11$/ } keys %$st), 'the finalizer allocates with a stack, innermost its line');
 }
 
+# More distinct stacks than the writer keeps (65536): each of 70000
+# functions, compiled apart, allocates once. Past the bound, events name
+# stack 0 and are counted; the stream stays whole and the program runs.
+{
+  my $bin = scratch() . '/full.bin';
+  my $run = run_lua(<<"LUA", timeout => 120);
+local fns = {}
+for i = 1, 70000 do fns[i] = loadstring("return { " .. i .. " }") end
+assert(misc.memprof.start({ path = "$bin", stacks = true }))
+local keep = {}
+for i = 1, 70000 do keep[i] = fns[i]() end
+assert(misc.memprof.stop())
+LUA
+  is($run->{rc}, 0, 'a full stack table: ran') or diag $run->{err};
+  my $r = memprof_report($bin);
+  is($r->{rc}, 0, 'a full stack table: the stream is complete') or diag $r->{err};
+  is($r->{json}{stacks}{distinct}, 65536, 'a full stack table: 65536 stacks announced');
+  cmp_ok($r->{json}{stacks}{table_full_events}, '>=', 70000 - 65536,
+         'a full stack table: the events past it counted') or diag explain $r->{json}{stacks};
+  my $st = memprof_stacks($bin, $run->{script});
+  ok((grep { /^\[stack table full\]/ } keys %$st), 'a full stack table: the reader names them');
+}
+
 # A full disk stops the profile, the program runs on; os.exit() completes
 # the stream of a profile with stacks.
 {
