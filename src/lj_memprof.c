@@ -753,12 +753,13 @@ static uint32_t stack_nodeof(StackTab *t, const StackWalk *w,
 static void stack_keep(StackTab *t, const StackWalk *w,
 		       const uint32_t *nodeat)
 {
-  StackLast *e = &t->last[w->kept + w->nwalked];
+  StackLast *e;
   int k;
   if (!w->whole) {
     t->nlast = 0;
     return;
   }
+  e = &t->last[w->kept + w->nwalked];
   for (k = 0; k < w->nwalked; k++) {
     *--e = w->walked[k];
     e->below = nodeat[w->rawend[k]];
@@ -861,6 +862,7 @@ static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
   global_State *g = mp->g;
   w->n = w->nwalked = w->kept = w->whole = 0;
   w->base = w->basedepth = 0;
+  w->L = NULL;
   w->uselast = uselast;
   if (mp->cfg.native && stack_native(mp, w))
     return 1;
