@@ -111,7 +111,7 @@ for my $run (['off', 'lua'], ['on', 'lua'], ['on', 'native'], ['on', 'sampled'])
   my $name = "jit $jit, $kind stacks";
   my $bin = scratch() . "/mix-$jit-$kind.bin";
   (my $code = $program) =~ s/JIT/$jit/;
-  my $r = run_lua($code, luajit => $asan, args => [$bin, $kind eq 'native' ? 300 : 1000, $kind],
+  my $r = run_lua($code, luajit => $asan, args => [$bin, 1000, $kind],
                   timeout => 300);
   ok($r->{rc} == 0 && $r->{signal} == 0 && $r->{err} !~ /memprof: stack node/,
      "$name: every stack the same as looked up from the root") or diag $r->{err};
@@ -122,8 +122,10 @@ for my $run (['off', 'lua'], ['on', 'lua'], ['on', 'native'], ['on', 'sampled'])
   ok($left, "$name: the site through the left caller") or diag explain $st;
   if ($kind eq 'lua') {
     is($right, $left, "$name: and as much through the right one");
-  } elsif ($kind eq 'native') {  # The VM's own events (a trace compiled) have the stack they run under.
-    cmp_ok(abs($right - $left), '<', $left / 100, "$name: and as much through the right one, within 1 % ($left and $right)");
+  } elsif ($kind eq 'native') {
+    # The VM's own events (a trace compiled, a collection step) have the
+    # stack they run under: a few KB on either side.
+    cmp_ok(abs($right - $left), '<', $left / 20, "$name: and as much through the right one, within 5 % ($left and $right)");
   } else {  # Estimates: about 300 samples each.
     cmp_ok(abs($right - $left), '<', $left / 2, "$name: and about as much through the right one ($left and $right)");
   }
