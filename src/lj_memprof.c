@@ -725,23 +725,20 @@ static uint32_t stack_rawnode(StackTab *t, uint32_t parent, const RawFrame *r)
 static uint32_t stack_nodeof(StackTab *t, const StackWalk *w,
 			     uint32_t *nodeat)
 {
-  const RawFrame *out = &w->f[w->n-1];  /* out[-d]: d frames in. */
   uint32_t node = w->base;
-  int d = 0;
+  int d = 0, k = w->n-1;  /* w->f[k]: d frames out from the base. */
   nodeat[w->n] = node;
   if (t->rawbase == node)
-    while (d < w->n && d < t->nraw && out[-d].addr == t->raw[d].addr &&
-	   out[-d].at == t->raw[d].at) {
-      nodeat[w->n-1-d] = node = t->rawnode[d];
-      d++;
-    }
-  for (; d < w->n; d++) {
-    if ((node = stack_rawnode(t, node, &out[-d])) == 0) {
+    for (; d < w->n && d < t->nraw && w->f[k].addr == t->raw[d].addr &&
+	   w->f[k].at == t->raw[d].at; d++, k--)
+      nodeat[k] = node = t->rawnode[d];
+  for (; d < w->n; d++, k--) {
+    if ((node = stack_rawnode(t, node, &w->f[k])) == 0) {
       t->nraw = 0;
       return 0;
     }
-    nodeat[w->n-1-d] = node;
-    t->raw[d] = out[-d];
+    nodeat[k] = node;
+    t->raw[d] = w->f[k];
     t->rawnode[d] = node;
   }
   t->rawbase = w->base;
