@@ -420,7 +420,9 @@ typedef struct StackWalk {
   int whole;			/* It reached the bottom, or base. */
   int kept;			/* Frames of the last stack it stopped on. */
   int uselast;			/* It may stop on the last stack, */
-  int c;			/* its frame it came down to. */
+  int c;			/* its frame it came down to, */
+  int good;			/* how many from its first are unchanged, */
+  int lim;			/* and the highest it may stop on. */
   int nwalked;
   StackLast walked[STACK_MAXDEPTH+1];
   int rawend[STACK_MAXDEPTH+1];
@@ -473,17 +475,19 @@ static LJ_AINLINE uint64_t stack_fnid(GCfunc *fn)
 			 (uint64_t)(uintptr_t)fn->c.f;
 }
 
-/* Are the frames of the last stack below its frame j as they were? */
-static int stack_unchanged(const StackLast *e, int j)
+/* How many frames of the last stack, from the first, are as they were:
+** from i on (those below are known to be), j at most. */
+static int stack_unchanged(const StackLast *last, int i, int j)
 {
-  int i;
-  for (i = 0; i < j; i++, e++)
+  for (; i < j; i++) {
+    const StackLast *e = &last[i];
     if (e->frame->u64 != e->link ||
 	(e->check != LAST_LINK &&
 	 (e->check == LAST_NEVER || (e->frame - LJ_FR2)->u64 != e->fslot ||
 	  stack_fnid(frame_func(e->frame)) != e->fnid)))
-      return 0;
-  return 1;
+      break;
+  }
+  return i;
 }
 
 /* The walk is to go through L's frames: those of the last stack it may
@@ -491,6 +495,8 @@ static int stack_unchanged(const StackLast *e, int j)
 static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
 {
   w->L = L;
+  w->good = 0;
+  w->lim = STACK_MAXDEPTH;
   w->c = w->uselast && t->L == L && t->stack == tvref(L->stack) ?
 	 t->nlast-1 : -1;
 }
@@ -516,17 +522,22 @@ static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
   while (c >= 0 && t->last[c].frame > frame)
     c--;
   w->c = c;
-  if (c >= 0 && t->last[c].frame == frame && t->last[c].link == e->link &&
-      c + w->nwalked <= STACK_MAXDEPTH+1 &&
-      t->last[c].depth + w->n <= STACK_MAXDEPTH &&
-      stack_unchanged(t->last, c)) {
-    w->base = t->last[c].below;
-    w->basedepth = t->last[c].depth;
-    w->kept = c;
-    w->whole = 1;
-    return 1;
+  if (c < 0 || c > w->lim || t->last[c].frame != frame ||
+      t->last[c].link != e->link || c + w->nwalked > STACK_MAXDEPTH+1 ||
+      t->last[c].depth + w->n > STACK_MAXDEPTH)
+    return 0;
+  if (w->good < c) {  /* Each frame checked once a walk. */
+    w->good = stack_unchanged(t->last, w->good, c);
+    if (w->good < c) {
+      w->lim = w->good;  /* No stop above a frame that changed. */
+      return 0;
+    }
   }
-  return 0;
+  w->base = t->last[c].below;
+  w->basedepth = t->last[c].depth;
+  w->kept = c;
+  w->whole = 1;
+  return 1;
 }
 
 /* L's frames from frame down, nextframe above it (NULL: the top one). The
