@@ -148,6 +148,12 @@ typedef struct StackTab {
   int nraw;
   RawFrame raw[STACK_MAXDEPTH+1];
   uint32_t rawnode[STACK_MAXDEPTH+1];
+  /* The last stack's top frame (NULL: none to compare with), what ran
+  ** there (stack_top) and the stack's node: an event with the same top,
+  ** the frames below unchanged, has the same stack, without a walk. */
+  cTValue *topframe;
+  uintptr_t topkey;
+  uint32_t topnode;
 } StackTab;
 
 /* Addresses of the sampled blocks still allocated, to record their frees
@@ -176,6 +182,7 @@ typedef struct TraceSite {
   int n;			/* Frames; 0: not known yet. */
   const GCproto *pt;		/* The function the trace was entered in. */
   RawFrame f[TRACESITE_FRAMES];
+  uint32_t below, node;		/* The frames' node on node below; 0: none. */
 } TraceSite;
 
 typedef struct MemProf {
@@ -353,7 +360,8 @@ static LJ_AINLINE uintptr_t memprof_retaddr(const GCtrace *T, const void *cf)
 
 /* A trace allocates from few call sites, each always at the same line:
 ** the answer is kept by return address. Once per event: kept short. */
-static void memprof_loctrace(MemProf *mp, MemLoc *loc, int32_t traceno)
+static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
+					 int32_t traceno)
 {
   global_State *g = mp->g;
   GCtrace *T = traceref(G2J(g), traceno);
@@ -385,7 +393,7 @@ static void memprof_loctrace(MemProf *mp, MemLoc *loc, int32_t traceno)
 }
 #endif
 
-static void memprof_locate(MemProf *mp, MemLoc *loc)
+static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc)
 {
   global_State *g = mp->g;
   int32_t st = g->vmstate;
@@ -614,6 +622,7 @@ static void stack_trace(MemProf *mp, StackWalk *w, int32_t traceno,
     if (ts != NULL && w->n <= TRACESITE_FRAMES) {
       ts->pt = pt;
       ts->n = w->n;
+      ts->node = 0;
       memcpy(ts->f, w->f, (size_t)w->n*sizeof(RawFrame));
     }
   } else {
@@ -905,7 +914,7 @@ static void stack_check(MemProf *mp, const MemLoc *loc, const StackWalk *w,
   int k;
   if (node == 0)
     return;
-  if (!mp->cfg.native) {
+  if (!mp->cfg.native) {  /* (w is NULL for the same stack again.) */
     stack_walk(mp, loc, &again, 0);
     w = &again;
   }
@@ -923,23 +932,171 @@ static void stack_check(MemProf *mp, const MemLoc *loc, const StackWalk *w,
 }
 #endif
 
-static uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
+/* -- The same stack again ------------------------------------------------ */
+
+/* The top frame of the event at loc, and in *key what runs there: a
+** trace's call site, or the PC the interpreter saved (a Lua function's
+** line; for C, the line that called out). With the frame's function and
+** the frames below, that is the whole stack. NULL: no top to compare. */
+static LJ_AINLINE cTValue *stack_top(MemProf *mp, const MemLoc *loc,
+				     lua_State **pL, uintptr_t *key)
 {
+  global_State *g = mp->g;
+  lua_State *L;
+  void *cf;
+#if LJ_HASJIT
+  if (lj_prof_intrace(g->vmstate)) {
+    TValue *base = tvref(g->jit_base);
+    if (loc->site == NULL || base == NULL)
+      return NULL;
+    *pL = gco2th(gcref(g->cur_L));
+    *key = loc->site->ra;
+    return base-1;
+  }
+#endif
+  L = gco2th(gcref(g->prof.mem_L));
+  if (L == NULL || loc->source == ASOURCE_INT)
+    return NULL;
+  cf = cframe_raw(L->cframe);
+  *pL = L;
+  *key = cf != NULL ? (uintptr_t)cframe_pc(cf) : 0;
+  return L->base-1;
+}
+
+/* Is frame the last stack's top, as it was, with the frames below it?
+** Then the event's stack is those frames and what runs on top. */
+static LJ_AINLINE int stack_sametop(MemProf *mp, lua_State *L,
+				    cTValue *frame)
+{
+  StackTab *t = &mp->stacks;
+  const StackLast *e;
+  if (frame != t->topframe || t->nlast == 0)
+    return 0;
+  e = &t->last[t->nlast-1];
+  return e->frame == frame && t->L == L && t->stack == tvref(L->stack) &&
+	 t->stack != mp->gone && frame->u64 == e->link &&
+	 (frame - LJ_FR2)->u64 == e->fslot &&
+	 stack_fnid(frame_func(frame)) == e->fnid &&
+	 stack_unchanged(t->last, 0, t->nlast-1) == t->nlast-1;
+}
+
+#if LJ_HASJIT
+/* The frames of trace site ts, entered in pt, on the frames below (node
+** below, depth of them); kept with the site for sites met in turn. */
+static uint32_t stack_sitenode(StackTab *t, TraceSite *ts, const GCproto *pt,
+			       uint32_t below, uint32_t depth)
+{
+  uint32_t node = below;
+  int i;
+  if (ts->n == 0 || ts->pt != pt || depth + (uint32_t)ts->n > STACK_MAXDEPTH)
+    return STACK_NONE;
+  if (ts->node != 0 && ts->below == below)
+    return ts->node;
+  ts->below = below;
+  ts->node = 0;
+  for (i = ts->n-1; i >= 0; i--)
+    if ((node = stack_rawnode(t, node, &ts->f[i])) == 0)
+      return STACK_NONE;
+  return (ts->node = node);
+}
+#endif
+
+/* The last stack's top frame runs elsewhere now (key): the raw frames
+** there, on the frames below, without a walk. STACK_NONE: they need one
+** (a trace site not known yet, a line not from a PC, no room). */
+static uint32_t stack_newtop(MemProf *mp, const MemLoc *loc, cTValue *frame,
+			     uintptr_t key)
+{
+  StackTab *t = &mp->stacks;
+  const StackLast *e = &t->last[t->nlast-1];
+  GCfunc *fn = frame_func(frame);
+  RawFrame r;
+  uint32_t node;
+  if (!isluafunc(fn))
+    return STACK_NONE;
+#if LJ_HASJIT
+  if (lj_prof_intrace(mp->g->vmstate))
+    return stack_sitenode(t, loc->site, funcproto(fn), e->below, e->depth);
+#else
+  UNUSED(loc);
+#endif
+  if (!lj_proftrace_inproto(funcproto(fn), (const BCIns *)key) ||
+      e->depth + 1 > STACK_MAXDEPTH)
+    return STACK_NONE;
+  r.addr = (uintptr_t)funcproto(fn);
+  r.at = (uint64_t)key;
+  node = stack_rawnode(t, e->below, &r);
+  return node != 0 ? node : STACK_NONE;
+}
+
+/* The node of the event's stack if its top frame is the last stack's, as
+** it was, with the frames below: no walk. STACK_NONE: it needs one. */
+static LJ_AINLINE uint32_t stack_again(MemProf *mp, const MemLoc *loc)
+{
+  StackTab *t = &mp->stacks;
+  lua_State *L;
+  uintptr_t key;
+  cTValue *top = stack_top(mp, loc, &L, &key);
+  uint32_t node;
+  if (top == NULL || !stack_sametop(mp, L, top))
+    return STACK_NONE;
+  if (key == t->topkey)
+    return t->topnode;
+  if ((node = stack_newtop(mp, loc, top, key)) != STACK_NONE) {
+    t->topkey = key;
+    t->topnode = node;
+  }
+  return node;
+}
+
+/* The node of the event's stack, walked. Its top frame is kept to compare
+** the next event's with if the walk went through it; not if its line was
+** not from a PC or a trace's site (it may come from elsewhere). */
+static LJ_NOINLINE uint32_t stack_walked(MemProf *mp, const MemLoc *loc)
+{
+  StackTab *t = &mp->stacks;
   StackWalk w;
   uint32_t nodeat[STACK_MAXDEPTH+2];  /* Of the frames from k out. */
   uint32_t node;
+  lua_State *L = NULL;
+  uintptr_t key = 0;
+  cTValue *top = mp->cfg.native ? NULL : stack_top(mp, loc, &L, &key);
+  t->topframe = NULL;
   if (!stack_walk(mp, loc, &w, 1))
     return STACK_NONE;
   if (w.n > STACK_MAXDEPTH)
     mp->stats.truncated++;
-  node = stack_nodeof(&mp->stacks, &w, nodeat);
-  if (node != 0)
-    stack_keep(&mp->stacks, &w, nodeat);
-  else
-    mp->stacks.nlast = 0;
+  node = stack_nodeof(t, &w, nodeat);
+  if (node == 0) {
+    t->nlast = 0;
+  } else {
+    stack_keep(t, &w, nodeat);
+    if (top != NULL && w.whole && w.n <= STACK_MAXDEPTH && w.L == L &&
+	t->nlast > 0 && t->last[t->nlast-1].frame == top &&
+	(t->last[t->nlast-1].check != LAST_NEVER ||
+	 lj_prof_intrace(mp->g->vmstate))) {
+      t->topframe = top;
+      t->topkey = key;
+      t->topnode = node;
+    }
+  }
 #ifdef LJ_MEMPROF_CHECKSTACKS
   stack_check(mp, loc, &w, node);
 #endif
+  return node;
+}
+
+/* The id of the event's stack; STACK_NONE: it has none. */
+static LJ_AINLINE uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
+{
+  uint32_t node = mp->cfg.native ? STACK_NONE : stack_again(mp, loc);
+  if (node != STACK_NONE) {
+#ifdef LJ_MEMPROF_CHECKSTACKS
+    stack_check(mp, loc, NULL, node);
+#endif
+  } else if ((node = stack_walked(mp, loc)) == STACK_NONE) {
+    return STACK_NONE;
+  }
   return stack_id(mp, node);
 }
 
@@ -1089,10 +1246,11 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
 }
 
 /* Write one event. Allocations carry their stack when stacks are on; a
-** sampled one (weight > 0) the bytes it stands for. */
-static void memprof_write(MemProf *mp, uint8_t aevent, void *ptr,
-			  size_t osize, void *nptr, size_t nsize,
-			  uint64_t weight)
+** sampled one (weight > 0) the bytes it stands for. Inlined: a call more
+** and its spills cost about 40 instructions an event, a third of it. */
+static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
+				     void *ptr, size_t osize, void *nptr,
+				     size_t nsize, uint64_t weight)
 {
   uint32_t stack = STACK_NONE;
   uint8_t *p;
@@ -1443,6 +1601,7 @@ void lj_memprof_addproto(global_State *g, const GCproto *pt)
   if (mp != NULL) {
     /* It may sit where a proto of the last stack was. */
     mp->stacks.nlast = mp->stacks.nraw = 0;
+    mp->stacks.topframe = NULL;
     memset(mp->stacks.memo, 0, sizeof(mp->stacks.memo));
     lj_symtab_writeproto(&mp->out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
@@ -1456,6 +1615,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
   MemProf *mp = memprof_running(g);
   if (mp != NULL) {
     memset(mp->tracesites, 0, sizeof(mp->tracesites));
+    mp->stacks.topframe = NULL;  /* Its call sites are other code. */
     lj_symtab_writetrace(&mp->out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
       memprof_halt(mp);
