@@ -173,7 +173,8 @@ typedef struct MemStats {
 
 /* A trace's call site: its location (stream version 4) and the frames it
 ** runs there (stack_trace), by return address. */
-#define TRACESITE_CACHE		64	/* Power of two: 32 sets of 2. */
+#define TRACESITE_SETBITS	7	/* 128 sets of 2 ways. */
+#define TRACESITE_CACHE		(2 << TRACESITE_SETBITS)
 #define TRACESITE_FRAMES	6
 typedef struct TraceSite {
   uintptr_t ra;			/* Return address into a trace; 0: none. */
@@ -373,8 +374,11 @@ static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
-  /* Two ways: sites met in turn that share a set do not evict each other. */
-  ts = &mp->tracesites[((ra ^ (ra >> 7)) & (TRACESITE_CACHE/2-1)) * 2];
+  /* A miss reads the trace's map (thousands of instructions): the address
+  ** mixed over many sets (alloc_tree's sites fell three to a set of 32
+  ** in one build), two ways (sites met in turn in a set keep theirs). */
+  ts = &mp->tracesites[(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >>
+			(64 - TRACESITE_SETBITS)) * 2];
   if (LJ_UNLIKELY(ts->ra != ra)) {
     if (ts[1].ra == ra) {
       ts++;
