@@ -791,13 +791,11 @@ static void stack_keep(StackTab *t, const StackWalk *w,
   t->stack = tvref(w->L->stack);
 }
 
-/* The id of the stack of node: ids 1, 2, ... in the order of
-** announcement, LJM_STACK_FULL when the table has no room left. */
-static uint32_t stack_id(MemProf *mp, uint32_t node)
+/* The id of the stack of node, not the last event's: ids 1, 2, ... in
+** the order of announcement, LJM_STACK_FULL when the table has no room. */
+static uint32_t stack_newid(MemProf *mp, uint32_t node)
 {
   StackTab *t = &mp->stacks;
-  if (LJ_LIKELY(node == t->lastnode && node != 0))
-    return t->lastid;  /* Mostly: the table's node is far in memory. */
   if (LJ_LIKELY(node != 0 && t->nodes[node].id != 0)) {
     t->lastnode = node;
     return (t->lastid = t->nodes[node].id);
@@ -809,6 +807,15 @@ static uint32_t stack_id(MemProf *mp, uint32_t node)
   t->nodes[node].id = ++t->nstacks;
   stack_announce(mp, node);
   return t->nstacks;
+}
+
+/* Mostly the last event's stack: the table's node is far in memory. */
+static LJ_AINLINE uint32_t stack_id(MemProf *mp, uint32_t node)
+{
+  StackTab *t = &mp->stacks;
+  if (LJ_LIKELY(node == t->lastnode && node != 0))
+    return t->lastid;
+  return stack_newid(mp, node);
 }
 
 /* -- Native call stacks -------------------------------------------------- */
@@ -976,8 +983,8 @@ static LJ_AINLINE int stack_sametop(MemProf *mp, lua_State *L,
   const StackLast *e;
   if (frame != t->topframe || t->nlast == 0)
     return 0;
-  e = &t->last[t->nlast-1];
-  return e->frame == frame && t->L == L && t->stack == tvref(L->stack) &&
+  e = &t->last[t->nlast-1];  /* Its frame is topframe. */
+  return t->L == L && t->stack == tvref(L->stack) &&
 	 t->stack != mp->gone && frame->u64 == e->link &&
 	 (frame - LJ_FR2)->u64 == e->fslot &&
 	 stack_fnid(frame_func(frame)) == e->fnid &&
