@@ -105,9 +105,10 @@ typedef struct StackNode {
 ** it, the frames below it unchanged, stops there (stack_lua). A frame
 ** called from Lua bytecode is unchanged if its link is: the PC above it,
 ** in its bytecode, tells its function and line, the link where the frame
-** below is. Other frames also need their function slot, and a frame whose
-** line came from elsewhere (a continuation, the VM's debug code) is never
-** taken as unchanged. */
+** below is; so is a vararg function's call frame (its frame above holds
+** the function). Other frames also need their function slot, and a frame
+** whose line came from elsewhere (a continuation, the VM's debug code) is
+** never taken as unchanged. */
 enum { LAST_LINK, LAST_SLOTS, LAST_NEVER };
 typedef struct StackLast {
   cTValue *frame;
@@ -562,8 +563,10 @@ static void stack_lua(StackTab *t, StackWalk *w, lua_State *L,
 {
   GCfunc *fn = frame != NULL ? lj_prof_framefunc(L, frame) : NULL;
   while (fn != NULL && frame > tvref(L->stack) + LJ_FR2) {
-    int check = nextframe != NULL && frame_islua(nextframe) ? LAST_LINK :
-		LAST_SLOTS;
+    /* A vararg function's call frame adds no frame to the stack, and holds
+    ** the function its frame above was copied from: its link tells all. */
+    int check = dup || (nextframe != NULL && frame_islua(nextframe)) ?
+		LAST_LINK : LAST_SLOTS;
     if (!dup) {  /* A vararg function's frame sits above its call's. */
       if (isluafunc(fn)) {
 	uint64_t at = stack_luaat(L, fn, nextframe);
