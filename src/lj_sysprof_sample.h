@@ -211,11 +211,16 @@ static SysProf *sysprof_slotof(const siginfo_t *info)
 
 /* The VM runs nothing on this thread (no call into it is under way): the
 ** thread runs its host, or another VM. Such a tick is not the VM's time:
-** no sample, no count, and no other VM's work in its profile. */
+** no sample, no count, and no other VM's work in its profile. A coroutine
+** that yields has no C frame any more before the VM switches back to the
+** one that resumed it: while the main coroutine is in a call, the VM
+** runs. */
 static int sysprof_idle(SysProf *sp)
 {
-  lua_State *L = gco2th(gcref(sp->g->cur_L));
-  return L == NULL || L->cframe == NULL;
+  global_State *g = sp->g;
+  lua_State *L = gco2th(gcref(g->cur_L));
+  return (L == NULL || L->cframe == NULL) &&
+	 mainthread(g)->cframe == NULL;
 }
 
 /* A sample: its VM state counted and, but in mode D, its stack written. */
