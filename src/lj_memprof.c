@@ -11,7 +11,9 @@
 ** C frames walked from the allocator as sysprof walks a sample
 ** (lj_profwalk.h). Most of a stack is usually the last one's: the walk
 ** stops on the first frame of it whose link and frames below are
-** unchanged, and only the frames above are looked up.
+** unchanged, and only the frames above are looked up. The VM marks the
+** lowest frame returned from between two events: the frames below it
+** are not checked.
 */
 
 #define _GNU_SOURCE
@@ -39,9 +41,10 @@
 #include "lj_debug.h"
 #include "lj_frame.h"
 #include "lj_proftrace.h"
+#include "lj_dispatch.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
-#include "lj_dispatch.h"
+#include "lj_trace.h"
 #endif
 #include "lj_profwalk.h"
 #include "lj_symtab.h"
@@ -117,6 +120,7 @@ typedef struct StackLast {
   uint32_t below;	/* Node of the frames below it, */
   uint32_t depth;	/* and how many they are. */
   int check;		/* LAST_*. */
+  int watched;		/* It leaves the stack by a watched return only. */
 } StackLast;
 
 /* A node by (parent, raw frame), for the innermost frames looked up at
@@ -436,6 +440,7 @@ typedef struct StackWalk {
   int c;			/* its frame it came down to, */
   int good;			/* how many from its first are unchanged, */
   int lim;			/* and the highest it may stop on. */
+  uintptr_t retlow;		/* The VM's ret_low when it began. */
   int nwalked;
   StackLast walked[STACK_MAXDEPTH+1];
   int rawend[STACK_MAXDEPTH+1];
@@ -503,8 +508,97 @@ static int stack_unchanged(const StackLast *last, int i, int j)
   return i;
 }
 
+/* -- Returns watched ----------------------------------------------------- */
+
+/* With stacks, the VM lowers g->prof.ret_low to the base of each frame
+** that returns (for a return to C, a pcall, a continuation or a vararg
+** call frame, to the base of the frame below): the interpreter's returns,
+** through the dispatch (lj_vm_retwatch), and its traces' (asm_retf); an
+** error unwinding sets it to 0, as does any dispatch that bypasses the
+** watch. It is reset at each event whose stack is checked. A Lua function
+** called from bytecode leaves the stack by such a return only: if one of
+** the last stack's is based below the mark, with the same link and
+** function slot, neither it nor any frame below it has changed since. */
+
+/* How many of the last stack's frames, from the first, are known to be as
+** they were: those up to the highest watched one below the mark. */
+static int stack_trusted(const StackTab *t, uintptr_t low)
+{
+  int i;
+  if (low == 0)
+    return 0;
+  for (i = t->nlast-1; i >= 0; i--) {
+    const StackLast *e = &t->last[i];
+    if ((uintptr_t)(e->frame + 1) < low && e->watched)
+      return e->frame->u64 == e->link &&
+	     (e->frame - LJ_FR2)->u64 == e->fslot ? i+1 : 0;
+  }
+  return 0;
+}
+
+/* The stack of the event was checked: returns count from here. The watch
+** read again, after: a signal may turn it off in between (jit.profile). */
+static void stack_watchreset(global_State *g)
+{
+  volatile ProfState *ps = &g->prof;
+  ps->ret_low = UINTPTR_MAX;
+  if (!ps->ret_watched)
+    ps->ret_low = 0;
+}
+
+#if LJ_HASJIT
+/* Is there a trace that returns below the frame it was entered in? It was
+** compiled without the watch, maybe. */
+static int stack_tracesreturn(jit_State *J)
+{
+  BCReg i;
+  for (i = 1; i < J->sizetrace; i++) {
+    GCtrace *T = traceref(J, i);
+    IRRef ref;
+    if (T != NULL)
+      for (ref = REF_FIRST; ref < T->nins; ref++)
+	if (T->ir[ref].o == IR_RETF)
+	  return 1;
+  }
+  return 0;
+}
+#endif
+
+/* Stacks without native frames, every event: returns are watched. Traces
+** that return without lowering the mark are flushed first, if that is
+** safe here (not from inside a trace, nor while one is recorded). */
+static void stack_watchon(MemProf *mp, lua_State *L)
+{
+  global_State *g = mp->g;
+  if (!mp->cfg.stacks || mp->cfg.native || mp->cfg.sample)
+    return;
+  g->prof.ret_watch = 1;
+#if LJ_HASJIT
+  if (stack_tracesreturn(G2J(g)) &&
+      (G2J(g)->state != LJ_TRACE_IDLE || tvref(g->jit_base) != NULL ||
+       lj_prof_intrace(g->vmstate) || lj_trace_flushall(L) != 0)) {
+    g->prof.ret_watch = 0;
+    return;
+  }
+#else
+  UNUSED(L);
+#endif
+  lj_dispatch_update(g);
+}
+
+static void stack_watchoff(MemProf *mp)
+{
+  global_State *g = mp->g;
+  if (g->prof.ret_watch) {
+    g->prof.ret_watch = 0;
+    lj_dispatch_update(g);
+  }
+}
+
+/* -- Walking the stack --------------------------------------------------- */
+
 /* The walk is to go through L's frames: those of the last stack it may
-** stop on, if they are L's. */
+** stop on, if they are L's; those below the mark are as they were. */
 static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
 {
   w->L = L;
@@ -512,6 +606,8 @@ static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
   w->lim = STACK_MAXDEPTH;
   w->c = w->uselast && t->L == L && t->stack == tvref(L->stack) ?
 	 t->nlast-1 : -1;
+  if (w->c >= 0)
+    w->good = stack_trusted(t, w->retlow);
 }
 
 /* The walk went through frame, of function fn, its raw frame added: it
@@ -531,6 +627,7 @@ static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
   e->link = frame->u64;
   e->fnid = stack_fnid(fn);
   e->check = check;
+  e->watched = check != LAST_NEVER && isluafunc(fn) && frame_islua(frame);
   w->rawend[w->nwalked++] = w->n;
   while (c >= 0 && t->last[c].frame > frame)
     c--;
@@ -895,6 +992,7 @@ static int stack_walk(MemProf *mp, const MemLoc *loc, StackWalk *w,
   w->base = w->basedepth = 0;
   w->L = NULL;
   w->uselast = uselast;
+  w->retlow = g->prof.ret_low;
   if (mp->cfg.native && stack_native(mp, w))
     return 1;
   w->n = 0;
@@ -984,14 +1082,18 @@ static LJ_AINLINE int stack_sametop(MemProf *mp, lua_State *L,
 {
   StackTab *t = &mp->stacks;
   const StackLast *e;
+  int good;
   if (frame != t->topframe || t->nlast == 0)
     return 0;
   e = &t->last[t->nlast-1];  /* Its frame is topframe. */
-  return t->L == L && t->stack == tvref(L->stack) &&
-	 t->stack != mp->gone && frame->u64 == e->link &&
-	 (frame - LJ_FR2)->u64 == e->fslot &&
-	 stack_fnid(frame_func(frame)) == e->fnid &&
-	 stack_unchanged(t->last, 0, t->nlast-1) == t->nlast-1;
+  if (!(t->L == L && t->stack == tvref(L->stack) &&
+	t->stack != mp->gone && frame->u64 == e->link &&
+	(frame - LJ_FR2)->u64 == e->fslot &&
+	stack_fnid(frame_func(frame)) == e->fnid))
+    return 0;
+  good = stack_trusted(t, mp->g->prof.ret_low);
+  return good >= t->nlast-1 ||
+	 stack_unchanged(t->last, good, t->nlast-1) == t->nlast-1;
 }
 
 #if LJ_HASJIT
@@ -1111,6 +1213,8 @@ static LJ_AINLINE uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   } else if ((node = stack_walked(mp, loc)) == STACK_NONE) {
     return STACK_NONE;
   }
+  if (mp->g->prof.ret_watch)
+    stack_watchreset(mp->g);
   return stack_id(mp, node);
 }
 
@@ -1389,6 +1493,7 @@ static void memprof_release(MemProf *mp)
   mp->g->allocd = mp->allocd;
   mp->g->prof.mem_filter = NULL;
   mp->g->prof.mem_left = INT64_MAX;
+  stack_watchoff(mp);
   lj_symtab_freeobjs(&mp->objs);
   memprof_freetables(mp);
 }
@@ -1552,6 +1657,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
     errno = err;
     return PROFILE_ERRIO;
   }
+  stack_watchon(mp, L);
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
   if (mp->cfg.sample) {  /* The VM's allocation path counts (lj_profmem.h). */

@@ -115,8 +115,11 @@ LUA_API int luaM_memprof_set_format(int format);
 ** with stacks non-zero, every allocation and reallocation carries the Lua
 ** call stack that made it (the allocating coroutine's frames with their
 ** lines, those a trace inlined among them), each distinct stack written
-** once (stream `ljm` v5, docs/formats.md). PROFILE_ERRRUN while a profile
-** runs.
+** once (stream `ljm` v5, docs/formats.md). While such a profile runs,
+** the VM marks the lowest frame returned from between two allocations;
+** traces that return below the frame they started in are flushed when it
+** starts (they are compiled again, marking it, as they run). PROFILE_ERRRUN
+** while a profile runs.
 */
 LUA_API int luaM_memprof_set_stacks(int stacks);
 

@@ -13,7 +13,9 @@
 # (an event whose stack is being moved), the collector shrinking the
 # stack of a coroutine not running; and one function reached through one
 # call site from two callers at the same depth, where only the frames
-# below the site's caller differ.
+# below the site's caller differ. While such a profile runs the VM marks
+# the lowest frame returned from, and the frames below it are not checked:
+# a second program pops frames in a trace and by an error.
 use strict;
 use warnings;
 use FindBin;
@@ -132,6 +134,74 @@ for my $run (['off', 'lua'], ['on', 'lua'], ['on', 'native'], ['on', 'sampled'])
   my $rep = memprof_report($bin);
   cmp_ok($rep->{json}{stacks}{truncated_events} // 0, '>=', 6, "$name: recursion past the cap, counted")
     or diag explain $rep->{json}{stacks};
+}
+
+# What pops frames without a return it sees lowers the mark too. Two
+# patterns, each of a function reached by one chain of calls from two
+# lines, where only the frame that line called differs from one event to
+# the next, below frames as they were. A trace's returns (asm_retf): the
+# loop in J is a trace, its exit to the allocation another, which returns
+# to A, B and the main chunk (three RETF) before the other line calls B.
+# An error unwinding: EJ allocates then throws to the pcall of one line,
+# the next event is through the other's. The traces that return were
+# compiled before the profile started, without the mark: they are flushed.
+my $popped = <<'LUA';
+jit.JIT()
+local keep = {}
+local function j(n)
+  for k = 1, 40 do n = n + k end
+  local t = { n }  -- J
+  keep[n % 64 + 1] = t
+  return t
+end
+local function a(n) local r = j(n) return r end  -- A
+local function b(n) local r = a(n) return r end  -- B
+local function ej(n)
+  keep[n % 64 + 1] = { n }  -- EJ
+  error("unwound")
+end
+local function ea(n) local r = ej(n) return r end  -- EA
+local function eb(n) local r = ea(n) return r end  -- EB
+jit.off(ej) jit.off(ea) jit.off(eb)  -- (In a trace, ej's line is not known.)
+local function returns(n)
+  for i = 1, n do
+    if i % 2 == 0 then
+      b(i)  -- CALL1
+    else
+      b(i)  -- CALL2
+    end
+  end
+end
+returns(2000)  -- Its traces, compiled before the profile: flushed at start.
+assert(misc.memprof.start({ path = arg[1], stacks = true }))
+returns(20000)
+for i = 1, 20000 do
+  if i % 2 == 0 then
+    pcall(eb, i)  -- PCALL1
+  else
+    pcall(eb, i)  -- PCALL2
+  end
+end
+assert(misc.memprof.stop())
+print("done")
+LUA
+my %p = map { $_ => line_of($popped, "-- $_") } qw(J A B CALL1 CALL2 EJ EA EB PCALL1 PCALL2);
+for my $jit ('on', 'off') {
+  my $bin = scratch() . "/popped-$jit.bin";
+  (my $code = $popped) =~ s/JIT/$jit/;
+  my $r = run_lua($code, luajit => $asan, args => [$bin], timeout => 300);
+  ok($r->{rc} == 0 && $r->{signal} == 0 && $r->{err} !~ /memprof: stack node/,
+     "jit $jit, frames popped without a return: every stack the same as looked up from the root")
+    or diag $r->{err};
+  my $st = memprof_stacks($bin, $r->{script});
+  for my $case (['a trace returning', qw(CALL J A B)], ['an error unwinding', qw(PCALL EJ EA EB)]) {
+    my ($what, $call, $top, $mid, $low) = @$case;
+    my $chain = "\@F:$p{$low};\@F:$p{$mid};\@F:$p{$top}";  # (pcall's frame before)
+    my @via = map { my $from = "\@F:$p{$call . $_};";
+                    through({ map { $_ => $st->{$_} } grep { index($_, $from) >= 0 } keys %$st }, $chain) } 1, 2;
+    cmp_ok($via[0], '>=', 10000 * 16, "jit $jit, $what: 10000 tables or more through the first line");
+    is($via[1], $via[0], "jit $jit, $what: as many through the second") or diag explain $st;
+  }
 }
 
 done_testing();
