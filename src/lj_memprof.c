@@ -70,6 +70,8 @@ typedef struct MemLoc {
 /* -- Call stacks and sampled blocks: tables of their own ---------------- */
 
 #define STACK_MAXDEPTH	64		/* Frames of a stack, then a marker. */
+#define STACK_MAXLAST	(2*STACK_MAXDEPTH+2)	/* Lua frames walked through
+					** for them: two a vararg function. */
 #define STACK_MAX	65536		/* Stacks announced, at most. */
 #define STACK_NODES	(1u << 20)	/* Distinct stack prefixes, at most; */
 #define STACK_SLOTS	(2*STACK_NODES)	/* their hash table, half used. */
@@ -145,7 +147,8 @@ typedef struct StackTab {
   lua_State *L;
   cTValue *stack;
   int nlast;
-  StackLast last[STACK_MAXDEPTH+1];
+  StackLast last[STACK_MAXLAST];
+  int trunc;		/* It was cut at STACK_MAXDEPTH. */
   /* The raw frames of the last stack above where its walk stopped (its
   ** base), outermost first, and their nodes: those of a native stack,
   ** walked whole each time, are mostly the same. */
@@ -442,8 +445,8 @@ typedef struct StackWalk {
   int lim;			/* and the highest it may stop on. */
   uintptr_t retlow;		/* The VM's ret_low when it began. */
   int nwalked;
-  StackLast walked[STACK_MAXDEPTH+1];
-  int rawend[STACK_MAXDEPTH+1];
+  StackLast walked[STACK_MAXLAST];
+  int rawend[STACK_MAXLAST];
 } StackWalk;
 
 /* 0 when the stack is full: it ends with the marker then. */
@@ -610,17 +613,25 @@ static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
     w->good = stack_trusted(t, w->retlow);
 }
 
+/* Can a stack of depth raw frames, the last stack's below some of them,
+** be those? If it fits, or if it was cut and this cuts it at the same
+** frame: as many frames above the cut. */
+static LJ_AINLINE int stack_fits(const StackTab *t, uint32_t depth)
+{
+  return depth <= STACK_MAXDEPTH || (t->trunc && depth == STACK_MAXDEPTH+1);
+}
+
 /* The walk went through frame, of function fn, its raw frame added: it
 ** stops there (1) if the frames below are those of the last stack, the
-** same link leading to them, and the stack is no deeper than a walk to
-** the bottom would keep (the last one may be far below a deep one). -1:
-** too many frames to keep them. */
+** same link leading to them, and the stack is what a walk to the bottom
+** would keep (the last one may be far below a deep one). -1: too many
+** frames to keep them. */
 static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
 		      int check)
 {
   StackLast *e = &w->walked[w->nwalked];
   int c = w->c;
-  if (w->nwalked == STACK_MAXDEPTH)
+  if (w->nwalked == STACK_MAXLAST)
     return -1;
   e->frame = frame;
   e->fslot = (frame - LJ_FR2)->u64;
@@ -633,8 +644,8 @@ static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
     c--;
   w->c = c;
   if (c < 0 || c > w->lim || t->last[c].frame != frame ||
-      t->last[c].link != e->link || c + w->nwalked > STACK_MAXDEPTH+1 ||
-      t->last[c].depth + w->n > STACK_MAXDEPTH)
+      t->last[c].link != e->link || c + w->nwalked > STACK_MAXLAST ||
+      !stack_fits(t, t->last[c].depth + (uint32_t)w->n))
     return 0;
   if (w->good < c) {  /* Each frame checked once a walk. */
     w->good = stack_unchanged(t->last, w->good, c);
@@ -654,7 +665,8 @@ static int stack_land(StackTab *t, StackWalk *w, cTValue *frame, GCfunc *fn,
 ** VM is inside its allocator, its frames as they were at the call, but
 ** each step is checked all the same (lj_prof_framebelow): an error being
 ** thrown may have left them half unwound. The walk stops where the frames
-** below are the last stack's (stack_land). */
+** below are the last stack's (stack_land), or at the marker: what it went
+** through is kept all the same. */
 static void stack_lua(StackTab *t, StackWalk *w, lua_State *L,
 		      cTValue *frame, cTValue *nextframe, int dup)
 {
@@ -670,11 +682,11 @@ static void stack_lua(StackTab *t, StackWalk *w, lua_State *L,
 	if ((at & 1) || (nextframe != NULL && frame_iscont(nextframe)))
 	  check = LAST_NEVER;
 	if (!stack_add(w, (uintptr_t)funcproto(fn), at))
-	  return;
+	  break;
       } else if (!(nextframe == NULL && isffunc(fn) && frame_islua(frame))) {
 	/* (A fast function called from Lua is the calling line's.) */
 	if (!stack_add(w, (uintptr_t)fn->c.f, RAW_TAG(LJM_FRAME_CFUNC, 0)))
-	  return;
+	  break;
       }
     }
     if (stack_land(t, w, frame, fn, check))
@@ -684,9 +696,11 @@ static void stack_lua(StackTab *t, StackWalk *w, lua_State *L,
     frame = lj_prof_framebelow(L, frame, 0);  /* Checked: a function's. */
     fn = frame != NULL ? frame_func(frame) : NULL;
   }
-  /* Whole: it came to the first frame, called from C at the base. */
-  w->whole = fn != NULL || (nextframe != NULL && frame_isc(nextframe) &&
-			    frame_prevd(nextframe) <= tvref(L->stack) + LJ_FR2);
+  /* Whole: it came to the marker, or to the first frame, called from C at
+  ** the base. */
+  w->whole = w->n > STACK_MAXDEPTH || fn != NULL ||
+	     (nextframe != NULL && frame_isc(nextframe) &&
+	      frame_prevd(nextframe) <= tvref(L->stack) + LJ_FR2);
 }
 
 #if LJ_HASJIT
@@ -1104,7 +1118,7 @@ static uint32_t stack_sitenode(StackTab *t, TraceSite *ts, const GCproto *pt,
 {
   uint32_t node = below;
   int i;
-  if (ts->n == 0 || ts->pt != pt || depth + (uint32_t)ts->n > STACK_MAXDEPTH)
+  if (ts->n == 0 || ts->pt != pt || !stack_fits(t, depth + (uint32_t)ts->n))
     return STACK_NONE;
   if (ts->node != 0 && ts->below == below)
     return ts->node;
@@ -1137,7 +1151,7 @@ static uint32_t stack_newtop(MemProf *mp, const MemLoc *loc, cTValue *frame,
   UNUSED(loc);
 #endif
   if (!lj_proftrace_inproto(funcproto(fn), (const BCIns *)key) ||
-      e->depth + 1 > STACK_MAXDEPTH)
+      !stack_fits(t, e->depth + 1))
     return STACK_NONE;
   r.addr = (uintptr_t)funcproto(fn);
   r.at = (uint64_t)key;
@@ -1180,14 +1194,13 @@ static LJ_NOINLINE uint32_t stack_walked(MemProf *mp, const MemLoc *loc)
   t->topframe = NULL;
   if (!stack_walk(mp, loc, &w, 1))
     return STACK_NONE;
-  if (w.n > STACK_MAXDEPTH)
-    mp->stats.truncated++;
+  t->trunc = w.basedepth + (uint32_t)w.n > STACK_MAXDEPTH;
   node = stack_nodeof(t, &w, nodeat);
   if (node == 0) {
     t->nlast = 0;
   } else {
     stack_keep(t, &w, nodeat);
-    if (top != NULL && w.whole && w.n <= STACK_MAXDEPTH && w.L == L &&
+    if (top != NULL && w.whole && w.L == L &&
 	t->nlast > 0 && t->last[t->nlast-1].frame == top &&
 	(t->last[t->nlast-1].check != LAST_NEVER ||
 	 lj_prof_intrace(mp->g->vmstate))) {
@@ -1215,6 +1228,8 @@ static LJ_AINLINE uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   }
   if (mp->g->prof.ret_watch)
     stack_watchreset(mp->g);
+  if (mp->stacks.trunc)  /* (The same stack again is cut as the last.) */
+    mp->stats.truncated++;
   return stack_id(mp, node);
 }
 

@@ -6,8 +6,8 @@
 # there every stack is walked again, whole (native stacks are not: the
 # walk from the allocator is the one there is), and looked up frame by
 # frame from the root; the VM aborts if the two differ. Frames of every
-# kind run under allocations here: recursion past the cap (and allocating
-# on the way down past it), varargs, metamethods (continuation frames), C
+# kind run under allocations here: recursion past the cap (allocating on
+# the way down past it, and at its bottom over and over), varargs, metamethods (continuation frames), C
 # calling Lua (table.sort, gsub), coroutines, errors and their handlers,
 # tail calls, finalizers, traces, fast functions and C growing the stack
 # (an event whose stack is being moved), the collector shrinking the
@@ -64,6 +64,12 @@ local function deep(d) if d == 0 then return leaf(2) end local r = deep(d - 1) r
 local function down(d) local t = { d } if d > 0 then return down(d - 1), t end return t end
 local function vdown(d, ...) local t = { ... } if d > 0 then local r = vdown(d - 1, d, ...) return r end return t end
 local function tail(d) if d == 0 then return leaf(1) end return tail(d - 1) end
+-- Allocating at the bottom of a stack past the cap, over and over: the
+-- walk stops on the last stack, cut as this one is.
+local function deeploop(d, k)
+  if d == 0 then for i = 1, k do sink[i % 64 + 1] = leaf(1) end return end
+  deeploop(d - 1, k)
+end
 -- Fast functions that grow the stack they run on: the allocator moves it.
 -- And a C function that does (test/cmod).
 local cmod = require("cmod")
@@ -87,7 +93,7 @@ for i = 1, rounds do
   gsubs(i)
   co(3)
   failing(i)
-  if i % 50 == 0 then deep(80); down(100); vdown(70) end
+  if i % 50 == 0 then deep(80); down(100); vdown(70); deeploop(70, 30) end
   if i % 25 == 0 then grow(1000 + 10 * (i % 300)) end
   tail(i % 20)
   if i % 37 == 0 then collectgarbage() end

@@ -69,7 +69,9 @@ for my $jit ('off', 'on') {
   }
 }
 
-# Deeper than the cap: 64 frames, then the marker; counted.
+# Deeper than the cap: 64 frames, then the marker; counted. A vararg
+# function's frames count once, as any others. A thousand allocations at
+# the bottom of a deep stack: each cut the same way, each counted.
 {
   my $bin = scratch() . '/deep.bin';
   my $run = run_lua(<<"LUA");
@@ -79,8 +81,20 @@ local function down(n)
   local t = down(n - 1)
   return t
 end
+local function vdown(n, ...)
+  if n == 0 then return { ... } end  -- VBOTTOM
+  local t = vdown(n - 1, n, ...)  -- VCALL
+  return t
+end
+local function make(i) return { i, i } end  -- MAKE
+local function loop(n, k)
+  if n == 0 then for i = 1, k do make(i) end return end  -- LOOP
+  loop(n - 1, k)  -- LCALL
+end
 assert(misc.memprof.start({ path = "$bin", stacks = true }))
 local t = down(200)
+local v = vdown(100)
+loop(100, 1000)
 assert(misc.memprof.stop())
 LUA
   is($run->{rc}, 0, 'deep: ran') or diag $run->{err};
@@ -91,9 +105,19 @@ LUA
   is($frames[0], '[more frames]', 'deep: the marker stands for the frames left out, outermost');
   is($frames[-1], '@F:3', 'deep: the innermost frame is the allocation');
   is(scalar(grep { $_ eq '@F:4' } @frames), 63, 'deep: then the recursive calls');
+  my ($vdeep) = grep { /;\@F:8$/ } keys %$st;
+  my @vframes = split /;/, $vdeep // '';
+  is(scalar @vframes, 65, 'deep, vararg: 64 frames and a marker');
+  is($vframes[0], '[more frames]', 'deep, vararg: the marker first');
+  is(scalar(grep { $_ eq '@F:9' } @vframes), 63, 'deep, vararg: 63 recursive calls, a frame each');
+  my @made = grep { /;\@F:14;\@F:12$/ } keys %$st;
+  is(scalar @made, 1, 'deep, made in a loop: one stack') or diag explain $st;
+  my @mframes = split /;/, $made[0] // '';
+  is(scalar @mframes, 65, 'deep, made in a loop: 64 frames and a marker');
+  is(scalar(grep { $_ eq '@F:15' } @mframes), 62, 'deep, made in a loop: 62 recursive calls below the loop');
   my $text = `ljprof report '$bin'`;
-  like($text, qr/Call stacks: \d+ distinct; [1-9]\d* events? with a stack cut at 64 frames; 0 events without one/,
-       'deep: the report counts the cut stacks') or diag $text;
+  my ($cut) = $text =~ /Call stacks: \d+ distinct; (\d+) events? with a stack cut at 64 frames; 0 events without one/;
+  cmp_ok($cut // 0, '>=', 1002, 'deep: the report counts the cut stacks, each of the thousand') or diag $text;
 }
 
 # A coroutine's allocation: its own frames, not the resumer's.
