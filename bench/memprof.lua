@@ -14,7 +14,7 @@ local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 local runner = dir .. "/lib/memprof_run.lua"
 local file = work .. "/memprof-bench.bin"
 
-local programs = { "alloc_tree", "alloc_strings", "alloc_churn" }
+local programs = { "alloc_tree", "alloc_strings", "alloc_churn", "alloc_deep" }
 local order = { "plain", "devnull", "disk", "disk_v4", "stacks", "sampled", "native",
                 "native_sampled" }
 local ratios = { { "devnull", "plain" }, { "disk", "plain" }, { "disk_v4", "plain" },

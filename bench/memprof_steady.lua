@@ -28,7 +28,7 @@ end
 print("| program | plain (s) | v4 / plain | stacks / plain | stacks / v4 | sampled / plain" ..
       " | native / plain | native / stacks | native_sampled / plain |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for _, p in ipairs({ "alloc_churn", "alloc_tree", "alloc_strings" }) do
+for _, p in ipairs({ "alloc_churn", "alloc_tree", "alloc_strings", "alloc_deep" }) do
   local chunk = assert(loadfile(dir .. "/programs/" .. p .. ".lua"))
   local t = {}
   for _, m in ipairs(modes) do t[m[1]] = {} end
