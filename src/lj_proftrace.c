@@ -171,10 +171,14 @@ void lj_proftrace_recstart(jit_State *J)
 }
 
 /* The caller of the Lua frame at frame, and the PC it called from (one
-** ahead); NULL when that is not plain Lua. */
+** ahead); NULL when that is not plain Lua. A function called by pcall or
+** xpcall, which a trace inlines, is the calling line's: the fast
+** function's frame is left out, as its own frame is not the trace's. */
 static cTValue *frame_caller(cTValue *frame, const BCIns **pc)
 {
   cTValue *prev;
+  if (frame_ispcall(frame) && frame_islua(frame_prevd(frame)))
+    frame = frame_prevd(frame);
   if (frame_islua(frame)) {
     *pc = frame_pc(frame);
     prev = frame_prevl(frame);

@@ -12,19 +12,22 @@ use LJProf::Lua;
 use LJProf::Run;
 
 # Three lines allocate tables that escape (none is sunk), in a loop hot
-# enough to be compiled.
+# enough to be compiled, and a fourth in a function it calls by pcall
+# (which the trace inlines).
 my $payload = <<'LUA';
 local jitmode, format, path = arg[1], arg[2], arg[3]
 if jitmode == "off" then jit.off() end
 local keep = {}
-for i = 1, 300 do keep[i] = false end
+for i = 1, 300 do keep[i] = false end local function made(i) return { i, i } end  -- line 4
 collectgarbage() collectgarbage("stop")
 assert(misc.memprof.start({ path = path, format = format }))
 for i = 1, 3000 do
   local a = { i }                                     -- line 8
   local b = { i, i, i, i, i, i, i, i, i }             -- line 9
   local c = { x = i, y = i }                          -- line 10
+  local ok, d = pcall(made, i)                        -- line 11
   keep[i % 300 + 1] = a; keep[(i + 100) % 300 + 1] = b; keep[(i + 200) % 300 + 1] = c
+  keep[(i + 50) % 300 + 1] = d
 end
 assert(misc.memprof.stop())
 LUA
@@ -43,19 +46,19 @@ for my $case (['off', 'v4'], ['on', 'v4'], ['on', 'v3']) {
   my $r = memprof_report($bin);
   is($r->{rc}, 0, "JIT $jit, $format: the stream reads back complete") or diag $r->{err};
   my $src = '@' . $run->{script};
-  $events{"$jit-$format"} = { map { $_ => location($r, "$src:$_")->{alloc_events} } 8, 9, 10 };
+  $events{"$jit-$format"} = { map { $_ => location($r, "$src:$_")->{alloc_events} } 4, 8, 9, 10 };
   $events{"$jit-$format"}{trace} = 0;
   $events{"$jit-$format"}{trace} += $_->{alloc_events} for loc_matching($r, qr/^TRACE/);
 }
 
 my ($off, $on, $v3) = @events{'off-v4', 'on-v4', 'on-v3'};
-for my $line (8, 9, 10) {
+for my $line (4, 8, 9, 10) {
   cmp_ok($off->{$line}, '>=', 3000, "JIT off: line $line allocates on each of the 3000 iterations ($off->{$line})");
   is($on->{$line}, $off->{$line}, "JIT on, v4: line $line is charged exactly as with the JIT off");
 }
 is($on->{trace}, 0, 'JIT on, v4: nothing is left charged to a trace');
-cmp_ok($v3->{trace}, '>', 2000 * 3, "JIT on, v3: the reference's stream charges the trace ($v3->{trace})");
-cmp_ok($v3->{8} + $v3->{9} + $v3->{10}, '<', 1000 * 3, 'JIT on, v3: and not the lines');
+cmp_ok($v3->{trace}, '>', 2000 * 4, "JIT on, v3: the reference's stream charges the trace ($v3->{trace})");
+cmp_ok($v3->{4} + $v3->{8} + $v3->{9} + $v3->{10}, '<', 1000 * 4, 'JIT on, v3: and not the lines');
 
 # The table form's default is v4; the reference's call start(path) is v3.
 my $bin = scratch() . '/default.bin';

@@ -153,7 +153,8 @@ SKIP: {
 }
 
 # -- Inside traces: the snapshot in force names the line, and the frames
-# the trace inlined sit above the line that called them ----------------
+# the trace inlined sit above the line that called them; also when the
+# call is by pcall, which the trace inlines too --------------------------
 
 my $inlined = <<'LUA';
 local function callee(x)
@@ -163,31 +164,35 @@ end
 local s, t0 = 0, os.clock()
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
 while os.clock() - t0 < 1 do
-  for i = 1, 1e6 do s = s + callee(i) end  -- line 8
+  for i = 1, 1e6 do s = s + CALL end  -- line 8
 end
 assert(misc.sysprof.stop())
 LUA
 
-SKIP: {
-  skip 'no JIT in this build', 5 unless $has_jit;
-  my ($stacks, $doc, $script) = profile('inlined', $inlined, 'C');
-  my ($traced, $callee, $under_call, $unknown) = (0, 0, 0, 0);
-  for (@$stacks) {
-    my ($frames, $count) = @$_;
-    my $st = join ';', @$frames;
-    next unless $st =~ /TRACE \[/;
-    $traced += $count;
-    $unknown += $count if $st =~ /\(line \?\)/;
-    next unless $st =~ /\Q$script\E:[23];TRACE/;
-    $callee += $count;
-    $under_call += $count if index($st, "\@$script:8;\@$script:") >= 0;
+for my $case (['inlined', 'callee(i)'], ['inlined by pcall', 'select(2, pcall(callee, i))']) {
+  my ($name, $call) = @$case;
+  (my $code = $inlined) =~ s/CALL/$call/;
+  SKIP: {
+    skip 'no JIT in this build', 6 unless $has_jit;
+    my ($stacks, $doc, $script) = profile($name =~ tr/ /_/r, $code, 'C');
+    my ($traced, $callee, $under_call, $unknown) = (0, 0, 0, 0);
+    for (@$stacks) {
+      my ($frames, $count) = @$_;
+      my $st = join ';', @$frames;
+      next unless $st =~ /TRACE \[/;
+      $traced += $count;
+      $unknown += $count if $st =~ /\(line \?\)/;
+      next unless $st =~ /\Q$script\E:[23];TRACE/;
+      $callee += $count;
+      $under_call += $count if index($st, "\@$script:8;\@$script:") >= 0;
+    }
+    cmp_ok($traced, '>', 100, "$name: most samples are in traces ($traced)");
+    is($unknown, 0, "$name: no line unknown in a trace");
+    cmp_ok($callee, '>', 0.1 * $traced, "$name: the inlined callee's lines have samples ($callee)");
+    is($under_call, $callee, "$name: each sits above the caller's line 8");
+    my $n = line_counts($stacks, '');
+    is($n->{zero}, 0, "$name: no Lua frame at line 0");
   }
-  cmp_ok($traced, '>', 100, "inlined: most samples are in traces ($traced)");
-  is($unknown, 0, 'inlined: no line unknown in a trace');
-  cmp_ok($callee, '>', 0.1 * $traced, "inlined: the inlined callee's lines have samples ($callee)");
-  is($under_call, $callee, "inlined: each sits above the caller's line 8");
-  my $n = line_counts($stacks, '');
-  is($n->{zero}, 0, 'inlined: no Lua frame at line 0');
 }
 
 # -- Inside traces, the line each piece of machine code runs: shares of
