@@ -586,7 +586,7 @@ static void stack_watchon(MemProf *mp, lua_State *L)
 #else
   UNUSED(L);
 #endif
-  lj_dispatch_update(g);
+  lj_dispatch_profupdate(g);
 }
 
 static void stack_watchoff(MemProf *mp)
@@ -594,7 +594,7 @@ static void stack_watchoff(MemProf *mp)
   global_State *g = mp->g;
   if (g->prof.ret_watch) {
     g->prof.ret_watch = 0;
-    lj_dispatch_update(g);
+    lj_dispatch_profupdate(g);
   }
 }
 
