@@ -614,11 +614,11 @@ static void stack_begin(StackTab *t, StackWalk *w, lua_State *L)
 }
 
 /* Can a stack of depth raw frames, the last stack's below some of them,
-** be those? If it fits, or if it was cut and this cuts it at the same
-** frame: as many frames above the cut. */
+** be those? If it fits and the last one was whole, or if the last one was
+** cut and this cuts it at the same frame: as many frames above the cut. */
 static LJ_AINLINE int stack_fits(const StackTab *t, uint32_t depth)
 {
-  return depth <= STACK_MAXDEPTH || (t->trunc && depth == STACK_MAXDEPTH+1);
+  return t->trunc ? depth == STACK_MAXDEPTH+1 : depth <= STACK_MAXDEPTH;
 }
 
 /* The walk went through frame, of function fn, its raw frame added: it

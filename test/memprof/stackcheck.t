@@ -15,7 +15,8 @@
 # call site from two callers at the same depth, where only the frames
 # below the site's caller differ. While such a profile runs the VM marks
 # the lowest frame returned from, and the frames below it are not checked:
-# a second program pops frames in a trace and by an error.
+# a second program pops frames in a trace and by an error, and returns
+# up past the cap.
 use strict;
 use warnings;
 use FindBin;
@@ -187,6 +188,11 @@ for i = 1, 20000 do
   else
     pcall(eb, i)  -- PCALL2
   end
+end
+do  -- Past the cap, on the way up: one frame fewer above the cut each
+    -- time (LuaJIT's opt/sink/nosink.lua).
+  local function f(n) if n == 0 then return 42 end local t = f(n - 1) return { t } end
+  for _ = 1, 3 do f(100) end
 end
 assert(misc.memprof.stop())
 print("done")
