@@ -189,7 +189,9 @@ for my $case (['inlined', 'callee(i)'], ['inlined by pcall', 'select(2, pcall(ca
     cmp_ok($traced, '>', 100, "$name: most samples are in traces ($traced)");
     is($unknown, 0, "$name: no line unknown in a trace");
     cmp_ok($callee, '>', 0.1 * $traced, "$name: the inlined callee's lines have samples ($callee)");
-    is($under_call, $callee, "$name: each sits above the caller's line 8");
+    is($under_call, $callee, "$name: each sits above the caller's line 8")
+      or diag join "\n", grep { /\Q$script\E:[23];TRACE/ && index($_, "\@$script:8;\@$script:") < 0 }
+                         map { join(';', @{ $_->[0] }) . " $_->[1]" } @$stacks;
     my $n = line_counts($stacks, '');
     is($n->{zero}, 0, "$name: no Lua frame at line 0");
   }
