@@ -7,9 +7,10 @@
 # walk from the allocator is the one there is), and looked up frame by
 # frame from the root; the VM aborts if the two differ. Frames of every
 # kind run under allocations here: recursion past the cap (allocating on
-# the way down past it, and at its bottom over and over), varargs, metamethods (continuation frames), C
-# calling Lua (table.sort, gsub), coroutines, errors and their handlers,
-# tail calls, finalizers, traces, fast functions and C growing the stack
+# the way down past it, and at its bottom over and over), varargs,
+# metamethods (continuation frames), C calling Lua (table.sort, gsub),
+# coroutines, errors and their handlers, tail calls, finalizers, traces,
+# fast functions and C growing the stack
 # (an event whose stack is being moved), the collector shrinking the
 # stack of a coroutine not running; and one function reached through one
 # call site from two callers at the same depth, where only the frames
@@ -169,7 +170,7 @@ local function ej(n)
 end
 local function ea(n) local r = ej(n) return r end  -- EA
 local function eb(n) local r = ea(n) return r end  -- EB
-jit.off(ej) jit.off(ea) jit.off(eb)  -- (In a trace, ej's line is not known.)
+jit.off(ej) jit.off(ea) jit.off(eb)  -- Real frames, for the error to unwind.
 local function returns(n)
   for i = 1, n do
     if i % 2 == 0 then
