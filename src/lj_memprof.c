@@ -181,8 +181,9 @@ typedef struct MemStats {
 
 /* A trace's call site: its location (stream version 4) and the frames it
 ** runs there (stack_trace), by return address. */
-#define TRACESITE_SETBITS	7	/* 128 sets of 2 ways. */
-#define TRACESITE_CACHE		(2 << TRACESITE_SETBITS)
+#define TRACESITE_BITS		8
+#define TRACESITE_CACHE		(1 << TRACESITE_BITS)
+#define TRACESITE_MAX		(TRACESITE_CACHE*3/4)  /* Then emptied. */
 #define TRACESITE_FRAMES	6
 typedef struct TraceSite {
   uintptr_t ra;			/* Return address into a trace; 0: none. */
@@ -214,9 +215,11 @@ typedef struct MemProf {
   uint64_t ntraceloc;		/* Trace locations announced. */
   int64_t mark_left;		/* Events to write before the clock is read. */
   uint64_t t0, tmark;		/* Start, last mark: monotonic ns. */
-  /* By return address; emptied when a trace appears (it may reuse the
-  ** machine code of one that is gone): an address names one trace. */
+  /* By return address, open addressing; emptied when a trace appears (it
+  ** may reuse the machine code of one that is gone): an address names one
+  ** trace. */
   TraceSite tracesites[TRACESITE_CACHE];
+  uint32_t ntracesites;
   /* Native stacks: the walk, and the return address of the allocator's
   ** call (set by the allocator), where the walk starts. */
   ProfWalk walk;
@@ -308,6 +311,13 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
   }
 }
 
+/* All trace sites forgotten: at the start, when a trace appears. */
+static void memprof_emptysites(MemProf *mp)
+{
+  memset(mp->tracesites, 0, sizeof(mp->tracesites));
+  mp->ntracesites = 0;
+}
+
 #if LJ_HASJIT
 /* A trace location is announced once, with the next number, and events
 ** name it by that number: about as few bytes as a trace number. */
@@ -367,6 +377,26 @@ static LJ_AINLINE uintptr_t memprof_retaddr(const GCtrace *T, const void *cf)
   return ra - (uintptr_t)T->mcode < T->szmcode ? ra : 0;
 }
 
+/* The slot of the site at return address ra, or an empty one for it (all
+** emptied if they are too many). */
+static LJ_AINLINE TraceSite *memprof_tracesite(MemProf *mp, uintptr_t ra)
+{
+  uint32_t i = (uint32_t)(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >>
+			  (64 - TRACESITE_BITS));
+  TraceSite *ts;
+  while ((ts = &mp->tracesites[i])->ra != ra) {
+    if (ts->ra == 0) {
+      if (LJ_UNLIKELY(++mp->ntracesites > TRACESITE_MAX)) {
+	memprof_emptysites(mp);
+	return memprof_tracesite(mp, ra);
+      }
+      break;
+    }
+    i = (i+1) & (TRACESITE_CACHE-1);
+  }
+  return ts;
+}
+
 /* A trace allocates from few call sites, each always at the same line:
 ** the answer is kept by return address. Once per event: kept short. */
 static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
@@ -382,22 +412,17 @@ static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
   ra = memprof_retaddr(T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
-  /* A miss reads the trace's map (thousands of instructions): the address
-  ** mixed over many sets (alloc_tree's sites fell three to a set of 32
-  ** in one build), two ways (sites met in turn in a set keep theirs). */
-  ts = &mp->tracesites[(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >>
-			(64 - TRACESITE_SETBITS)) * 2];
+  /* A miss reads the trace's map (thousands of instructions): no site may
+  ** push out another that is met in turn. A set-associative cache did, in
+  ** some runs of alloc_tree and not others, as the code's address fell:
+  ** three sites in a set of two ways missed at every event. */
+  ts = memprof_tracesite(mp, ra);
   if (LJ_UNLIKELY(ts->ra != ra)) {
-    if (ts[1].ra == ra) {
-      ts++;
-    } else {
-      ts[1] = ts[0];
-      memprof_tracelua(mp, loc, L, T, ra);
-      ts->ra = ra;
-      ts->source = loc->source;
-      ts->addr = loc->addr;
-      ts->n = 0;
-    }
+    memprof_tracelua(mp, loc, L, T, ra);
+    ts->ra = ra;
+    ts->source = loc->source;
+    ts->addr = loc->addr;
+    ts->n = 0;
   }
   loc->source = ts->source;
   loc->addr = ts->addr;
@@ -1646,7 +1671,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   /* Samples carry stacks; native frames are in stacks. */
   mp->cfg.stacks = cfg->stacks || cfg->native || cfg->sample;
   mp->version = cfg->version;
-  memset(mp->tracesites, 0, sizeof(mp->tracesites));
+  memprof_emptysites(mp);
   mp->ntraceloc = 0;
   if (!memprof_newtables(mp)) {
     memprof_freetables(mp);
@@ -1750,7 +1775,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
   MemProf *mp = memprof_running(g);
   if (mp != NULL) {
-    memset(mp->tracesites, 0, sizeof(mp->tracesites));
+    memprof_emptysites(mp);
     mp->stacks.topframe = NULL;  /* Its call sites are other code. */
     lj_symtab_writetrace(&mp->out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
     if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))

@@ -60,6 +60,54 @@ is($on->{trace}, 0, 'JIT on, v4: nothing is left charged to a trace');
 cmp_ok($v3->{trace}, '>', 2000 * 4, "JIT on, v3: the reference's stream charges the trace ($v3->{trace})");
 cmp_ok($v3->{4} + $v3->{8} + $v3->{9} + $v3->{10}, '<', 1000 * 4, 'JIT on, v3: and not the lines');
 
+# More call sites than the profile keeps (192), in traces compiled before
+# it starts: 300 lines in twelve loops, each allocating once an iteration;
+# the sites are forgotten and found again, each line charged exactly.
+my @many_lines;
+my $many = "local jitmode, path = arg[1], arg[2]\n" .
+  "if jitmode == 'off' then jit.off() end\n" .
+  "local keep, f = {}, {}\n";
+for my $j (1 .. 12) {
+  $many .= "f[$j] = function(n) for i = 1, n do\n";
+  for my $k (1 .. 25) {
+    push @many_lines, 1 + ($many =~ tr/\n//);
+    $many .= "  keep[" . (($j - 1) * 25 + $k) . "] = { i }\n";
+  }
+  $many .= "end end\n";
+}
+$many .= <<'LUA';
+local function ntraces()
+  local n = 0
+  for t = 1, 1000 do if require("jit.util").traceinfo(t) then n = n + 1 end end
+  return n
+end
+for j = 1, 12 do f[j](300) end
+ntraces()
+local before = ntraces()
+collectgarbage("stop")
+assert(misc.memprof.start({ path = path }))
+for _ = 1, 2 do for j = 1, 12 do f[j](200) end end
+assert(misc.memprof.stop())
+io.write(before, " ", ntraces())
+LUA
+my %many;
+for my $jit ('off', 'on') {
+  my $bin = scratch() . "/many-$jit.bin";
+  my $run = run_lua($many, args => [$jit, $bin], timeout => 60);
+  is($run->{rc}, 0, "300 sites, JIT $jit: ran") or diag $run->{err};
+  my $r = memprof_report($bin);
+  my $src = '@' . $run->{script};
+  $many{$jit} = [ map { location($r, "$src:$_")->{alloc_events} } @many_lines ];
+  $many{"$jit-trace"} = 0;
+  $many{"$jit-trace"} += $_->{alloc_events} for loc_matching($r, qr/^TRACE/);
+  $many{"$jit-out"} = $run->{out};
+}
+like($many{'on-out'}, qr/^(\d+) \1$/, "300 sites, JIT on: no trace appears while profiled ($many{'on-out'})");
+cmp_ok(($many{'on-out'} =~ /^(\d+)/)[0], '>=', 12, '300 sites, JIT on: the twelve loops are compiled before');
+is(scalar(grep { $_ >= 400 } @{ $many{off} }), 300, '300 sites, JIT off: each line allocates on each of the 400 iterations');
+is_deeply($many{on}, $many{off}, '300 sites, JIT on: each line is charged exactly as with the JIT off');
+is($many{'on-trace'}, 0, '300 sites, JIT on: nothing is left charged to a trace');
+
 # The table form's default is v4; the reference's call start(path) is v3.
 my $bin = scratch() . '/default.bin';
 my $run = run_lua(<<"LUA");
