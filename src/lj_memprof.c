@@ -862,17 +862,13 @@ static void stack_announce(MemProf *mp, uint32_t node)
   }
 }
 
-/* The node of raw frame r on the stack of node parent: remembered for the
-** frames met often, else looked up (0: no room). */
-static uint32_t stack_rawnode(StackTab *t, uint32_t parent, const RawFrame *r)
+/* The node of raw frame r on the stack of node parent, looked up and
+** remembered in memo slot m (0: no room). */
+static LJ_NOINLINE uint32_t stack_memonode(StackTab *t, StackMemo *m,
+					   uint32_t parent, const RawFrame *r)
 {
-  uint64_t h = (r->addr ^ r->at ^ parent) * 0x9e3779b97f4a7c15ull;
-  StackMemo *m = &t->memo[(h >> 40) & (STACK_MEMO-1)];
   MemFrame f;
   uint32_t node;
-  if (m->node != 0 && m->parent == parent && m->r.addr == r->addr &&
-      m->r.at == r->at)
-    return m->node;
   stack_frame(&f, r);
   if ((node = stack_node(t, parent, &f)) == 0)
     return 0;
@@ -880,6 +876,19 @@ static uint32_t stack_rawnode(StackTab *t, uint32_t parent, const RawFrame *r)
   m->parent = parent;
   m->node = node;
   return node;
+}
+
+/* The node of raw frame r on the stack of node parent: remembered for the
+** frames met often, else looked up (0: no room). A few a stack: inline. */
+static LJ_AINLINE uint32_t stack_rawnode(StackTab *t, uint32_t parent,
+					 const RawFrame *r)
+{
+  uint64_t h = (r->addr ^ r->at ^ parent) * 0x9e3779b97f4a7c15ull;
+  StackMemo *m = &t->memo[(h >> 40) & (STACK_MEMO-1)];
+  if (m->node != 0 && m->parent == parent && m->r.addr == r->addr &&
+      m->r.at == r->at)
+    return m->node;
+  return stack_memonode(t, m, parent, r);
 }
 
 /* The node of the stack walked, its raw frames on w->base, and nodeat[k]
@@ -1065,7 +1074,7 @@ static void stack_check(MemProf *mp, const MemLoc *loc, const StackWalk *w,
   int k;
   if (node == 0)
     return;
-  if (!mp->cfg.native) {  /* (w is NULL for the same stack again.) */
+  if (!mp->cfg.native) {  /* (w is NULL: found without a walk.) */
     stack_walk(mp, loc, &again, 0);
     w = &again;
   }
@@ -1083,7 +1092,7 @@ static void stack_check(MemProf *mp, const MemLoc *loc, const StackWalk *w,
 }
 #endif
 
-/* -- The same stack again ------------------------------------------------ */
+/* -- The last stack, a few calls or returns on ---------------------- */
 
 /* The top frame of the event at loc, and in *key what runs there: a
 ** trace's call site, or the PC the interpreter saved (a Lua function's
@@ -1114,25 +1123,28 @@ static LJ_AINLINE cTValue *stack_top(MemProf *mp, const MemLoc *loc,
   return L->base-1;
 }
 
-/* Is frame the last stack's top, as it was, with the frames below it?
-** Then the event's stack is those frames and what runs on top. */
-static LJ_AINLINE int stack_sametop(MemProf *mp, lua_State *L,
-				    cTValue *frame)
+/* Is the last stack's i-th frame at frame, as it was, with the frames
+** below it? What a walk asks of the frame it stops on (stack_land). */
+static int stack_kept(MemProf *mp, int i, cTValue *frame)
 {
   StackTab *t = &mp->stacks;
-  const StackLast *e;
+  const StackLast *e = &t->last[i];
   int good;
-  if (frame != t->topframe || t->nlast == 0)
+  uintptr_t low = mp->g->prof.ret_low;
+  if (e->frame != frame || frame->u64 != e->link ||
+      (frame - LJ_FR2)->u64 != e->fslot ||
+      stack_fnid(frame_func(frame)) != e->fnid)
     return 0;
-  e = &t->last[t->nlast-1];  /* Its frame is topframe. */
-  if (!(t->L == L && t->stack == tvref(L->stack) &&
-	t->stack != mp->gone && frame->u64 == e->link &&
-	(frame - LJ_FR2)->u64 == e->fslot &&
-	stack_fnid(frame_func(frame)) == e->fnid))
-    return 0;
-  good = stack_trusted(t, mp->g->prof.ret_low);
-  return good >= t->nlast-1 ||
-	 stack_unchanged(t->last, good, t->nlast-1) == t->nlast-1;
+  /* Mostly it, or the one below (a trace's frame is never watched), has
+  ** not returned: it is below the mark (stack_trusted). */
+  if (e->watched && (uintptr_t)(frame + 1) < low)
+    return 1;
+  if (i > 0 && e[-1].watched && (uintptr_t)(e[-1].frame + 1) < low &&
+      e[-1].frame->u64 == e[-1].link &&
+      (e[-1].frame - LJ_FR2)->u64 == e[-1].fslot)
+    return 1;
+  good = stack_trusted(t, low);
+  return good >= i || stack_unchanged(t->last, good, i) == i;
 }
 
 #if LJ_HASJIT
@@ -1156,52 +1168,123 @@ static uint32_t stack_sitenode(StackTab *t, TraceSite *ts, const GCproto *pt,
 }
 #endif
 
-/* The last stack's top frame runs elsewhere now (key): the raw frames
-** there, on the frames below, without a walk. STACK_NONE: they need one
-** (a trace site not known yet, a line not from a PC, no room). */
-static uint32_t stack_newtop(MemProf *mp, const MemLoc *loc, cTValue *frame,
-			     uintptr_t key)
+/* The raw frames of the top frame, running Lua function fn at key, on the
+** frames below (node below, depth of them), without a walk. STACK_NONE:
+** they need one (a trace site not known yet, a line not from a PC, no
+** room, too many frames). */
+static uint32_t stack_newtop(MemProf *mp, const MemLoc *loc, GCfunc *fn,
+			     uintptr_t key, uint32_t below, uint32_t depth)
 {
-  StackTab *t = &mp->stacks;
-  const StackLast *e = &t->last[t->nlast-1];
-  GCfunc *fn = frame_func(frame);
   RawFrame r;
   uint32_t node;
-  if (!isluafunc(fn))
-    return STACK_NONE;
 #if LJ_HASJIT
   if (lj_prof_intrace(mp->g->vmstate))
-    return stack_sitenode(t, loc->site, funcproto(fn), e->below, e->depth);
+    return stack_sitenode(&mp->stacks, loc->site, funcproto(fn), below,
+			  depth);
 #else
   UNUSED(loc);
 #endif
   if (!lj_proftrace_inproto(funcproto(fn), (const BCIns *)key) ||
-      !stack_fits(t, e->depth + 1))
+      !stack_fits(&mp->stacks, depth + 1))
     return STACK_NONE;
   r.addr = (uintptr_t)funcproto(fn);
   r.at = (uint64_t)key;
-  node = stack_rawnode(t, e->below, &r);
+  node = stack_rawnode(&mp->stacks, below, &r);
   return node != 0 ? node : STACK_NONE;
 }
 
-/* The node of the event's stack if its top frame is the last stack's, as
-** it was, with the frames below: no walk. STACK_NONE: it needs one. */
+/* The event's stack is the last one's up to its i-th frame, top, where
+** fn runs at key now: those frames are kept, as a walk would. */
+static uint32_t stack_ontop(MemProf *mp, const MemLoc *loc, int i,
+			    cTValue *top, GCfunc *fn, uintptr_t key)
+{
+  StackTab *t = &mp->stacks;
+  StackLast *e = &t->last[i];
+  uint32_t node = stack_newtop(mp, loc, fn, key, e->below, e->depth);
+  if (node == STACK_NONE)
+    return STACK_NONE;
+  /* A trace's frame is the trace's, never taken as unchanged (stack_trace);
+  ** the interpreter's top its function slot (stack_lua). */
+  e->check = lj_prof_intrace(mp->g->vmstate) ? LAST_NEVER : LAST_SLOTS;
+  e->watched = e->check != LAST_NEVER && frame_islua(top);
+  t->nlast = i+1;
+  t->topframe = top;
+  t->topkey = key;
+  t->topnode = node;
+  return node;
+}
+
+/* The event's stack is the last one's up to its i-th frame, then the
+** frames fr[n-1] down to fr[0], the top, each called from bytecode by the
+** one below: their lines are those of the calls. All are kept, as a walk
+** would keep them. */
+static uint32_t stack_called(MemProf *mp, const MemLoc *loc, int i,
+			     cTValue **fr, int n, GCfunc *fn, uintptr_t key)
+{
+  StackTab *t = &mp->stacks;
+  StackLast *e = &t->last[i];
+  if (i+n+1 > STACK_MAXLAST)
+    return STACK_NONE;
+  for (; n > 0; n--, e++) {
+    cTValue *f = fr[n-1];
+    RawFrame r;
+    uint32_t below;
+    r.addr = (uintptr_t)e->fnid;  /* The caller's proto (lj_prof_framebelow). */
+    r.at = (uint64_t)(uintptr_t)frame_pc(f);
+    if ((below = stack_rawnode(t, e->below, &r)) == 0)
+      return STACK_NONE;
+    e->check = LAST_LINK;
+    e->watched = frame_islua(e->frame);
+    e[1].frame = f;
+    e[1].fslot = (f - LJ_FR2)->u64;
+    e[1].link = f->u64;
+    e[1].fnid = stack_fnid(frame_func(f));
+    e[1].below = below;
+    e[1].depth = e->depth + 1;
+  }
+  return stack_ontop(mp, loc, (int)(e - t->last), fr[0], fn, key);
+}
+
+/* The node of the event's stack if it is the last one's up to a frame of
+** it, as it was, and then at most STACK_CALLS frames, each called from
+** bytecode by the one below: no walk. Mostly an event runs where the last
+** one did, or a few calls or returns on. STACK_NONE: it needs one. */
+#define STACK_CALLS	4
 static LJ_AINLINE uint32_t stack_again(MemProf *mp, const MemLoc *loc)
 {
   StackTab *t = &mp->stacks;
   lua_State *L;
   uintptr_t key;
-  cTValue *top = stack_top(mp, loc, &L, &key);
-  uint32_t node;
-  if (top == NULL || !stack_sametop(mp, L, top))
+  cTValue *top = stack_top(mp, loc, &L, &key), *fr[STACK_CALLS];
+  GCfunc *fn;
+  int i, n;
+  if (top == NULL || t->nlast == 0 || t->L != L ||
+      t->stack != tvref(L->stack) || t->stack == mp->gone)
     return STACK_NONE;
-  if (key == t->topkey)
-    return t->topnode;
-  if ((node = stack_newtop(mp, loc, top, key)) != STACK_NONE) {
-    t->topkey = key;
-    t->topnode = node;
+  for (i = t->nlast-1; i > 0 && t->last[i].frame > top; i--)
+    ;
+  if (stack_kept(mp, i, top)) {
+    if (top == t->topframe && key == t->topkey)
+      return t->topnode;  /* (Only the top frame is kept as top.) */
+    fn = frame_func(top);
+    return isluafunc(fn) ? stack_ontop(mp, loc, i, top, fn, key) :
+			   STACK_NONE;
   }
-  return node;
+  if ((fn = lj_prof_framefunc(L, top)) == NULL || !isluafunc(fn))
+    return STACK_NONE;
+  for (fr[0] = top, n = 1; ; n++) {
+    cTValue *caller;
+    if (!frame_islua(fr[n-1]) ||
+	(caller = lj_prof_framebelow(L, fr[n-1], 0)) == NULL)
+      return STACK_NONE;
+    for (; i > 0 && t->last[i].frame > caller; i--)
+      ;
+    if (stack_kept(mp, i, caller))
+      return stack_called(mp, loc, i, fr, n, fn, key);
+    if (n == STACK_CALLS)
+      return STACK_NONE;
+    fr[n] = caller;
+  }
 }
 
 /* The node of the event's stack, walked. Its top frame is kept to compare
@@ -1253,7 +1336,7 @@ static LJ_AINLINE uint32_t memprof_stack(MemProf *mp, const MemLoc *loc)
   }
   if (mp->g->prof.ret_watch)
     stack_watchreset(mp->g);
-  if (mp->stacks.trunc)  /* (The same stack again is cut as the last.) */
+  if (mp->stacks.trunc)  /* (One found without a walk is cut as the last.) */
     mp->stats.truncated++;
   return stack_id(mp, node);
 }

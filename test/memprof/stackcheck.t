@@ -17,7 +17,8 @@
 # below the site's caller differ. While such a profile runs the VM marks
 # the lowest frame returned from, and the frames below it are not checked:
 # a second program pops frames in a trace and by an error, and returns
-# up past the cap.
+# up past the cap, and builds trees, a few calls or returns from one stack
+# to the next.
 use strict;
 use warnings;
 use FindBin;
@@ -190,6 +191,15 @@ for i = 1, 20000 do
     pcall(eb, i)  -- PCALL2
   end
 end
+do  -- Calls and returns a few frames at a time, as alloc_tree makes
+    -- trees: the next stack is mostly the last up to a frame, then up to
+    -- four frames called from it.
+  local function make(d)
+    if d == 0 then return {} end  -- LEAF
+    return { make(d - 1), make(d - 1) }  -- NODE
+  end
+  for _ = 1, 40 do keep[1] = make(8) end  -- TREE
+end
 do  -- Past the cap, on the way up: one frame fewer above the cut each
     -- time (LuaJIT's opt/sink/nosink.lua).
   local function f(n) if n == 0 then return 42 end local t = f(n - 1) return { t } end
@@ -198,7 +208,7 @@ end
 assert(misc.memprof.stop())
 print("done")
 LUA
-my %p = map { $_ => line_of($popped, "-- $_") } qw(J A B CALL1 CALL2 EJ EA EB PCALL1 PCALL2);
+my %p = map { $_ => line_of($popped, "-- $_") } qw(J A B CALL1 CALL2 EJ EA EB PCALL1 PCALL2 TREE NODE LEAF);
 for my $jit ('on', 'off') {
   my $bin = scratch() . "/popped-$jit.bin";
   (my $code = $popped) =~ s/JIT/$jit/;
@@ -215,6 +225,18 @@ for my $jit ('on', 'off') {
     cmp_ok($via[0], '>=', 10000 * 16, "jit $jit, $what: 10000 tables or more through the first line");
     is($via[1], $via[0], "jit $jit, $what: as many through the second") or diag explain $st;
   }
+  # 40 trees of depth 8: 256 leaves each, all eight make frames deep; the
+  # nodes made j frames deep are half those made j+1 deep.
+  my $root = "\@F:$p{TREE}";
+  my @leaf = grep { /$root((?:;\@F:$p{NODE})*);\@F:$p{LEAF}$/ } keys %$st;
+  is(scalar(@leaf), 1, "jit $jit, trees: one stack makes the leaves") or diag explain \@leaf;
+  is(scalar(() = ($leaf[0] // '') =~ /\@F:$p{NODE}/g), 8, "jit $jit, trees: eight frames on line NODE below it");
+  my @node = map { my $k = $root . ";\@F:$p{NODE}" x $_;
+                   through({ map { $_ => $st->{$_} } grep { /(^|;)\Q$k\E$/ } keys %$st }, $k) } 1 .. 8;
+  ok($node[0] > 0 && !grep({ $node[$_] != 2 * $node[$_ - 1] } 1 .. 7),
+     "jit $jit, trees: each frame deeper on line NODE makes twice the bytes (@node)")
+    or diag explain [ grep { index($_, "\@F:$p{NODE}") >= 0 } sort keys %$st ];
+  is(($st->{$leaf[0] // ''} // 0) % (40 * 256), 0, "jit $jit, trees: the leaves, 40 * 256 tables");
 }
 
 done_testing();
