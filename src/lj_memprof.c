@@ -1193,16 +1193,15 @@ static uint32_t stack_newtop(MemProf *mp, const MemLoc *loc, GCfunc *fn,
   return node != 0 ? node : STACK_NONE;
 }
 
-/* The event's stack is the last one's up to its i-th frame, top, where
-** fn runs at key now: those frames are kept, as a walk would. */
-static uint32_t stack_ontop(MemProf *mp, const MemLoc *loc, int i,
-			    cTValue *top, GCfunc *fn, uintptr_t key)
+#define STACK_CALLS	4	/* Frames called since the last stack, at most. */
+
+/* The event's stack, node, is the last one's up to its i-th frame, top,
+** where the event runs at key: kept as a walk would keep it. */
+static void stack_settop(MemProf *mp, int i, cTValue *top, uintptr_t key,
+			 uint32_t node)
 {
   StackTab *t = &mp->stacks;
   StackLast *e = &t->last[i];
-  uint32_t node = stack_newtop(mp, loc, fn, key, e->below, e->depth);
-  if (node == STACK_NONE)
-    return STACK_NONE;
   /* A trace's frame is the trace's, never taken as unchanged (stack_trace);
   ** the interpreter's top its function slot (stack_lua). */
   e->check = lj_prof_intrace(mp->g->vmstate) ? LAST_NEVER : LAST_SLOTS;
@@ -1211,45 +1210,54 @@ static uint32_t stack_ontop(MemProf *mp, const MemLoc *loc, int i,
   t->topframe = top;
   t->topkey = key;
   t->topnode = node;
-  return node;
 }
 
 /* The event's stack is the last one's up to its i-th frame, then the
 ** frames fr[n-1] down to fr[0], the top, each called from bytecode by the
-** one below: their lines are those of the calls. All are kept, as a walk
-** would keep them. */
+** one below: their lines are those of the calls. Kept as a walk would
+** keep them, once all are looked up. */
 static uint32_t stack_called(MemProf *mp, const MemLoc *loc, int i,
 			     cTValue **fr, int n, GCfunc *fn, uintptr_t key)
 {
   StackTab *t = &mp->stacks;
   StackLast *e = &t->last[i];
+  uint32_t below[STACK_CALLS], node = e->below;
+  uint64_t caller = e->fnid;  /* A proto: lj_prof_framebelow found it. */
+  int k;
   if (i+n+1 > STACK_MAXLAST)
     return STACK_NONE;
-  for (; n > 0; n--, e++) {
-    cTValue *f = fr[n-1];
+  for (k = 0; k < n; k++) {
+    cTValue *f = fr[n-1-k];
     RawFrame r;
-    uint32_t below;
-    r.addr = (uintptr_t)e->fnid;  /* The caller's proto (lj_prof_framebelow). */
+    r.addr = caller;
     r.at = (uint64_t)(uintptr_t)frame_pc(f);
-    if ((below = stack_rawnode(t, e->below, &r)) == 0)
+    if ((node = stack_rawnode(t, node, &r)) == 0)
       return STACK_NONE;
+    below[k] = node;
+    caller = stack_fnid(frame_func(f));
+  }
+  node = stack_newtop(mp, loc, fn, key, node, e->depth + (uint32_t)n);
+  if (node == STACK_NONE)
+    return STACK_NONE;
+  for (k = 0; k < n; k++, e++) {
+    cTValue *f = fr[n-1-k];
     e->check = LAST_LINK;
     e->watched = frame_islua(e->frame);
     e[1].frame = f;
     e[1].fslot = (f - LJ_FR2)->u64;
     e[1].link = f->u64;
     e[1].fnid = stack_fnid(frame_func(f));
-    e[1].below = below;
+    e[1].below = below[k];
     e[1].depth = e->depth + 1;
   }
-  return stack_ontop(mp, loc, (int)(e - t->last), fr[0], fn, key);
+  stack_settop(mp, i+n, fr[0], key, node);
+  return node;
 }
 
 /* The node of the event's stack if it is the last one's up to a frame of
 ** it, as it was, and then at most STACK_CALLS frames, each called from
 ** bytecode by the one below: no walk. Mostly an event runs where the last
 ** one did, or a few calls or returns on. STACK_NONE: it needs one. */
-#define STACK_CALLS	4
 static LJ_AINLINE uint32_t stack_again(MemProf *mp, const MemLoc *loc)
 {
   StackTab *t = &mp->stacks;
@@ -1257,6 +1265,7 @@ static LJ_AINLINE uint32_t stack_again(MemProf *mp, const MemLoc *loc)
   uintptr_t key;
   cTValue *top = stack_top(mp, loc, &L, &key), *fr[STACK_CALLS];
   GCfunc *fn;
+  uint32_t node;
   int i, n;
   if (top == NULL || t->nlast == 0 || t->L != L ||
       t->stack != tvref(L->stack) || t->stack == mp->gone)
@@ -1267,8 +1276,13 @@ static LJ_AINLINE uint32_t stack_again(MemProf *mp, const MemLoc *loc)
     if (top == t->topframe && key == t->topkey)
       return t->topnode;  /* (Only the top frame is kept as top.) */
     fn = frame_func(top);
-    return isluafunc(fn) ? stack_ontop(mp, loc, i, top, fn, key) :
-			   STACK_NONE;
+    if (!isluafunc(fn))
+      return STACK_NONE;
+    node = stack_newtop(mp, loc, fn, key, t->last[i].below,
+			t->last[i].depth);
+    if (node != STACK_NONE)
+      stack_settop(mp, i, top, key, node);
+    return node;
   }
   if ((fn = lj_prof_framefunc(L, top)) == NULL || !isluafunc(fn))
     return STACK_NONE;
