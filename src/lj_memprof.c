@@ -311,7 +311,8 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
   }
 }
 
-/* All trace sites forgotten: at the start, when a trace appears. */
+/* All trace sites forgotten: at the start, when a trace appears, when too
+** many are kept. */
 static void memprof_emptysites(MemProf *mp)
 {
   memset(mp->tracesites, 0, sizeof(mp->tracesites));
