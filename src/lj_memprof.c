@@ -522,6 +522,13 @@ static LJ_AINLINE uint64_t stack_fnid(GCfunc *fn)
 			 (uint64_t)(uintptr_t)fn->c.f;
 }
 
+/* Are the link and function slot of the last stack's frame e as they
+** were? */
+static LJ_AINLINE int stack_linked(const StackLast *e)
+{
+  return e->frame->u64 == e->link && (e->frame - LJ_FR2)->u64 == e->fslot;
+}
+
 /* How many frames of the last stack, from the first, are as they were:
 ** from i on (those below are known to be), j at most. */
 static int stack_unchanged(const StackLast *last, int i, int j)
@@ -549,6 +556,12 @@ static int stack_unchanged(const StackLast *last, int i, int j)
 ** the last stack's is based below the mark, with the same link and
 ** function slot, neither it nor any frame below it has changed since. */
 
+/* Is the last stack's frame e watched, and based below the mark? */
+static LJ_AINLINE int stack_belowmark(const StackLast *e, uintptr_t low)
+{
+  return e->watched && (uintptr_t)(e->frame + 1) < low;
+}
+
 /* How many of the last stack's frames, from the first, are known to be as
 ** they were: those up to the highest watched one below the mark. */
 static int stack_trusted(const StackTab *t, uintptr_t low)
@@ -556,12 +569,9 @@ static int stack_trusted(const StackTab *t, uintptr_t low)
   int i;
   if (low == 0)
     return 0;
-  for (i = t->nlast-1; i >= 0; i--) {
-    const StackLast *e = &t->last[i];
-    if ((uintptr_t)(e->frame + 1) < low && e->watched)
-      return e->frame->u64 == e->link &&
-	     (e->frame - LJ_FR2)->u64 == e->fslot ? i+1 : 0;
-  }
+  for (i = t->nlast-1; i >= 0; i--)
+    if (stack_belowmark(&t->last[i], low))
+      return stack_linked(&t->last[i]) ? i+1 : 0;
   return 0;
 }
 
@@ -1132,17 +1142,13 @@ static int stack_kept(MemProf *mp, int i, cTValue *frame)
   const StackLast *e = &t->last[i];
   int good;
   uintptr_t low = mp->g->prof.ret_low;
-  if (e->frame != frame || frame->u64 != e->link ||
-      (frame - LJ_FR2)->u64 != e->fslot ||
+  if (e->frame != frame || !stack_linked(e) ||
       stack_fnid(frame_func(frame)) != e->fnid)
     return 0;
   /* Mostly it, or the one below (a trace's frame is never watched), has
   ** not returned: it is below the mark (stack_trusted). */
-  if (e->watched && (uintptr_t)(frame + 1) < low)
-    return 1;
-  if (i > 0 && e[-1].watched && (uintptr_t)(e[-1].frame + 1) < low &&
-      e[-1].frame->u64 == e[-1].link &&
-      (e[-1].frame - LJ_FR2)->u64 == e[-1].fslot)
+  if (stack_belowmark(e, low) ||
+      (i > 0 && stack_belowmark(e-1, low) && stack_linked(e-1)))
     return 1;
   good = stack_trusted(t, low);
   return good >= i || stack_unchanged(t->last, good, i) == i;
