@@ -20,10 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
-#ifdef LJ_MEMPROF_CHECKSTACKS
-#include <stdio.h>
-#include <stdlib.h>
-#endif
 
 #include "lj_memprof.h"
 #include "lj_memstack.h"
@@ -35,12 +31,8 @@
 
 #include "lj_debug.h"
 #include "lj_frame.h"
-#include "lj_proftrace.h"
 #include "lj_dispatch.h"
-#if LJ_HASJIT
-#include "lj_jit.h"
-#include "lj_trace.h"
-#endif
+#include "lj_proftrace.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
