@@ -132,6 +132,9 @@ typedef struct MemStackTab {
   uintptr_t topkey;
   uint32_t topnode;
   ProfWalk walk;	/* Native stacks: the walk. */
+  /* The event's, as lj_memstack_id is told: the VM's own, or at a site. */
+  int internal;
+  MemStackSite *site;
 } MemStackTab;
 
 /* A walk: its raw frames, innermost first, and the Lua frames it went
@@ -157,11 +160,6 @@ typedef struct StackWalk {
   int rawend[STACK_MAXLAST];
 } StackWalk;
 
-/* Where the event is, as lj_memstack_id is told. */
-typedef struct StackAt {
-  int internal;
-  MemStackSite *site;
-} StackAt;
 
 /* -- Frames -------------------------------------------------------------- */
 
@@ -437,7 +435,8 @@ static void stack_lua(MemStackTab *t, StackWalk *w, lua_State *L,
 static void stack_trace(MemStacks *s, StackWalk *w, int32_t traceno,
 			MemStackSite *ts)
 {
-  global_State *g = s->t->g;
+  MemStackTab *t = s->t;
+  global_State *g = t->g;
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
   GCtrace *T = traceref(G2J(g), traceno);
@@ -475,9 +474,9 @@ static void stack_trace(MemStacks *s, StackWalk *w, int32_t traceno,
     w->n = ts->n;
   }
   /* Its raw frame is the trace's: never taken as unchanged. */
-  stack_begin(s->t, w, L);
-  if (stack_land(s->t, w, frame, fn, LAST_NEVER) == 0)
-    stack_lua(s->t, w, L, lj_prof_framebelow(L, frame, 0), frame,
+  stack_begin(t, w, L);
+  if (stack_land(t, w, frame, fn, LAST_NEVER) == 0)
+    stack_lua(t, w, L, lj_prof_framebelow(L, frame, 0), frame,
 	      frame_isvarg(frame));
 }
 #endif
@@ -531,16 +530,17 @@ static uint32_t stack_node(MemStackTab *t, uint32_t parent, const MemFrame *f)
 ** names it; C functions in it are named first, as for an event. */
 static void stack_announce(MemStacks *s, uint32_t node)
 {
-  const StackNode *nodes = s->t->nodes;
+  MemStackTab *t = s->t;
+  const StackNode *nodes = t->nodes;
   const MemFrame *f[STACK_MAXDEPTH+1];
-  struct lj_wbuf *out = s->t->out;
+  struct lj_wbuf *out = t->out;
   uint8_t *p;
   int n = 0, named = 0, i;
   for (; node != 0; node = nodes[node].parent) {
     uint32_t tag = (uint32_t)(nodes[node].f.info >> 32);
     f[n++] = &nodes[node].f;
     if (!named && (tag == LJM_FRAME_CFUNC || tag == LJM_FRAME_NATIVE)) {
-      lj_symtab_newobjs(out, s->t->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
+      lj_symtab_newobjs(out, t->objs, AEVENT_SYMTAB | ASOURCE_CFUNC);
       named = 1;
     }
   }
@@ -691,7 +691,8 @@ static void stack_put(ProfSink *sink, int tag, const uint64_t *v)
 ** allocator's return address. 0 if they do not lead there. */
 static int stack_native(MemStacks *s, StackWalk *w)
 {
-  ProfWalk *pw = &s->t->walk;
+  MemStackTab *t = s->t;
+  ProfWalk *pw = &t->walk;
   ProfUnwStack stk;
   ProfUnwRegs r;
   int i;
@@ -714,38 +715,38 @@ static int stack_native(MemStacks *s, StackWalk *w)
   w->sink.put = stack_put;
   w->pw = pw;
   pw->gone = s->gone;
-  walk_callgraph(pw, &w->sink, s->t->g->vmstate, &stk, &r, NULL);
+  walk_callgraph(pw, &w->sink, t->g->vmstate, &stk, &r, NULL);
   return w->n > 0;
 }
 
-/* The stack of an event at at: the coroutine that allocates, or
-** the trace and what lies below it; with native frames, the walk from the
+/* The stack of the event: the coroutine that allocates, or the trace at
+** its site and what lies below it; with native frames, the walk from the
 ** allocator (also for an internal event). 0: no stack, for an internal
 ** event otherwise. uselast: the walk may stop on the last stack. */
-static int stack_walk(MemStacks *s, const StackAt *at, StackWalk *w,
-		      int uselast)
+static int stack_walk(MemStacks *s, StackWalk *w, int uselast)
 {
-  global_State *g = s->t->g;
+  MemStackTab *t = s->t;
+  global_State *g = t->g;
   w->n = w->nwalked = w->kept = w->whole = 0;
   w->base = w->basedepth = 0;
   w->L = NULL;
   w->uselast = uselast;
   w->retlow = g->prof.ret_low;
-  if (s->t->native && stack_native(s, w))
+  if (t->native && stack_native(s, w))
     return 1;
   w->n = 0;
-  if (at->internal)
+  if (t->internal)
     return 0;
 #if LJ_HASJIT
   if (lj_prof_intrace(g->vmstate)) {
-    stack_trace(s, w, g->vmstate, at->site);
+    stack_trace(s, w, g->vmstate, t->site);
   } else
 #endif
   {
     lua_State *L = gco2th(gcref(g->prof.mem_L));
     if (L != NULL && tvref(L->stack) != s->gone) {
-      stack_begin(s->t, w, L);
-      stack_lua(s->t, w, L, L->base-1, NULL, 0);
+      stack_begin(t, w, L);
+      stack_lua(t, w, L, L->base-1, NULL, 0);
     }
   }
   /* (It may have stopped on a frame of the last stack with no raw one.) */
@@ -756,8 +757,7 @@ static int stack_walk(MemStacks *s, const StackAt *at, StackWalk *w,
 /* Test builds: each stack looked up again frame by frame, from the root,
 ** must be the same node; walked again whole, unless it is native (a walk
 ** from here is not the one from the allocator). */
-static void stack_check(MemStacks *s, const StackAt *at, const StackWalk *w,
-			uint32_t node)
+static void stack_check(MemStacks *s, const StackWalk *w, uint32_t node)
 {
   StackWalk again;
   uint32_t check = 0;
@@ -765,7 +765,7 @@ static void stack_check(MemStacks *s, const StackAt *at, const StackWalk *w,
   if (node == 0)
     return;
   if (!s->t->native) {  /* (w is NULL: found without a walk.) */
-    stack_walk(s, at, &again, 0);
+    stack_walk(s, &again, 0);
     w = &again;
   }
   for (k = w->n-1; k >= 0; k--) {
@@ -784,28 +784,28 @@ static void stack_check(MemStacks *s, const StackAt *at, const StackWalk *w,
 
 /* -- The last stack, a few calls or returns on --------------------------- */
 
-/* The top frame of the event at at, and in *key what runs there: a
+/* The top frame of the event, and in *key what runs there: a
 ** trace's call site, or the PC the interpreter saved (a Lua function's
 ** line; for C, the line that called out). With the frame's function and
 ** the frames below, that is the whole stack. NULL: no top to compare. */
-static LJ_AINLINE cTValue *stack_top(MemStacks *s, const StackAt *at,
-				     lua_State **pL, uintptr_t *key)
+static LJ_AINLINE cTValue *stack_top(MemStackTab *t, lua_State **pL,
+				     uintptr_t *key)
 {
-  global_State *g = s->t->g;
+  global_State *g = t->g;
   lua_State *L;
   void *cf;
 #if LJ_HASJIT
   if (lj_prof_intrace(g->vmstate)) {
     TValue *base = tvref(g->jit_base);
-    if (at->site == NULL || base == NULL)
+    if (t->site == NULL || base == NULL)
       return NULL;
     *pL = gco2th(gcref(g->cur_L));
-    *key = at->site->ra;
+    *key = t->site->ra;
     return base-1;
   }
 #endif
   L = gco2th(gcref(g->prof.mem_L));
-  if (L == NULL || at->internal)
+  if (L == NULL || t->internal)
     return NULL;
   cf = cframe_raw(L->cframe);
   *pL = L;
@@ -815,12 +815,11 @@ static LJ_AINLINE cTValue *stack_top(MemStacks *s, const StackAt *at,
 
 /* Is the last stack's i-th frame at frame, as it was, with the frames
 ** below it? What a walk asks of the frame it stops on (stack_land). */
-static int stack_kept(MemStacks *s, int i, cTValue *frame)
+static int stack_kept(MemStackTab *t, int i, cTValue *frame)
 {
-  MemStackTab *t = s->t;
   const StackLast *e = &t->last[i];
   int good;
-  uintptr_t low = s->t->g->prof.ret_low;
+  uintptr_t low = t->g->prof.ret_low;
   if (e->frame != frame || !stack_linked(e) ||
       stack_fnid(frame_func(frame)) != e->fnid)
     return 0;
@@ -859,24 +858,21 @@ static uint32_t stack_sitenode(MemStackTab *t, MemStackSite *ts,
 ** frames below (node below, depth of them), without a walk. MEMSTACK_NONE:
 ** they need one (a trace site not known yet, a line not from a PC, no
 ** room, too many frames). */
-static uint32_t stack_newtop(MemStacks *s, const StackAt *at, GCfunc *fn,
-			     uintptr_t key, uint32_t below, uint32_t depth)
+static uint32_t stack_newtop(MemStackTab *t, GCfunc *fn, uintptr_t key,
+			     uint32_t below, uint32_t depth)
 {
   RawFrame r;
   uint32_t node;
 #if LJ_HASJIT
-  if (lj_prof_intrace(s->t->g->vmstate))
-    return stack_sitenode(s->t, at->site, funcproto(fn), below,
-			  depth);
-#else
-  UNUSED(at);
+  if (lj_prof_intrace(t->g->vmstate))
+    return stack_sitenode(t, t->site, funcproto(fn), below, depth);
 #endif
   if (!lj_proftrace_inproto(funcproto(fn), (const BCIns *)key) ||
-      !stack_fits(s->t, depth + 1))
+      !stack_fits(t, depth + 1))
     return MEMSTACK_NONE;
   r.addr = (uintptr_t)funcproto(fn);
   r.at = (uint64_t)key;
-  node = stack_rawnode(s->t, below, &r);
+  node = stack_rawnode(t, below, &r);
   return node != 0 ? node : MEMSTACK_NONE;
 }
 
@@ -884,14 +880,13 @@ static uint32_t stack_newtop(MemStacks *s, const StackAt *at, GCfunc *fn,
 
 /* The event's stack, node, is the last one's up to its i-th frame, top,
 ** where the event runs at key: kept as a walk would keep it. */
-static void stack_settop(MemStacks *s, int i, cTValue *top, uintptr_t key,
+static void stack_settop(MemStackTab *t, int i, cTValue *top, uintptr_t key,
 			 uint32_t node)
 {
-  MemStackTab *t = s->t;
   StackLast *e = &t->last[i];
   /* A trace's frame is the trace's, never taken as unchanged (stack_trace);
   ** the interpreter's top its function slot (stack_lua). */
-  e->check = lj_prof_intrace(s->t->g->vmstate) ? LAST_NEVER : LAST_SLOTS;
+  e->check = lj_prof_intrace(t->g->vmstate) ? LAST_NEVER : LAST_SLOTS;
   e->watched = e->check != LAST_NEVER && frame_islua(top);
   t->nlast = i+1;
   t->topframe = top;
@@ -903,10 +898,9 @@ static void stack_settop(MemStacks *s, int i, cTValue *top, uintptr_t key,
 ** frames fr[n-1] down to fr[0], the top, each called from bytecode by the
 ** one below: their lines are those of the calls. Kept as a walk would
 ** keep them, once all are looked up. */
-static uint32_t stack_called(MemStacks *s, const StackAt *at, int i,
-			     cTValue **fr, int n, GCfunc *fn, uintptr_t key)
+static uint32_t stack_called(MemStackTab *t, int i, cTValue **fr, int n,
+			     GCfunc *fn, uintptr_t key)
 {
-  MemStackTab *t = s->t;
   StackLast *e = &t->last[i];
   uint32_t below[STACK_CALLS], node = e->below;
   uint64_t caller = e->fnid;  /* A proto: lj_prof_framebelow found it. */
@@ -923,7 +917,7 @@ static uint32_t stack_called(MemStacks *s, const StackAt *at, int i,
     below[k] = node;
     caller = stack_fnid(frame_func(f));
   }
-  node = stack_newtop(s, at, fn, key, node, e->depth + (uint32_t)n);
+  node = stack_newtop(t, fn, key, node, e->depth + (uint32_t)n);
   if (node == MEMSTACK_NONE)
     return MEMSTACK_NONE;
   for (k = 0; k < n; k++, e++) {
@@ -937,7 +931,7 @@ static uint32_t stack_called(MemStacks *s, const StackAt *at, int i,
     e[1].below = below[k];
     e[1].depth = e->depth + 1;
   }
-  stack_settop(s, i+n, fr[0], key, node);
+  stack_settop(t, i+n, fr[0], key, node);
   return node;
 }
 
@@ -945,12 +939,12 @@ static uint32_t stack_called(MemStacks *s, const StackAt *at, int i,
 ** it, as it was, and then at most STACK_CALLS frames, each called from
 ** bytecode by the one below: no walk. Mostly an event runs where the last
 ** one did, or a few calls or returns on. MEMSTACK_NONE: it needs one. */
-static LJ_AINLINE uint32_t stack_again(MemStacks *s, const StackAt *at)
+static LJ_AINLINE uint32_t stack_again(MemStacks *s)
 {
   MemStackTab *t = s->t;
   lua_State *L;
   uintptr_t key;
-  cTValue *top = stack_top(s, at, &L, &key), *fr[STACK_CALLS];
+  cTValue *top = stack_top(t, &L, &key), *fr[STACK_CALLS];
   GCfunc *fn;
   uint32_t node;
   int i, n;
@@ -959,16 +953,15 @@ static LJ_AINLINE uint32_t stack_again(MemStacks *s, const StackAt *at)
     return MEMSTACK_NONE;
   for (i = t->nlast-1; i > 0 && t->last[i].frame > top; i--)
     ;
-  if (stack_kept(s, i, top)) {
+  if (stack_kept(t, i, top)) {
     if (top == t->topframe && key == t->topkey)
       return t->topnode;  /* (Only the top frame is kept as top.) */
     fn = frame_func(top);
     if (!isluafunc(fn))
       return MEMSTACK_NONE;
-    node = stack_newtop(s, at, fn, key, t->last[i].below,
-			t->last[i].depth);
+    node = stack_newtop(t, fn, key, t->last[i].below, t->last[i].depth);
     if (node != MEMSTACK_NONE)
-      stack_settop(s, i, top, key, node);
+      stack_settop(t, i, top, key, node);
     return node;
   }
   if ((fn = lj_prof_framefunc(L, top)) == NULL || !isluafunc(fn))
@@ -980,18 +973,31 @@ static LJ_AINLINE uint32_t stack_again(MemStacks *s, const StackAt *at)
       return MEMSTACK_NONE;
     for (; i > 0 && t->last[i].frame > caller; i--)
       ;
-    if (stack_kept(s, i, caller))
-      return stack_called(s, at, i, fr, n, fn, key);
+    if (stack_kept(t, i, caller))
+      return stack_called(t, i, fr, n, fn, key);
     if (n == STACK_CALLS)
       return MEMSTACK_NONE;
     fr[n] = caller;
   }
 }
 
-/* The node of the event's stack, walked. Its top frame is kept to compare
+/* The event's stack found, node: its id. */
+static LJ_AINLINE uint32_t stack_found(MemStacks *s, uint32_t node)
+{
+  MemStackTab *t = s->t;
+  if (t->g->prof.ret_watch)
+    stack_watchreset(t->g);
+  if (t->trunc)  /* (One found without a walk is cut as the last.) */
+    s->truncated++;
+  return stack_id(s, node);
+}
+
+/* The id of the event's stack, walked. Its top frame is kept to compare
 ** the next event's with if the walk went through it; not if its line was
-** not from a PC or a trace's site (it may come from elsewhere). */
-static LJ_NOINLINE uint32_t stack_walked(MemStacks *s, const StackAt *at)
+** not from a PC or a trace's site (it may come from elsewhere). Tail-called
+** by lj_memstack_id: a native walk steps out of the profiler's frames,
+** the fewer the better. */
+static LJ_NOINLINE uint32_t stack_walked(MemStacks *s)
 {
   MemStackTab *t = s->t;
   StackWalk w;
@@ -999,9 +1005,9 @@ static LJ_NOINLINE uint32_t stack_walked(MemStacks *s, const StackAt *at)
   uint32_t node;
   lua_State *L = NULL;
   uintptr_t key = 0;
-  cTValue *top = s->t->native ? NULL : stack_top(s, at, &L, &key);
+  cTValue *top = t->native ? NULL : stack_top(t, &L, &key);
   t->topframe = NULL;
-  if (!stack_walk(s, at, &w, 1))
+  if (!stack_walk(s, &w, 1))
     return MEMSTACK_NONE;
   t->trunc = w.basedepth + (uint32_t)w.n > STACK_MAXDEPTH;
   node = stack_nodeof(t, &w, nodeat);
@@ -1012,16 +1018,16 @@ static LJ_NOINLINE uint32_t stack_walked(MemStacks *s, const StackAt *at)
     if (top != NULL && w.whole && w.L == L &&
 	t->nlast > 0 && t->last[t->nlast-1].frame == top &&
 	(t->last[t->nlast-1].check != LAST_NEVER ||
-	 lj_prof_intrace(s->t->g->vmstate))) {
+	 lj_prof_intrace(t->g->vmstate))) {
       t->topframe = top;
       t->topkey = key;
       t->topnode = node;
     }
   }
 #ifdef LJ_MEMPROF_CHECKSTACKS
-  stack_check(s, at, &w, node);
+  stack_check(s, &w, node);
 #endif
-  return node;
+  return stack_found(s, node);
 }
 
 /* -- Entry points -------------------------------------------------------- */
@@ -1073,23 +1079,16 @@ void lj_memstack_free(MemStacks *s)
 
 uint32_t lj_memstack_id(MemStacks *s, int internal, MemStackSite *site)
 {
-  StackAt at;
+  MemStackTab *t = s->t;
   uint32_t node;
-  at.internal = internal;
-  at.site = site;
-  node = s->t->native ? MEMSTACK_NONE : stack_again(s, &at);
-  if (node != MEMSTACK_NONE) {
+  t->internal = internal;
+  t->site = site;
+  if (t->native || (node = stack_again(s)) == MEMSTACK_NONE)
+    return stack_walked(s);  /* (A tail call.) */
 #ifdef LJ_MEMPROF_CHECKSTACKS
-    stack_check(s, &at, NULL, node);
+  stack_check(s, NULL, node);
 #endif
-  } else if ((node = stack_walked(s, &at)) == MEMSTACK_NONE) {
-    return MEMSTACK_NONE;
-  }
-  if (s->t->g->prof.ret_watch)
-    stack_watchreset(s->t->g);
-  if (s->t->trunc)  /* (One found without a walk is cut as the last.) */
-    s->truncated++;
-  return stack_id(s, node);
+  return stack_found(s, node);
 }
 
 void lj_memstack_forget(MemStacks *s, int what)
