@@ -194,4 +194,50 @@
 
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 
+/* -- Platform profiler --------------------------------------------------- */
+
+/* 2 is the reference's, 3 ours. */
+#define LJP_VERSION_REFERENCE	2
+#define LJP_VERSION		3
+
+/* Record types after the samples' VM states 0..9. */
+#define REC_PROTO		10
+#define REC_CSYM		11
+#define REC_TRACE		12
+#define REC_FFNAME		13
+#define REC_CONFIG		14
+#define REC_STATS		15
+#define LJP_END			((uint8_t)0x80)
+
+/* A sample's VM state: its first byte; the stats count samples by state,
+** in this order. */
+#define LJP_VMST_INTERP		0
+#define LJP_VMST_LFUNC		1
+#define LJP_VMST_FFUNC		2
+#define LJP_VMST_CFUNC		3
+#define LJP_VMST_GC		4
+#define LJP_VMST_EXIT		5
+#define LJP_VMST_RECORD		6
+#define LJP_VMST_OPT		7
+#define LJP_VMST_ASM		8
+#define LJP_VMST_TRACE		9
+#define LJP_VMSTATES		10	/* States 0..9. */
+
+/* Frame tags of a sample. */
+#define LJP_FRAME_LUA		1	/* Proto address, line. */
+#define LJP_FRAME_CFUNC		2	/* C function address. */
+#define LJP_FRAME_FFUNC		3	/* Fast function id. */
+#define LJP_FRAME_NATIVE	4	/* Code address. */
+#define LJP_FRAME_TRACE		5	/* Trace, start proto, start line. */
+#define LJP_FRAME_TRACE_LUA	6	/* The same, and its Lua frames. */
+#define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
+
+/* The config record's modes and clocks. */
+#define LJP_MODE_DEFAULT	0	/* D: counts by VM state only. */
+#define LJP_MODE_LEAF		1	/* L: the innermost frames. */
+#define LJP_MODE_CALLGRAPH	2	/* C: the whole stack. */
+#define LJP_CLOCK_CPU		0	/* Thread CPU time, a POSIX timer. */
+#define LJP_CLOCK_WALL		1	/* Monotonic time. */
+#define LJP_CLOCK_PERF		2	/* Thread CPU time, a perf event. */
+
 #endif

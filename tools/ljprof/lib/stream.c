@@ -20,8 +20,8 @@ static const struct section MEMPROF = {"ljm", "memprof",
                                        LJM_VERSION_REFERENCE,
                                        LJM_VERSION_STACKS, "3, 4 or 5"};
 static const struct section SYSPROF = {"ljp", "sysprof",
-                                       SYSPROF_VERSION_REFERENCE,
-                                       SYSPROF_VERSION, "2 or 3"};
+                                       LJP_VERSION_REFERENCE,
+                                       LJP_VERSION, "2 or 3"};
 
 /*
 ** The prologue after the magic: a version byte, three reserved bytes.
