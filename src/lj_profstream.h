@@ -84,7 +84,7 @@
 **
 ** ev-header: [F UU SSS EE]
 **   EE     the event (AEVENT_*): symtab update, alloc, free, realloc
-**   SSS    an event's source (ASOURCE_*, which the loc follows): the VM
+**   SSS    an event's source (ASOURCE_*), which picks its loc: the VM
 **          itself, a Lua line, a C function, a trace, a trace's line (v4);
 **          an update's kind: a Lua function, C symbol or trace (as in the
 **          symtab), a trace's line (v4), a stack or an info record (v5)
@@ -95,8 +95,10 @@
 **
 ** Trace lines and stacks are numbered in the order they are announced,
 ** each before the first event that names it: lines from 0, stacks from 1
-** (stack 0, LJM_STACK_FULL, is never announced). A stack's frames come
-** innermost first: LJM_FRAME_*, the marker LJM_FRAME_TRUNC last only.
+** (stack 0, LJM_STACK_FULL, is never announced). A stack has 1 to
+** LJM_STACK_DEPTH_MAX frames, innermost first: LJM_FRAME_*, the marker
+** LJM_FRAME_TRUNC last only; a Lua frame's line is LJM_LINE_UNKNOWN when
+** none is known. Info records: LJM_INFO_*; config flags: LJM_CONFIG_*.
 **
 ** -- Platform profiler: 'ljp' v3 (ours) and v2 (the reference's) --
 **
@@ -131,9 +133,11 @@
 ** host-addr       := <ULEB128>                                   not 0
 **
 ** A sample's first byte is the VM state (LJP_VMST_*), its frames come
-** innermost first (LJP_FRAME_*). Tag 0x05 is in streams written before
-** tag 0x06 only. Records: REC_*; the config's mode (LJP_MODE_*), interval
-** (microseconds) and clock (LJP_CLOCK_*); the stats' counts by VM state.
+** innermost first (LJP_FRAME_*); a v3 Lua frame's line is
+** LJP_LINE_UNKNOWN when none is known. Tag 0x05 is in streams written
+** before tag 0x06 only. Records: REC_*; the config's mode (LJP_MODE_*),
+** interval (microseconds) and clock (LJP_CLOCK_*); the stats' counts by
+** VM state.
 */
 
 /* -- Symbol table -------------------------------------------------------- */
