@@ -1,12 +1,14 @@
 /*
 ** Memory profiler: every allocation, reallocation and free of the VM,
-** with the place that caused it, as a `ljs` + `ljm` stream.
+** with the place that caused it, as a `ljs` + `ljm` stream (its grammar:
+** lj_profstream.h).
 */
 
 #ifndef _LJ_MEMPROF_H
 #define _LJ_MEMPROF_H
 
 #include "lj_obj.h"
+#include "lj_profstream.h"
 
 /* The VM states it relies on are split in the x64 interpreter only. */
 #if LJ_TARGET_X64 && LJ_TARGET_LINUX && LJ_GC64 && \
@@ -15,45 +17,6 @@
 #else
 #define LJ_HASMEMPROF		0
 #endif
-
-/* Stream versions: 3 is the reference's; 4 adds ASOURCE_TRACE_LUA; 5
-** adds call stacks and sampled events. */
-#define LJM_VERSION_REFERENCE	3
-#define LJM_VERSION		4
-#define LJM_VERSION_STACKS	5
-
-/* Event header: [F UU SSS EE], high bit to low. */
-#define AEVENT_SYMTAB		((uint8_t)0)
-#define AEVENT_ALLOC		((uint8_t)1)
-#define AEVENT_FREE		((uint8_t)2)
-#define AEVENT_REALLOC		((uint8_t)(AEVENT_ALLOC | AEVENT_FREE))
-
-#define ASOURCE_INT		((uint8_t)(1 << 2))
-#define ASOURCE_LFUNC		((uint8_t)(2 << 2))
-#define ASOURCE_CFUNC		((uint8_t)(3 << 2))
-#define ASOURCE_TRACE		((uint8_t)(4 << 2))
-#define ASOURCE_TRACE_LUA	((uint8_t)(5 << 2))	/* Trace location. */
-/* Symtab updates of version 5 only. */
-#define ASOURCE_STACK		((uint8_t)(6 << 2))	/* A call stack. */
-#define ASOURCE_INFO		((uint8_t)(7 << 2))	/* Config or stats. */
-
-/* Event flags of version 5: a stack id follows the location; a weight
-** follows the payload (a sampled allocation). */
-#define AFLAG_STACK		((uint8_t)0x20)
-#define AFLAG_WEIGHT		((uint8_t)0x40)
-
-/* Frames of a stack record; info records. */
-#define LJM_FRAME_LUA		1	/* Proto address, line. */
-#define LJM_FRAME_CFUNC		2	/* C function address. */
-#define LJM_FRAME_TRUNC		3	/* Frames left out below. */
-#define LJM_FRAME_NATIVE	4	/* Code address (native stacks). */
-#define LJM_INFO_CONFIG		0
-#define LJM_INFO_STATS		1
-#define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
-#define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
-#define LJM_LINE_UNKNOWN	0xffffffffu
-
-#define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
 
 struct GCtrace;
 struct luam_Memprof_Options;

@@ -8,14 +8,7 @@
 
 #include "lj_obj.h"
 #include "lj_wbuf.h"
-
-/* Entry types: the low bits of an entry's header byte. */
-#define SYMTAB_LFUNC	((uint8_t)0)
-#define SYMTAB_CFUNC	((uint8_t)1)
-#define SYMTAB_TRACE	((uint8_t)2)
-#define SYMTAB_FINAL	((uint8_t)0x80)
-
-#define LJS_VERSION	3
+#include "lj_profstream.h"
 
 /* The loaded ELF objects whose symbols a stream has: new ones are found
 ** by comparing the loader's counters, and only then by a walk. */

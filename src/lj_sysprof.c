@@ -44,6 +44,7 @@
 #include "lj_vm.h"
 #include "lj_ff.h"
 #include "lj_profnap.h"
+#include "lj_profstream.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
 #include "lj_profwalk.h"
@@ -52,14 +53,7 @@
 
 /* -- Stream -------------------------------------------------------------- */
 
-/* Record types after the samples' VM states 0..9. */
-enum {
-  REC_PROTO = 10, REC_CSYM, REC_TRACE, REC_FFNAME, REC_CONFIG, REC_STATS
-};
-#define LJP_END			((uint8_t)0x80)
-#define LJP_LINE_UNKNOWN	0xffffffffu	/* No PC of the frame known. */
-/* The config record's clocks: SYSPROF_CLOCK_* by a POSIX timer, or: */
-#define LJP_CLOCK_PERF		2	/* Thread CPU time, a perf event. */
+/* The grammar and its numbers: lj_profstream.h. */
 
 /* Frame tags of a sample: the walk's frames (lj_profwalk.h). */
 #define FRAMES_V3		(FRBIT(FR_LUA)|FRBIT(FR_CFUNC)|FRBIT(FR_FFUNC)| \

@@ -1,6 +1,7 @@
 /*
 ** The sampler: all that runs in sysprof's signal handler, included by
-** lj_sysprof.c (its state and stream constants are defined there).
+** lj_sysprof.c (its state is defined there, the stream's numbers in
+** lj_profstream.h).
 **
 ** It may only read memory as the walk does (lj_profwalk.h: the unwind
 ** tables are those of objects registered by the drain thread), call a
@@ -8,6 +9,31 @@
 ** syscall(SYS_gettid) and the atomics of the ring. It never allocates,
 ** locks or writes a stream.
 */
+
+/* -- The VM's numbers in the stream -------------------------------------- */
+
+/* A sample writes the VM state and the walk's frame tags as they are, the
+** config record the API's mode and format and the timer's clock: each is
+** the stream's number. */
+LJ_STATIC_ASSERT(LJ_VMST_INTERP == LJP_VMST_INTERP &&
+		 LJ_VMST_LFUNC == LJP_VMST_LFUNC &&
+		 LJ_VMST_FFUNC == LJP_VMST_FFUNC &&
+		 LJ_VMST_CFUNC == LJP_VMST_CFUNC && LJ_VMST_GC == LJP_VMST_GC &&
+		 LJ_VMST_EXIT == LJP_VMST_EXIT &&
+		 LJ_VMST_RECORD == LJP_VMST_RECORD &&
+		 LJ_VMST_OPT == LJP_VMST_OPT && LJ_VMST_ASM == LJP_VMST_ASM &&
+		 LJ_VMST_TRACE == LJP_VMST_TRACE);
+LJ_STATIC_ASSERT(FR_LUA == LJP_FRAME_LUA && FR_CFUNC == LJP_FRAME_CFUNC &&
+		 FR_FFUNC == LJP_FRAME_FFUNC && FR_NATIVE == LJP_FRAME_NATIVE &&
+		 FR_TRACE == LJP_FRAME_TRACE &&
+		 FR_TRACE_LUA == LJP_FRAME_TRACE_LUA);
+LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == LJP_MODE_DEFAULT &&
+		 LUAM_SYSPROF_LEAF == LJP_MODE_LEAF &&
+		 LUAM_SYSPROF_CALLGRAPH == LJP_MODE_CALLGRAPH);
+LJ_STATIC_ASSERT(LUAM_SYSPROF_V2 == LJP_VERSION_REFERENCE &&
+		 LUAM_SYSPROF_V3 == LJP_VERSION);
+LJ_STATIC_ASSERT(SYSPROF_CLOCK_CPU == LJP_CLOCK_CPU &&
+		 SYSPROF_CLOCK_WALL == LJP_CLOCK_WALL);
 
 /* -- Sample encoding (signal handler) ------------------------------------ */
 

@@ -6,33 +6,12 @@
 #include "livetab.h"
 #include "symtab.h"
 
-/* Event header: [F UU SSS EE], high bit to low; v5 gives the UU bits a
-** meaning: a stack id follows the location, a weight the payload. */
-#define HEADER_END 0x80
-#define HEADER_EVENT(h) ((h)&3u)
-#define HEADER_SOURCE(h) (((h) >> 2) & 7u)
-#define HEADER_FLAGS(h) ((h)&0x60u)
-#define FLAG_STACK 0x20u
-#define FLAG_WEIGHT 0x40u
+/* Event header: [F UU SSS EE] (lj_profstream.h); the source is read as
+** ASOURCE_*, its bits in place. */
+#define HEADER_EVENT(h) ((h)&AEVENT_MASK)
+#define HEADER_SOURCE(h) ((h)&ASOURCE_MASK)
+#define HEADER_FLAGS(h) ((h)&AFLAG_MASK)
 
-enum { EV_SYMTAB = 0 }; /* the other event values are memprof_event_kind */
-
-enum source {
-  SRC_INTERNAL = 1,
-  SRC_LFUNC = 2,
-  SRC_CFUNC = 3,
-  SRC_TRACE = 4,
-  SRC_TRACE_LUA = 5, /* v4: a trace location, announced before */
-  SRC_STACK = 6,     /* v5 symtab update: a call stack */
-  SRC_INFO = 7       /* v5 symtab update: config or stats */
-};
-
-/* Frames of a v5 stack record; info records. */
-enum { FRAME_LUA = 1, FRAME_CFUNC = 2, FRAME_TRUNC = 3, FRAME_NATIVE = 4 };
-enum { INFO_CONFIG = 0, INFO_STATS = 1, INFO_MARK = 2 };
-
-/* The writer's stacks have at most 64 frames and a marker. */
-#define STACK_DEPTH_MAX 256
 /* More stacks than this is not a stream our writer makes. */
 #define STACKS_MAX (1u << 24)
 
@@ -118,28 +97,28 @@ static int read_stack(struct reader *r, struct symbols *sym) {
     return 0;
   if (id != sym->nstacks || id >= STACKS_MAX)
     return stack_damage(r, at, "announced out of order, id", id);
-  if (depth == 0 || depth > STACK_DEPTH_MAX)
+  if (depth == 0 || depth > LJM_STACK_DEPTH_MAX)
     return stack_damage(r, at, "impossible depth", depth);
   size_t first = sym->nstack_frames;
   for (uint64_t i = 0; i < depth; i++) {
     uint64_t fat = reader_offset(r), addr = 0, line = 0;
     uint8_t tag;
     if (!reader_u8(r, &tag, "stack: frame tag")) break;
-    if (tag == FRAME_LUA) {
+    if (tag == LJM_FRAME_LUA) {
       if (!reader_uleb(r, &addr, "stack: proto address") ||
           !reader_uleb(r, &line, "stack: line"))
         break;
       add_stack_frame(sym, symbols_loc_lua(sym, addr, line),
                       symbols_loc_proto(sym, addr));
-    } else if (tag == FRAME_CFUNC) {
+    } else if (tag == LJM_FRAME_CFUNC) {
       if (!reader_uleb(r, &addr, "stack: C function address")) break;
       uint32_t loc = symbols_loc_cfunc(sym, addr);
       add_stack_frame(sym, loc, loc);
-    } else if (tag == FRAME_NATIVE) { /* named as sysprof's native frames */
+    } else if (tag == LJM_FRAME_NATIVE) { /* named as sysprof's native frames */
       if (!reader_uleb(r, &addr, "stack: native address")) break;
       uint32_t loc = symbols_loc_code(sym, addr);
       add_stack_frame(sym, loc, loc);
-    } else if (tag == FRAME_TRUNC && i == depth - 1) {
+    } else if (tag == LJM_FRAME_TRUNC && i == depth - 1) {
       uint32_t loc = symbols_loc_label(sym, "[more frames]");
       add_stack_frame(sym, loc, loc);
     } else {
@@ -178,15 +157,15 @@ static int read_info(struct reader *r, struct symbols *sym,
   struct memprof_meta *m = &sym->memprof;
   if (!reader_uleb(r, &kind, "info: kind")) return 0;
   switch (kind) {
-  case INFO_CONFIG:
+  case LJM_INFO_CONFIG:
     if (!reader_uleb(r, &flags, "config: flags") ||
         !reader_uleb(r, &m->sample, "config: sampling interval"))
       return 0;
-    m->stacks = (flags & 1) != 0;
-    m->native = (flags & 2) != 0;
+    m->stacks = (flags & LJM_CONFIG_STACKS) != 0;
+    m->native = (flags & LJM_CONFIG_NATIVE) != 0;
     m->has_config = 1;
     return 1;
-  case INFO_STATS:
+  case LJM_INFO_STATS:
     if (!reader_uleb(r, &m->nstacks, "stats: stacks") ||
         !reader_uleb(r, &m->full, "stats: events without room") ||
         !reader_uleb(r, &m->truncated, "stats: truncated stacks") ||
@@ -195,7 +174,7 @@ static int read_info(struct reader *r, struct symbols *sym,
       return 0;
     m->has_stats = 1;
     return 1;
-  case INFO_MARK:
+  case LJM_INFO_MARK:
     return read_mark(r, d);
   default:
     reader_fail(r, READER_CORRUPT, at,
@@ -225,16 +204,16 @@ struct raw_location {
 
 static int read_location(struct reader *r, struct raw_location *loc) {
   switch (loc->source) {
-  case SRC_INTERNAL:
+  case ASOURCE_INT:
     return 1;
-  case SRC_LFUNC:
+  case ASOURCE_LFUNC:
     return reader_uleb(r, &loc->a, "location: proto address") &&
            reader_uleb(r, &loc->line, "location: line");
-  case SRC_CFUNC:
+  case ASOURCE_CFUNC:
     return reader_uleb(r, &loc->a, "location: C function address");
-  case SRC_TRACE_LUA:
+  case ASOURCE_TRACE_LUA:
     return reader_uleb(r, &loc->a, "location: trace location");
-  default: /* SRC_TRACE; the caller checked the range */
+  default: /* ASOURCE_TRACE; the caller checked the range */
     return reader_uleb(r, &loc->a, "location: trace number");
   }
 }
@@ -244,13 +223,13 @@ static uint32_t resolve_location(struct symbols *sym,
                                  const struct trace_locs *tl,
                                  const struct raw_location *loc) {
   switch (loc->source) {
-  case SRC_INTERNAL:
+  case ASOURCE_INT:
     return symbols_loc_internal(sym);
-  case SRC_TRACE_LUA: /* the line is what the reports name */
+  case ASOURCE_TRACE_LUA: /* the line is what the reports name */
     return tl->loc[loc->a];
-  case SRC_LFUNC:
+  case ASOURCE_LFUNC:
     return symbols_loc_lua(sym, loc->a, loc->line);
-  case SRC_CFUNC:
+  case ASOURCE_CFUNC:
     return symbols_loc_cfunc(sym, loc->a);
   default:
     return symbols_loc_trace(sym, loc->a);
@@ -275,12 +254,12 @@ static int read_payload(struct reader *r, struct memprof_event *ev) {
 
 static int read_symtab_update(struct reader *r, struct symbols *sym,
                               unsigned source, struct decoder *d) {
-  if (source == SRC_TRACE_LUA) return read_trace_loc(r, sym, &d->tl);
-  if (source == SRC_STACK) return read_stack(r, sym);
-  if (source == SRC_INFO) return read_info(r, sym, d);
-  enum symtab_entry type = source == SRC_LFUNC   ? SYMTAB_LFUNC
-                           : source == SRC_CFUNC ? SYMTAB_CFUNC
-                                                 : SYMTAB_TRACE;
+  if (source == ASOURCE_TRACE_LUA) return read_trace_loc(r, sym, &d->tl);
+  if (source == ASOURCE_STACK) return read_stack(r, sym);
+  if (source == ASOURCE_INFO) return read_info(r, sym, d);
+  unsigned type = source == ASOURCE_LFUNC   ? SYMTAB_LFUNC
+                  : source == ASOURCE_CFUNC ? SYMTAB_CFUNC
+                                            : SYMTAB_TRACE;
   return symtab_read_entry(r, sym, type, &d->scratch);
 }
 
@@ -307,22 +286,22 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   uint8_t header = window[0];
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   unsigned flags = HEADER_FLAGS(header);
-  if ((header & HEADER_END) || event == EV_SYMTAB || source < SRC_INTERNAL ||
-      source > d->last_source || (flags & ~d->flags) ||
-      ((flags & FLAG_WEIGHT) && event != MEMPROF_ALLOC))
+  if ((header & LJM_EPILOGUE_HEADER) || event == AEVENT_SYMTAB ||
+      source < ASOURCE_INT || source > d->last_source || (flags & ~d->flags) ||
+      ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
     return 0;
   const uint8_t *p = window + 1;
   int ok = 1;
   *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
-  if (source != SRC_INTERNAL) ok = take_field(&p, &loc->a);
-  if (source == SRC_LFUNC) ok = ok && take_field(&p, &loc->line);
-  if (flags & FLAG_STACK) ok = ok && take_field(&p, &loc->stack);
+  if (source != ASOURCE_INT) ok = take_field(&p, &loc->a);
+  if (source == ASOURCE_LFUNC) ok = ok && take_field(&p, &loc->line);
+  if (flags & AFLAG_STACK) ok = ok && take_field(&p, &loc->stack);
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (event != MEMPROF_ALLOC)
     ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
   if (event != MEMPROF_FREE)
     ok = ok && take_field(&p, &ev->naddr) && take_field(&p, &ev->nsize);
-  if (flags & FLAG_WEIGHT) ok = ok && take_field(&p, &loc->weight);
+  if (flags & AFLAG_WEIGHT) ok = ok && take_field(&p, &loc->weight);
   return ok ? (size_t)(p - window) : 0;
 }
 
@@ -335,27 +314,27 @@ static enum item read_item(struct reader *r, struct symbols *sym,
                            struct memprof_event *ev) {
   uint8_t header;
   if (!reader_u8(r, &header, "event header or end (0x80)")) return ITEM_DAMAGED;
-  if (header & HEADER_END) return ITEM_END;
+  if (header & LJM_EPILOGUE_HEADER) return ITEM_END;
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   unsigned flags = HEADER_FLAGS(header);
   uint64_t at = reader_offset(r) - 1;
-  if (event == EV_SYMTAB) {
-    if (source < SRC_LFUNC || source > d->last_update || flags)
+  if (event == AEVENT_SYMTAB) {
+    if (source < ASOURCE_LFUNC || source > d->last_update || flags)
       return bad_header(r, at, header, "unknown symtab update kind"),
              ITEM_DAMAGED;
     return read_symtab_update(r, sym, source, d) ? ITEM_SYMTAB_UPDATE
                                                  : ITEM_DAMAGED;
   }
-  if (source < SRC_INTERNAL || source > d->last_source)
+  if (source < ASOURCE_INT || source > d->last_source)
     return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
-  if ((flags & ~d->flags) || ((flags & FLAG_WEIGHT) && event != MEMPROF_ALLOC))
+  if ((flags & ~d->flags) || ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
     return bad_header(r, at, header, "unknown flags"), ITEM_DAMAGED;
   *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (!read_location(r, loc) ||
-      ((flags & FLAG_STACK) && !reader_uleb(r, &loc->stack, "stack id")) ||
+      ((flags & AFLAG_STACK) && !reader_uleb(r, &loc->stack, "stack id")) ||
       !read_payload(r, ev) ||
-      ((flags & FLAG_WEIGHT) && !reader_uleb(r, &loc->weight, "weight")))
+      ((flags & AFLAG_WEIGHT) && !reader_uleb(r, &loc->weight, "weight")))
     return ITEM_DAMAGED;
   return ITEM_EVENT;
 }
@@ -395,7 +374,7 @@ static int resolve_event(struct reader *r, struct symbols *sym,
                          struct decoder *d, uint64_t at,
                          const struct raw_location *loc,
                          struct memprof_event *ev) {
-  if (loc->source == SRC_TRACE_LUA && loc->a >= d->tl.n)
+  if (loc->source == ASOURCE_TRACE_LUA && loc->a >= d->tl.n)
     return unannounced(r, at, "trace location", loc->a);
   if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks)
     return unannounced(r, at, "stack", loc->stack);
@@ -407,16 +386,17 @@ static int resolve_event(struct reader *r, struct symbols *sym,
 
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
-  struct decoder d = {.last_source = version >= 4 ? SRC_TRACE_LUA : SRC_TRACE,
-                      .last_update = version >= 5   ? SRC_INFO
-                                     : version >= 4 ? SRC_TRACE_LUA
-                                                    : SRC_TRACE,
-                      .flags = version >= 5 ? FLAG_STACK | FLAG_WEIGHT : 0};
+  int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
+  struct decoder d = {.last_source = v4 ? ASOURCE_TRACE_LUA : ASOURCE_TRACE,
+                      .last_update = v5   ? ASOURCE_INFO
+                                     : v4 ? ASOURCE_TRACE_LUA
+                                          : ASOURCE_TRACE,
+                      .flags = v5 ? AFLAG_MASK : 0};
   struct memprof_event batch[MEMPROF_BATCH];
   size_t n = 0;
   enum item item;
   livetab_init(&d.weights);
-  if (version >= 5 && sym->nstacks == 0) add_full_stack(sym);
+  if (v5 && sym->nstacks == 0) add_full_stack(sym);
   for (;;) {
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];

@@ -9,23 +9,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lj_profstream.h"
 #include "reader.h"
 #include "symbols.h"
-
-/* 3: the reference's; 4: ours, adds Lua lines inside traces; 5: call
-** stacks and sampled allocations. */
-#define MEMPROF_VERSION_REFERENCE 3
-#define MEMPROF_VERSION 5
 
 /* The stack of an event that carries none. */
 #define MEMPROF_NO_STACK UINT32_MAX
 
+/* The stream's events as they are numbered there, and the time marks. */
 enum memprof_event_kind {
-  MEMPROF_ALLOC = 1,  /* naddr, nsize */
-  MEMPROF_FREE = 2,   /* oaddr, osize */
-  MEMPROF_REALLOC = 3, /* oaddr, osize -> naddr, nsize */
-  MEMPROF_MARK = 4     /* v5 time mark: naddr, nanoseconds since the start;
-                          no location (loc 0), no stack */
+  MEMPROF_ALLOC = AEVENT_ALLOC,     /* naddr, nsize */
+  MEMPROF_FREE = AEVENT_FREE,       /* oaddr, osize */
+  MEMPROF_REALLOC = AEVENT_REALLOC, /* oaddr, osize -> naddr, nsize */
+  MEMPROF_MARK = AEVENT_MASK + 1 /* no event's: a v5 time mark; naddr,
+                                    nanoseconds since the start; no location
+                                    (loc 0), no stack */
 };
 
 struct memprof_event {

@@ -14,14 +14,14 @@ struct section {
   const char *versions;    /* the same, for messages */
 };
 
-static const struct section SYMTAB = {"ljs", "symtab", SYMTAB_VERSION,
-                                      SYMTAB_VERSION, "3"};
+static const struct section SYMTAB = {"ljs", "symtab", LJS_VERSION,
+                                      LJS_VERSION, "3"};
 static const struct section MEMPROF = {"ljm", "memprof",
-                                       MEMPROF_VERSION_REFERENCE,
-                                       MEMPROF_VERSION, "3, 4 or 5"};
+                                       LJM_VERSION_REFERENCE,
+                                       LJM_VERSION_STACKS, "3, 4 or 5"};
 static const struct section SYSPROF = {"ljp", "sysprof",
-                                       SYSPROF_VERSION_REFERENCE,
-                                       SYSPROF_VERSION, "2 or 3"};
+                                       LJP_VERSION_REFERENCE,
+                                       LJP_VERSION, "2 or 3"};
 
 /*
 ** The prologue after the magic: a version byte, three reserved bytes.

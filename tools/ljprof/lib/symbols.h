@@ -16,12 +16,14 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "lj_profstream.h"
 #include "util.h"
 
 #define SYMBOLS_NONE UINT32_MAX
 
-/* The line of a Lua frame whose PC the VM could not confirm (ljp v3). */
-#define SYMBOLS_LINE_UNKNOWN UINT64_C(0xffffffff)
+/* The line of a Lua frame whose PC the VM could not confirm (ljp v3, ljm
+** v5: the same number in both). */
+#define SYMBOLS_LINE_UNKNOWN ((uint64_t)LJP_LINE_UNKNOWN)
 
 enum loc_kind {
   LOC_INTERNAL,      /* the VM itself: interpreter, GC, JIT compiler */

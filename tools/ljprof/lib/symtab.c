@@ -2,8 +2,8 @@
 
 #include <inttypes.h>
 
-int symtab_read_entry(struct reader *r, struct symbols *sym,
-                      enum symtab_entry type, struct sbuf *scratch) {
+int symtab_read_entry(struct reader *r, struct symbols *sym, unsigned type,
+                      struct sbuf *scratch) {
   uint64_t key, proto, line;
   switch (type) {
   case SYMTAB_LFUNC:
@@ -35,8 +35,8 @@ int symtab_read(struct reader *r, struct symbols *sym) {
   uint8_t header;
   int ok;
   while ((ok = reader_u8(r, &header, "symtab entry header or end (0x80)"))) {
-    if (header & 0x80) break;
-    unsigned type = header & 3;
+    if (header & SYMTAB_FINAL) break;
+    unsigned type = header & SYMTAB_TYPE_MASK;
     if (type > SYMTAB_TRACE) {
       uint64_t at = reader_offset(r) - 1;
       reader_fail(r, READER_CORRUPT, at,
@@ -46,7 +46,7 @@ int symtab_read(struct reader *r, struct symbols *sym) {
       ok = 0;
       break;
     }
-    if (!(ok = symtab_read_entry(r, sym, (enum symtab_entry)type, &scratch)))
+    if (!(ok = symtab_read_entry(r, sym, type, &scratch)))
       break;
   }
   sbuf_free(&scratch);

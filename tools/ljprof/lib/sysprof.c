@@ -5,29 +5,6 @@
 
 #include "symtab.h"
 
-#define END_BYTE 0x80
-
-/* Record bytes after the samples (0 ... 9, by VM state). */
-enum record {
-  REC_UPDATE_LFUNC = 10,
-  REC_UPDATE_CFUNC = 11,
-  REC_UPDATE_TRACE = 12,
-  REC_FFNAME = 13, /* v3 */
-  REC_CONFIG = 14, /* v3 */
-  REC_STATS = 15   /* v3 */
-};
-
-/* Frame tags: those of v3; v2 frames are read into the same ones. */
-enum frame_tag {
-  TAG_LUA = 1,    /* proto address, line */
-  TAG_CFUNC = 2,  /* C function address */
-  TAG_FFUNC = 3,  /* fast function id */
-  TAG_NATIVE = 4, /* code address */
-  TAG_TRACE = 5,  /* trace number, start proto address, start line */
-  TAG_TRACE_LUA = 6 /* the same, and how many Lua frames that follow run in
-                       the trace's code */
-};
-
 static const char *const vmstate_names[VMSTATE_COUNT] = {
     "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC",
     "EXIT",   "RECORD", "OPT",  "ASM",   "TRACE"};
@@ -41,8 +18,10 @@ const char *sysprof_mode_name(enum sysprof_mode mode) {
   return names[mode];
 }
 
+/* A frame as the stream has it: v3's tags (LJP_FRAME_*); v2 frames are
+** read into the same ones. */
 struct raw_frame {
-  enum frame_tag tag;
+  unsigned tag;
   uint64_t a, b, c, d;
 };
 
@@ -79,20 +58,20 @@ static struct raw_frame *add_frame(struct decoder *d, uint64_t at) {
 /* The fields of a frame of the given tag. */
 static int read_frame_fields(struct reader *r, struct raw_frame *f) {
   switch (f->tag) {
-  case TAG_LUA:
+  case LJP_FRAME_LUA:
     return reader_uleb(r, &f->a, "Lua frame: proto address") &&
            reader_uleb(r, &f->b, "Lua frame: line");
-  case TAG_CFUNC:
+  case LJP_FRAME_CFUNC:
     return reader_uleb(r, &f->a, "C function frame: address");
-  case TAG_FFUNC:
+  case LJP_FRAME_FFUNC:
     return reader_uleb(r, &f->a, "fast function frame: id");
-  case TAG_NATIVE:
+  case LJP_FRAME_NATIVE:
     return reader_uleb(r, &f->a, "native frame: address");
-  case TAG_TRACE:
+  case LJP_FRAME_TRACE:
     return reader_uleb(r, &f->a, "trace: number") &&
            reader_uleb(r, &f->b, "trace: start proto address") &&
            reader_uleb(r, &f->c, "trace: start line");
-  default: /* TAG_TRACE_LUA */
+  default: /* LJP_FRAME_TRACE_LUA */
     return reader_uleb(r, &f->a, "trace: number") &&
            reader_uleb(r, &f->b, "trace: start proto address") &&
            reader_uleb(r, &f->c, "trace: start line") &&
@@ -109,13 +88,13 @@ static int read_tagged_frames(struct decoder *d, unsigned last_tag,
   for (;;) {
     uint8_t tag;
     if (!reader_u8(d->r, &tag, what)) return 0;
-    if (tag == END_BYTE) return 1;
+    if (tag == LJP_END) return 1;
     uint64_t at = reader_offset(d->r) - 1;
-    if (tag < TAG_LUA || tag > last_tag)
+    if (tag < LJP_FRAME_LUA || tag > last_tag)
       return corrupt(d->r, at, "unknown frame tag", tag);
     struct raw_frame *f = add_frame(d, at);
     if (!f) return 0;
-    *f = (struct raw_frame){.tag = (enum frame_tag)tag};
+    *f = (struct raw_frame){.tag = tag};
     if (!read_frame_fields(d->r, f)) return 0;
   }
 }
@@ -129,7 +108,7 @@ static int read_host_stack(struct decoder *d) {
     if (addr == 0) return 1;
     struct raw_frame *f = add_frame(d, at);
     if (!f) return 0;
-    *f = (struct raw_frame){.tag = TAG_NATIVE, .a = addr};
+    *f = (struct raw_frame){.tag = LJP_FRAME_NATIVE, .a = addr};
   }
 }
 
@@ -138,12 +117,13 @@ static int read_v2_sample(struct decoder *d, enum vmstate state) {
   case VMSTATE_LFUNC:
   case VMSTATE_FFUNC:
   case VMSTATE_CFUNC:
-    return read_tagged_frames(d, TAG_FFUNC, "Lua stack: frame or end (0x80)") &&
+    return read_tagged_frames(d, LJP_FRAME_FFUNC,
+                              "Lua stack: frame or end (0x80)") &&
            read_host_stack(d);
   case VMSTATE_TRACE: {
     struct raw_frame *f = add_frame(d, reader_offset(d->r));
     if (!f) return 0;
-    *f = (struct raw_frame){.tag = TAG_TRACE};
+    *f = (struct raw_frame){.tag = LJP_FRAME_TRACE};
     return read_frame_fields(d->r, f);
   }
   default:
@@ -156,19 +136,20 @@ static struct sysprof_frame resolve(struct symbols *sym,
                                     const struct raw_frame *f) {
   uint32_t loc;
   switch (f->tag) {
-  case TAG_LUA:
+  case LJP_FRAME_LUA:
     return (struct sysprof_frame){symbols_loc_lua(sym, f->a, f->b),
                                   symbols_loc_proto(sym, f->a), 1, 0};
-  case TAG_CFUNC:
+  case LJP_FRAME_CFUNC:
     loc = symbols_loc_code(sym, f->a);
     return (struct sysprof_frame){loc, loc, 1, 0};
-  case TAG_FFUNC:
+  case LJP_FRAME_FFUNC:
     loc = symbols_loc_ffunc(sym, f->a);
     return (struct sysprof_frame){loc, loc, 1, 0};
-  case TAG_NATIVE:
+  case LJP_FRAME_NATIVE:
     loc = symbols_loc_code(sym, f->a);
     return (struct sysprof_frame){loc, loc, 0, 0};
-  default: /* TAG_TRACE(_LUA): the code running the Lua lines, not one */
+  default: /* a trace (LJP_FRAME_TRACE, _TRACE_LUA): the code running the
+              Lua lines, not one */
     loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
     return (struct sysprof_frame){loc, loc, 0, 0};
   }
@@ -183,10 +164,10 @@ static struct sysprof_frame resolve(struct symbols *sym,
 */
 static void mark_inlined(struct decoder *d) {
   for (size_t t = 0; t < d->nraw; t++) {
-    if (d->raw[t].tag != TAG_TRACE_LUA) continue;
+    if (d->raw[t].tag != LJP_FRAME_TRACE_LUA) continue;
     size_t end = t + 1;
     while (end < d->nraw && end - t <= d->raw[t].d &&
-           d->raw[end].tag == TAG_LUA)
+           d->raw[end].tag == LJP_FRAME_LUA)
       end++;
     for (size_t i = t + 1; i + 1 < end; i++) d->frames[i].inlined = 1;
   }
@@ -195,9 +176,10 @@ static void mark_inlined(struct decoder *d) {
 static int read_sample(struct decoder *d, enum vmstate state,
                        const struct sysprof_sink *sink) {
   d->nraw = 0;
-  int ok = d->version == SYSPROF_VERSION_REFERENCE
+  int ok = d->version == LJP_VERSION_REFERENCE
                ? read_v2_sample(d, state)
-               : read_tagged_frames(d, TAG_TRACE_LUA, "frame or end (0x80)");
+               : read_tagged_frames(d, LJP_FRAME_TRACE_LUA,
+                                    "frame or end (0x80)");
   if (!ok) return 0;
   /* Resolved only now, so that a damaged sample leaves no trace. */
   grow_array((void **)&d->frames, &d->frames_cap, d->nraw,
@@ -270,15 +252,15 @@ static int read_stats(struct decoder *d, struct sysprof_meta *meta) {
 static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
   uint8_t byte;
   if (!reader_u8(d->r, &byte, "record or end (0x80)")) return 0;
-  if (byte == END_BYTE) return -1;
+  if (byte == LJP_END) return -1;
   if (byte < VMSTATE_COUNT) return read_sample(d, (enum vmstate)byte, sink);
-  int v3 = d->version >= SYSPROF_VERSION;
+  int v3 = d->version >= LJP_VERSION;
   switch (byte) {
-  case REC_UPDATE_LFUNC:
+  case REC_PROTO:
     return symtab_read_entry(d->r, d->sym, SYMTAB_LFUNC, &d->scratch);
-  case REC_UPDATE_CFUNC:
+  case REC_CSYM:
     return symtab_read_entry(d->r, d->sym, SYMTAB_CFUNC, &d->scratch);
-  case REC_UPDATE_TRACE:
+  case REC_TRACE:
     return symtab_read_entry(d->r, d->sym, SYMTAB_TRACE, &d->scratch);
   case REC_FFNAME:
     if (v3) return read_ffname(d);

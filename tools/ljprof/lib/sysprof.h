@@ -11,33 +11,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lj_profstream.h"
 #include "reader.h"
 #include "symbols.h"
-
-#define SYSPROF_VERSION_REFERENCE 2
-#define SYSPROF_VERSION 3
 
 /* A sample deeper than this is taken for corruption. */
 #define SYSPROF_MAX_FRAMES 4096
 
+/* The stream's numbers (lj_profstream.h) as the reader's types. */
 enum vmstate {
-  VMSTATE_INTERP,
-  VMSTATE_LFUNC,
-  VMSTATE_FFUNC,
-  VMSTATE_CFUNC,
-  VMSTATE_GC,
-  VMSTATE_EXIT,
-  VMSTATE_RECORD,
-  VMSTATE_OPT,
-  VMSTATE_ASM,
-  VMSTATE_TRACE,
-  VMSTATE_COUNT
+  VMSTATE_INTERP = LJP_VMST_INTERP,
+  VMSTATE_LFUNC = LJP_VMST_LFUNC,
+  VMSTATE_FFUNC = LJP_VMST_FFUNC,
+  VMSTATE_CFUNC = LJP_VMST_CFUNC,
+  VMSTATE_GC = LJP_VMST_GC,
+  VMSTATE_EXIT = LJP_VMST_EXIT,
+  VMSTATE_RECORD = LJP_VMST_RECORD,
+  VMSTATE_OPT = LJP_VMST_OPT,
+  VMSTATE_ASM = LJP_VMST_ASM,
+  VMSTATE_TRACE = LJP_VMST_TRACE,
+  VMSTATE_COUNT = LJP_VMSTATES
 };
 
 /* "INTERP", "LFUNC", ... */
 const char *sysprof_vmstate_name(unsigned state);
 
-enum sysprof_mode { SYSPROF_DEFAULT, SYSPROF_LEAF, SYSPROF_CALLGRAPH };
+enum sysprof_mode {
+  SYSPROF_DEFAULT = LJP_MODE_DEFAULT,
+  SYSPROF_LEAF = LJP_MODE_LEAF,
+  SYSPROF_CALLGRAPH = LJP_MODE_CALLGRAPH
+};
 
 /* "D", "L", "C" */
 const char *sysprof_mode_name(enum sysprof_mode mode);
@@ -45,9 +48,9 @@ const char *sysprof_mode_name(enum sysprof_mode mode);
 /* Thread CPU time by a POSIX timer (on the kernel's tick), monotonic time,
 ** thread CPU time by a perf cpu-clock event (at the asked rate). */
 enum sysprof_clock {
-  SYSPROF_CLOCK_THREAD_CPU,
-  SYSPROF_CLOCK_MONOTONIC,
-  SYSPROF_CLOCK_THREAD_CPU_PERF
+  SYSPROF_CLOCK_THREAD_CPU = LJP_CLOCK_CPU,
+  SYSPROF_CLOCK_MONOTONIC = LJP_CLOCK_WALL,
+  SYSPROF_CLOCK_THREAD_CPU_PERF = LJP_CLOCK_PERF
 };
 
 /* What the stream says about itself; v2 streams say nothing. */
