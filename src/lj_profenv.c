@@ -53,12 +53,11 @@ typedef struct EnvSettings {
   int on[PE__MAX];		/* Asked for. */
   int armed[PE__MAX];		/* Waits for the signal. */
   char path[PE__MAX][ENV_MAXLEN];  /* %p, %t and %n not expanded yet. */
-  int mode, clock;		/* Of the CPU profile. */
-  uint64_t interval;		/* Microseconds. */
   int signo;			/* 0: nothing is armed. */
   const char *signame;
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
+  SysprofConfig cpu;		/* The CPU profile's options. */
   int stacks;			/* Of the memory profile: call stacks, */
   int native;			/* with native frames, */
   uint64_t sample;		/* sampling interval in bytes (0: none). */
@@ -93,7 +92,9 @@ static int env_signal_byname(const char *name)
 
 /* -- Keys ---------------------------------------------------------------- */
 
-/* A key of a profile: how its value is read, and where it goes. */
+/* A key of a profile: how its value is read, and where it goes. The
+** options of the profilers go to their configs as the Lua API's do, and
+** their checks have the last word (env_key). */
 typedef struct EnvKey {
   const char *name;
   const char *(*read)(EnvSettings *s, int k, const struct EnvKey *key,
@@ -196,9 +197,7 @@ static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
   UNUSED(k);
   if (end == val || *end != '\0')
     return key->must;
-  if (!(ms >= 0.001 && ms <= 1e6))
-    return key->must;
-  *ENV_U64(s, key) = (uint64_t)(ms * 1000);
+  *ENV_U64(s, key) = lj_sysprof_interval(ms);
   return NULL;
 }
 
@@ -219,11 +218,11 @@ static const EnvKey env_common[] = {
 };
 
 static const EnvKey env_cpukeys[] = {
-  { "mode", env_choice, ENV_AT(mode), "mode must be C, L or D",
+  { "mode", env_choice, ENV_AT(cpu.mode), "mode must be C, L or D",
     env_modes },
-  { "interval", env_ms, ENV_AT(interval),
+  { "interval", env_ms, ENV_AT(cpu.interval),
     "interval must be milliseconds, from 0.001 to 1000000", NULL },
-  { "clock", env_choice, ENV_AT(clock), "clock must be cpu or wall",
+  { "clock", env_choice, ENV_AT(cpu.clock), "clock must be cpu or wall",
     env_clocks },
   { NULL, NULL, 0, NULL, NULL }
 };
@@ -238,6 +237,12 @@ static const EnvKey env_memkeys[] = {
 
 static const EnvKey *const env_keys[PE__MAX] = { env_cpukeys, env_memkeys };
 
+/* Profile k's options as its profiler's check takes them. */
+static int env_valid(const EnvSettings *s, int k)
+{
+  return k != PE_CPU || lj_sysprof_check(&s->cpu) == NULL;
+}
+
 static const EnvKey *env_lookup(const EnvKey *keys, const char *name)
 {
   for (; keys->name != NULL; keys++)
@@ -249,14 +254,19 @@ static const EnvKey *env_lookup(const EnvKey *keys, const char *name)
 /* What env_key says of a key it does not know: the caller names it. */
 static const char env_unknown[] = "unknown key";
 
-/* One key of profile k; NULL or what is wrong. */
+/* One key of profile k; NULL or what is wrong. The value a profiler
+** refuses is said in LJPROF's words for the key: no key of LJPROF has a
+** rule with another, so the key just read is the one at fault. */
 static const char *env_key(EnvSettings *s, int k, const char *name,
 			   const char *val)
 {
   const EnvKey *key = env_lookup(env_common, name);
+  const char *why;
   if (key == NULL && (key = env_lookup(env_keys[k], name)) == NULL)
     return env_unknown;
-  return key->read(s, k, key, val);
+  if ((why = key->read(s, k, key, val)) == NULL && !env_valid(s, k))
+    why = key->must;
+  return why;
 }
 
 /* One section, "cpu:k=v,..." or "mem:k=v,...", cut in place. */
@@ -305,9 +315,12 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   memset(s, 0, sizeof(*s));
   for (k = 0; k < PE__MAX; k++)
     strcpy(s->path[k], pe_paths[k]);
-  s->mode = LUAM_SYSPROF_CALLGRAPH;
-  s->clock = SYSPROF_CLOCK_CPU;
-  s->interval = 10000;
+  lj_sysprof_defaults(&s->cpu);
+  /* A profile nobody asked for in the code is read afterwards, for its
+  ** stacks (ljprof report, flame graphs), as `ljprof record --cpu`: mode
+  ** C. The default D counts VM states only, for misc.sysprof.report(),
+  ** which such a program never calls. */
+  s->cpu.mode = LUAM_SYSPROF_CALLGRAPH;
   if (strlen(env) >= sizeof(buf)) {
     snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
     return 0;
@@ -430,11 +443,7 @@ static const char *env_status(int status)
 static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
 {
   if (k == PE_CPU) {
-    SysprofConfig cfg;
-    cfg.mode = e->set.mode;
-    cfg.format = LUAM_SYSPROF_V3;
-    cfg.clock = e->set.clock;
-    cfg.interval = e->set.interval;
+    SysprofConfig cfg = e->set.cpu;
     cfg.buf = lj_proffile_buf(pf);
     cfg.len = lj_proffile_bufsize(pf);
     cfg.ctx = pf;
