@@ -129,6 +129,16 @@ static void prof_choice(lua_State *L, int idx, const ProfName *names, int *v)
       *v = names->value;
 }
 
+/* A boolean option at idx into *v; nil leaves *v as it is. 0 if it is
+** another type. */
+static int prof_bool(lua_State *L, int idx, int *v)
+{
+  if (lua_isnil(L, idx))
+    return 1;
+  *v = lua_toboolean(L, idx);
+  return lua_isboolean(L, idx);
+}
+
 /* -- Profiles started from Lua ------------------------------------------- */
 
 /* The file a profile started from Lua writes to; NULL after pushing the
@@ -164,7 +174,8 @@ static int prof_stopped(lua_State *L, int status)
 
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 
-/* sample = BYTES: a whole number of bytes, 1 to LJM_SAMPLE_MAX. */
+/* sample = BYTES: a whole number of bytes, 1 or more (0 would be no
+** sampling); past 2^64 it saturates, for the check to refuse. */
 static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
 {
   lua_Number n;
@@ -173,32 +184,30 @@ static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
   if (lua_type(L, idx) != LUA_TNUMBER)
     return "sample must be a number of bytes";
   n = lua_tonumber(L, idx);
+  if (n >= 18446744073709551616.0) {
+    *sample = UINT64_MAX;
+    return NULL;
+  }
   if (!(n >= 1) || n != (lua_Number)(uint64_t)n)
     return "sample must be a whole number of bytes, 1 or more";
-  if (n > (lua_Number)LJM_SAMPLE_MAX)
-    return "sample must be at most 2^40 bytes";
   *sample = (uint64_t)n;
   return NULL;
 }
 
 /* start(path), the reference's call, writes its format (v3); start{path =
 ** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
-** sample = BYTES} writes v4 unless told otherwise, v5 with stacks, native
-** stacks or samples. NULL or an error message. */
+** sample = BYTES} writes v4 unless told otherwise (lj_memprof.h: why).
+** NULL or an error message. */
 static const char *memprof_options(lua_State *L, const char **path,
 				   MemprofConfig *cfg)
 {
   static const ProfName formats[] = {
-    { "v3", LUAM_MEMPROF_V3 }, { "v4", LUAM_MEMPROF_V4 },
+    { "v3", LJM_VERSION_REFERENCE }, { "v4", LJM_VERSION },
     { "v5", LJM_VERSION_STACKS }, { NULL, 0 }
   };
   const char *bad;
-  int fmt = LUAM_MEMPROF_V4;
   *path = MEMPROF_DEFAULT_PATH;
-  cfg->version = LUAM_MEMPROF_V3;
-  cfg->stacks = 0;
-  cfg->native = 0;
-  cfg->sample = 0;
+  lj_memprof_defaults(cfg);
   if (lua_isnoneornil(L, 1))
     return NULL;
   if (lua_type(L, 1) == LUA_TSTRING) {
@@ -207,6 +216,7 @@ static const char *memprof_options(lua_State *L, const char **path,
   }
   if (!lua_istable(L, 1))
     return "options must be a path or a table";
+  cfg->version = LJM_VERSION;  /* Ours, the table form (lj_memprof.h). */
   lua_getfield(L, 1, "path");
   lua_getfield(L, 1, "format");
   lua_getfield(L, 1, "stacks");
@@ -214,24 +224,14 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "native");
   if (!lua_isnil(L, -5) && (*path = lua_tostring(L, -5)) == NULL)
     return "path must be a string";
-  prof_choice(L, -4, formats, &fmt);
-  if (fmt < 0)
-    return "format must be \"v3\", \"v4\" or \"v5\"";
-  if (!lua_isnil(L, -3) && !lua_isboolean(L, -3))
+  prof_choice(L, -4, formats, &cfg->format);
+  if (!prof_bool(L, -3, &cfg->stacks))
     return "stacks must be a boolean";
   if ((bad = memprof_sample(L, -2, &cfg->sample)) != NULL)
     return bad;
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+  if (!prof_bool(L, -1, &cfg->native))
     return "native must be a boolean";
-  cfg->native = lua_toboolean(L, -1);
-  cfg->stacks = lua_toboolean(L, -3) || cfg->native || cfg->sample != 0;
-  cfg->version = fmt;
-  if (cfg->stacks) {
-    if (!lua_isnil(L, -4) && cfg->version != LJM_VERSION_STACKS)
-      return "stacks, native and sample need format \"v5\"";
-    cfg->version = LJM_VERSION_STACKS;
-  }
-  return NULL;
+  return lj_memprof_check(cfg);
 }
 
 static int memprof_start(lua_State *L)

@@ -57,10 +57,8 @@ typedef struct EnvSettings {
   const char *signame;
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
-  SysprofConfig cpu;		/* The CPU profile's options. */
-  int stacks;			/* Of the memory profile: call stacks, */
-  int native;			/* with native frames, */
-  uint64_t sample;		/* sampling interval in bytes (0: none). */
+  SysprofConfig cpu;		/* The CPU profile's options; */
+  MemprofConfig mem;		/* the memory profile's. */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -182,7 +180,7 @@ static const char *env_bytes(EnvSettings *s, int k, const EnvKey *key,
 {
   unsigned long long n;
   UNUSED(k);
-  if (!env_whole(val, &n) || n > LJM_SAMPLE_MAX)
+  if (!env_whole(val, &n))
     return key->must;
   *ENV_U64(s, key) = n;
   return NULL;
@@ -228,19 +226,22 @@ static const EnvKey env_cpukeys[] = {
 };
 
 static const EnvKey env_memkeys[] = {
-  { "stacks", env_flag, ENV_AT(stacks), "stacks must be 1 or 0", NULL },
-  { "native", env_flag, ENV_AT(native), "native must be 1 or 0", NULL },
-  { "sample", env_bytes, ENV_AT(sample),
+  { "stacks", env_flag, ENV_AT(mem.stacks), "stacks must be 1 or 0", NULL },
+  { "native", env_flag, ENV_AT(mem.native), "native must be 1 or 0", NULL },
+  { "sample", env_bytes, ENV_AT(mem.sample),
     "sample must be whole bytes, from 1 to 2^40", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 
 static const EnvKey *const env_keys[PE__MAX] = { env_cpukeys, env_memkeys };
 
-/* Profile k's options as its profiler's check takes them. */
+/* Profile k's options as its profiler's check takes them (on a copy: the
+** check settles what is implied, and a later key may change it). */
 static int env_valid(const EnvSettings *s, int k)
 {
-  return k != PE_CPU || lj_sysprof_check(&s->cpu) == NULL;
+  MemprofConfig mem = s->mem;
+  return k == PE_CPU ? lj_sysprof_check(&s->cpu) == NULL :
+		       lj_memprof_check(&mem) == NULL;
 }
 
 static const EnvKey *env_lookup(const EnvKey *keys, const char *name)
@@ -256,7 +257,8 @@ static const char env_unknown[] = "unknown key";
 
 /* One key of profile k; NULL or what is wrong. The value a profiler
 ** refuses is said in LJPROF's words for the key: no key of LJPROF has a
-** rule with another, so the key just read is the one at fault. */
+** rule with another (there is no format key), so the key just read is
+** the one at fault. */
 static const char *env_key(EnvSettings *s, int k, const char *name,
 			   const char *val)
 {
@@ -321,6 +323,8 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   ** C. The default D counts VM states only, for misc.sysprof.report(),
   ** which such a program never calls. */
   s->cpu.mode = LUAM_SYSPROF_CALLGRAPH;
+  lj_memprof_defaults(&s->mem);
+  s->mem.version = LJM_VERSION;  /* Ours (lj_memprof.h). */
   if (strlen(env) >= sizeof(buf)) {
     snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
     return 0;
@@ -452,17 +456,12 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
     return lj_sysprof_start(L, &cfg);
   } else {
     struct luam_Memprof_Options opt;
-    MemprofConfig cfg;
-    cfg.native = e->set.native;
-    cfg.stacks = e->set.stacks || cfg.native || e->set.sample != 0;
-    cfg.sample = e->set.sample;
-    cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;
     opt.buf = lj_proffile_buf(pf);
     opt.len = lj_proffile_bufsize(pf);
     opt.writer = lj_proffile_write;
     opt.on_stop = lj_proffile_close;
-    return lj_memprof_start(L, &opt, &cfg);
+    return lj_memprof_start(L, &opt, &e->set.mem);
   }
 }
 
