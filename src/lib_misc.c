@@ -108,19 +108,35 @@ static int prof_ioerror(lua_State *L, const char *path, int pathlast)
   return prof_error(L, lua_tostring(L, -1), err);
 }
 
-/* The index of the option at idx among names (nil: the first), or -1. */
-static int prof_choice(lua_State *L, int idx, const char *const *names)
+/* The names of an option's values. */
+typedef struct ProfName {
+  const char *name;
+  int value;
+} ProfName;
+
+/* The option at idx, one of names, as its value in *v; nil leaves *v as
+** it is. Another name is -1, which no profiler's check takes. */
+static void prof_choice(lua_State *L, int idx, const ProfName *names, int *v)
 {
   const char *s;
-  int i;
   if (lua_isnil(L, idx))
-    return 0;
+    return;
+  *v = -1;
   if ((s = lua_tostring(L, idx)) == NULL)
-    return -1;
-  for (i = 0; names[i] != NULL; i++)
-    if (strcmp(s, names[i]) == 0)
-      return i;
-  return -1;
+    return;
+  for (; names->name != NULL; names++)
+    if (strcmp(s, names->name) == 0)
+      *v = names->value;
+}
+
+/* A boolean option at idx into *v; nil leaves *v as it is. 0 if it is
+** another type. */
+static int prof_bool(lua_State *L, int idx, int *v)
+{
+  if (lua_isnil(L, idx))
+    return 1;
+  *v = lua_toboolean(L, idx);
+  return lua_isboolean(L, idx);
 }
 
 /* -- Profiles started from Lua ------------------------------------------- */
@@ -158,7 +174,8 @@ static int prof_stopped(lua_State *L, int status)
 
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 
-/* sample = BYTES: a whole number of bytes, 1 to LJM_SAMPLE_MAX. */
+/* sample = BYTES: a whole number of bytes, 1 or more (0 would be no
+** sampling); past 2^64 it saturates, for the check to refuse. */
 static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
 {
   lua_Number n;
@@ -167,31 +184,30 @@ static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
   if (lua_type(L, idx) != LUA_TNUMBER)
     return "sample must be a number of bytes";
   n = lua_tonumber(L, idx);
+  if (n >= 18446744073709551616.0) {
+    *sample = UINT64_MAX;
+    return NULL;
+  }
   if (!(n >= 1) || n != (lua_Number)(uint64_t)n)
     return "sample must be a whole number of bytes, 1 or more";
-  if (n > (lua_Number)LJM_SAMPLE_MAX)
-    return "sample must be at most 2^40 bytes";
   *sample = (uint64_t)n;
   return NULL;
 }
 
 /* start(path), the reference's call, writes its format (v3); start{path =
 ** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
-** sample = BYTES} writes v4 unless told otherwise, v5 with stacks, native
-** stacks or samples. NULL or an error message. */
+** sample = BYTES} writes v4 unless told otherwise (lj_memprof.h: why).
+** NULL or an error message. */
 static const char *memprof_options(lua_State *L, const char **path,
 				   MemprofConfig *cfg)
 {
-  static const char *const formats[] = { "v4", "v3", "v5", NULL };
-  static const int versions[] = { LUAM_MEMPROF_V4, LUAM_MEMPROF_V3,
-				  LJM_VERSION_STACKS };
+  static const ProfName formats[] = {
+    { "v3", LJM_VERSION_REFERENCE }, { "v4", LJM_VERSION },
+    { "v5", LJM_VERSION_STACKS }, { NULL, 0 }
+  };
   const char *bad;
-  int fmt;
   *path = MEMPROF_DEFAULT_PATH;
-  cfg->version = LUAM_MEMPROF_V3;
-  cfg->stacks = 0;
-  cfg->native = 0;
-  cfg->sample = 0;
+  lj_memprof_defaults(cfg);
   if (lua_isnoneornil(L, 1))
     return NULL;
   if (lua_type(L, 1) == LUA_TSTRING) {
@@ -200,6 +216,7 @@ static const char *memprof_options(lua_State *L, const char **path,
   }
   if (!lua_istable(L, 1))
     return "options must be a path or a table";
+  cfg->version = LJM_VERSION;  /* Ours, the table form (lj_memprof.h). */
   lua_getfield(L, 1, "path");
   lua_getfield(L, 1, "format");
   lua_getfield(L, 1, "stacks");
@@ -207,23 +224,14 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "native");
   if (!lua_isnil(L, -5) && (*path = lua_tostring(L, -5)) == NULL)
     return "path must be a string";
-  if ((fmt = prof_choice(L, -4, formats)) < 0)
-    return "format must be \"v3\", \"v4\" or \"v5\"";
-  if (!lua_isnil(L, -3) && !lua_isboolean(L, -3))
+  prof_choice(L, -4, formats, &cfg->format);
+  if (!prof_bool(L, -3, &cfg->stacks))
     return "stacks must be a boolean";
   if ((bad = memprof_sample(L, -2, &cfg->sample)) != NULL)
     return bad;
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+  if (!prof_bool(L, -1, &cfg->native))
     return "native must be a boolean";
-  cfg->native = lua_toboolean(L, -1);
-  cfg->stacks = lua_toboolean(L, -3) || cfg->native || cfg->sample != 0;
-  cfg->version = versions[fmt];
-  if (cfg->stacks) {
-    if (!lua_isnil(L, -4) && cfg->version != LJM_VERSION_STACKS)
-      return "stacks, native and sample need format \"v5\"";
-    cfg->version = LJM_VERSION_STACKS;
-  }
-  return NULL;
+  return lj_memprof_check(cfg);
 }
 
 static int memprof_start(lua_State *L)
@@ -298,42 +306,41 @@ static int sysprof_report(lua_State *L)
   return 1;
 }
 
-/* Options table -> config; NULL or an error message. The names are in
-** the order of the values they stand for. */
+/* Options table -> config; NULL or an error message. */
 static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
 				   const char **path)
 {
-  static const char *const modes[] = { "D", "L", "C", NULL };
-  static const char *const clocks[] = { "cpu", "wall", NULL };
-  static const char *const formats[] = { "v3", "v2", NULL };
-  lua_Number interval = 10;
-  int mode = LUAM_SYSPROF_DEFAULT, clock = SYSPROF_CLOCK_CPU, fmt = 0;
+  static const ProfName modes[] = {
+    { "D", LUAM_SYSPROF_DEFAULT }, { "L", LUAM_SYSPROF_LEAF },
+    { "C", LUAM_SYSPROF_CALLGRAPH }, { NULL, 0 }
+  };
+  static const ProfName clocks[] = {
+    { "cpu", SYSPROF_CLOCK_CPU }, { "wall", SYSPROF_CLOCK_WALL }, { NULL, 0 }
+  };
+  static const ProfName formats[] = {
+    { "v2", LUAM_SYSPROF_V2 }, { "v3", LUAM_SYSPROF_V3 }, { NULL, 0 }
+  };
+  const char *bad;
   *path = SYSPROF_DEFAULT_PATH;
-  if (!lua_isnoneornil(L, 1)) {
-    if (!lua_istable(L, 1))
-      return "options must be a table";
-    lua_getfield(L, 1, "mode");
-    lua_getfield(L, 1, "interval");
-    lua_getfield(L, 1, "path");
-    lua_getfield(L, 1, "clock");
-    lua_getfield(L, 1, "format");
-    if ((mode = prof_choice(L, -5, modes)) < 0)
-      return "mode must be \"D\", \"L\" or \"C\"";
-    if (!lua_isnil(L, -4) && !((interval = lua_tonumber(L, -4)) > 0))
-      return "interval must be a number of milliseconds above 0";
-    if (!lua_isnil(L, -3) && (*path = lua_tostring(L, -3)) == NULL)
-      return "path must be a string";
-    if ((clock = prof_choice(L, -2, clocks)) < 0)
-      return "clock must be \"cpu\" or \"wall\"";
-    if ((fmt = prof_choice(L, -1, formats)) < 0)
-      return "format must be \"v2\" or \"v3\"";
-  }
-  cfg->mode = mode;
-  cfg->clock = clock;
-  cfg->format = fmt == 0 ? LUAM_SYSPROF_V3 : LUAM_SYSPROF_V2;
-  cfg->interval = (uint64_t)(interval * 1000);
-  if (cfg->interval == 0)
-    return "interval must be a number of milliseconds above 0";
+  lj_sysprof_defaults(cfg);
+  if (lua_isnoneornil(L, 1))
+    return NULL;
+  if (!lua_istable(L, 1))
+    return "options must be a table";
+  lua_getfield(L, 1, "mode");
+  lua_getfield(L, 1, "interval");
+  lua_getfield(L, 1, "clock");
+  lua_getfield(L, 1, "format");
+  lua_getfield(L, 1, "path");
+  prof_choice(L, -5, modes, &cfg->mode);
+  if (!lua_isnil(L, -4))  /* Not a number: 0, refused. */
+    cfg->interval = lj_sysprof_interval(lua_tonumber(L, -4));
+  prof_choice(L, -3, clocks, &cfg->clock);
+  prof_choice(L, -2, formats, &cfg->format);
+  if ((bad = lj_sysprof_check(cfg)) != NULL)
+    return bad;
+  if (!lua_isnil(L, -1) && (*path = lua_tostring(L, -1)) == NULL)
+    return "path must be a string";
   return NULL;
 }
 

@@ -27,6 +27,37 @@
 #include "lj_profmem.h"
 #include "lmisclib.h"
 
+/* -- Configuration ------------------------------------------------------- */
+
+/* In every build: the entry points check options before they know it has
+** no profiler. The defaults: lj_memprof.h says why v3. */
+#define MEMPROF_DEFAULTS	{ 0, LJM_VERSION_REFERENCE, 0, 0, 0 }
+
+void lj_memprof_defaults(MemprofConfig *cfg)
+{
+  static const MemprofConfig dflt = MEMPROF_DEFAULTS;
+  *cfg = dflt;
+}
+
+const char *lj_memprof_check(MemprofConfig *cfg)
+{
+  int v = cfg->format != 0 ? cfg->format : cfg->version;
+  if (v < LJM_VERSION_REFERENCE || v > LJM_VERSION_STACKS)
+    return "format must be \"v3\", \"v4\" or \"v5\"";
+  if (cfg->sample > LJM_SAMPLE_MAX)
+    return "sample must be at most 2^40 bytes";
+  /* Samples carry their stacks; native frames are in stacks. */
+  cfg->native = cfg->native != 0;
+  cfg->stacks = cfg->stacks || cfg->native || cfg->sample != 0;
+  if (cfg->stacks) {  /* Stacks are version 5's, only. */
+    if (cfg->format != 0 && cfg->format != LJM_VERSION_STACKS)
+      return "stacks, native and sample need format \"v5\"";
+    v = LJM_VERSION_STACKS;
+  }
+  cfg->version = v;
+  return NULL;
+}
+
 #if LJ_HASMEMPROF
 
 #include "lj_debug.h"
@@ -674,9 +705,12 @@ static void memprof_stats(MemProf *mp)
   memprof_info(mp, LJM_INFO_STATS, v, 5);
 }
 
-/* What the C API's next profile records (luaM_memprof_set_*). */
-static MemprofConfig next_cfg = { LJM_VERSION_REFERENCE, 0, 0, 0 };
+/* What the C API's next profile records (luaM_memprof_set_*). Its format
+** is the version of a profile without stacks, a default: stacks, native
+** frames or samples make the stream v5 (lmisclib.h). */
+static MemprofConfig next_cfg = MEMPROF_DEFAULTS;
 
+/* The C API names v3 and v4 only: v5 is the stacks' (lmisclib.h). */
 LUA_API int luaM_memprof_set_format(int format)
 {
   if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
@@ -705,7 +739,9 @@ LUA_API int luaM_memprof_set_native(int native)
 
 LUA_API int luaM_memprof_set_sample(uint64_t bytes)
 {
-  if (bytes > LJM_SAMPLE_MAX)
+  MemprofConfig cfg = next_cfg;
+  cfg.sample = bytes;
+  if (lj_memprof_check(&cfg) != NULL)
     return PROFILE_ERRUSE;
   if (lj_memprof_busy(NULL))
     return PROFILE_ERRRUN;
@@ -716,10 +752,7 @@ LUA_API int luaM_memprof_set_sample(uint64_t bytes)
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
-  MemprofConfig cfg = next_cfg;
-  if (cfg.stacks || cfg.native || cfg.sample)
-    cfg.version = LJM_VERSION_STACKS;
-  return lj_memprof_start(L, opt, &cfg);
+  return lj_memprof_start(L, opt, &next_cfg);
 }
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
@@ -727,21 +760,18 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
 {
   uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
   global_State *g = G(L);
+  MemprofConfig c = *cfg;
   MemProf *mp;
-  if (opt == NULL || opt->writer == NULL || opt->on_stop == NULL ||
-      opt->buf == NULL || opt->len < 1024 || cfg->sample > LJM_SAMPLE_MAX ||
-      ((cfg->stacks || cfg->native || cfg->sample) &&
-       cfg->version < LJM_VERSION_STACKS))
+  if (lj_memprof_check(&c) != NULL || opt == NULL || opt->writer == NULL ||
+      opt->on_stop == NULL || opt->buf == NULL || opt->len < 1024)
     return PROFILE_ERRUSE;
   if (memprof_of(g) != NULL || (mp = memprof_claim()) == NULL)
     return PROFILE_ERRRUN;
   mp->g = g;
   mp->opt = *opt;
   mp->saved_errno = 0;
-  mp->cfg = *cfg;
-  /* Samples carry stacks; native frames are in stacks. */
-  mp->cfg.stacks = cfg->stacks || cfg->native || cfg->sample;
-  mp->version = cfg->version;
+  mp->cfg = c;
+  mp->version = c.version;
   memprof_emptysites(mp);
   mp->ntraceloc = 0;
   if (!memprof_newtables(mp)) {

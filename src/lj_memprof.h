@@ -23,10 +23,13 @@ struct luam_Memprof_Options;
 
 /* What a profile records. */
 typedef struct MemprofConfig {
-  int version;		/* Of the stream: LJM_VERSION*. */
+  int format;		/* Stream version asked for, LJM_VERSION*; 0: none. */
+  int version;		/* Of the stream: the entry point's default, until
+			** lj_memprof_check settles it. */
   int stacks;		/* Events carry their call stacks (version 5). */
   int native;		/* The stacks have the C frames too; implies stacks. */
-  uint64_t sample;	/* Mean bytes between sampled allocations; 0: all. */
+  uint64_t sample;	/* Mean bytes between sampled allocations; 0: all.
+			** Implies stacks. */
 } MemprofConfig;
 
 /* Time marks (version 5): the clock is read every LJM_MARK_EVENTS events
@@ -37,6 +40,18 @@ typedef struct MemprofConfig {
 
 /* Sampling intervals accepted, in bytes. */
 #define LJM_SAMPLE_MAX		((uint64_t)1 << 40)
+
+/* The profiler's defaults: every event, no stacks, the reference's stream
+** (v3), which its call misc.memprof.start(path) and its C API write, for
+** its tools. Our own calls, misc.memprof.start{...} and LJPROF, write v4
+** unless asked otherwise: v4's lines inside traces are for our reader. */
+LJ_FUNC void lj_memprof_defaults(MemprofConfig *cfg);
+/* The one rule of each option, for every entry point: NULL, or what is
+** wrong in the words misc.memprof.start says after "profiler misuse: ".
+** Settles what is implied: stacks by native frames or sampling, version 5
+** by stacks, the version by the format asked. lj_memprof_start refuses
+** (PROFILE_ERRUSE) what it refuses. */
+LJ_FUNC const char *lj_memprof_check(MemprofConfig *cfg);
 
 /* luaM_memprof_start with the config given, not the one the setters of
 ** the C API chose. */

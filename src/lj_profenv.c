@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +53,12 @@ typedef struct EnvSettings {
   int on[PE__MAX];		/* Asked for. */
   int armed[PE__MAX];		/* Waits for the signal. */
   char path[PE__MAX][ENV_MAXLEN];  /* %p, %t and %n not expanded yet. */
-  int mode, clock;		/* Of the CPU profile. */
-  uint64_t interval;		/* Microseconds. */
   int signo;			/* 0: nothing is armed. */
   const char *signame;
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
-  int stacks;			/* Of the memory profile: call stacks, */
-  int native;			/* with native frames, */
-  uint64_t sample;		/* sampling interval in bytes (0: none). */
+  SysprofConfig cpu;		/* The CPU profile's options; */
+  MemprofConfig mem;		/* the memory profile's. */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -90,72 +88,187 @@ static int env_signal_byname(const char *name)
   return -1;
 }
 
+/* -- Keys ---------------------------------------------------------------- */
+
+/* A key of a profile: how its value is read, and where it goes. The
+** options of the profilers go to their configs as the Lua API's do, and
+** their checks have the last word (env_key). */
+typedef struct EnvKey {
+  const char *name;
+  const char *(*read)(EnvSettings *s, int k, const struct EnvKey *key,
+		      const char *val);  /* NULL or what is wrong. */
+  size_t at;			/* Where it goes: offset in EnvSettings. */
+  const char *must;		/* What its value must be. */
+  const char *const *names;	/* A choice's words, by value. */
+} EnvKey;
+
+#define ENV_AT(field)	offsetof(EnvSettings, field)
+#define ENV_INT(s, key)	((int *)((char *)(s) + (key)->at))
+#define ENV_U64(s, key)	((uint64_t *)((char *)(s) + (key)->at))
+
+static const char *env_path(EnvSettings *s, int k, const EnvKey *key,
+			    const char *val)
+{
+  if (*val == '\0' || strlen(val) >= ENV_MAXLEN)
+    return key->must;
+  if (!env_checkpath(val))
+    return "path may hold %p, %t, %n and %% only";
+  strcpy(s->path[k], val);
+  return NULL;
+}
+
+static const char *env_signal_key(EnvSettings *s, int k, const EnvKey *key,
+				  const char *val)
+{
+  int i = env_signal_byname(val);
+  if (i < 0)
+    return key->must;
+  if (s->signame != NULL && s->signame != env_signals[i].name)
+    return "cpu and mem must name the same signal";
+  s->signo = env_signals[i].signo;
+  s->signame = env_signals[i].name;
+  s->armed[k] = 1;
+  return NULL;
+}
+
+/* A whole number without sign or leading zero: 1 or more. */
+static int env_whole(const char *val, unsigned long long *n)
+{
+  char *end;
+  *n = strtoull(val, &end, 10);
+  return *val >= '1' && *val <= '9' && *end == '\0';
+}
+
+static const char *env_rotate(EnvSettings *s, int k, const EnvKey *key,
+			      const char *val)
+{
+  unsigned long long secs;
+  if (!env_whole(val, &secs) || secs > 31536000)
+    return key->must;
+  if (s->rotsecs != 0 && s->rotsecs != secs)
+    return "cpu and mem must rotate alike";
+  s->rotsecs = (unsigned)secs;
+  s->rotate[k] = 1;
+  return NULL;
+}
+
+static const char *env_choice(EnvSettings *s, int k, const EnvKey *key,
+			      const char *val)
+{
+  int i;
+  UNUSED(k);
+  for (i = 0; key->names[i] != NULL; i++)
+    if (strcmp(val, key->names[i]) == 0) {
+      *ENV_INT(s, key) = i;
+      return NULL;
+    }
+  return key->must;
+}
+
+static const char *env_flag(EnvSettings *s, int k, const EnvKey *key,
+			    const char *val)
+{
+  UNUSED(k);
+  if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+    return key->must;
+  *ENV_INT(s, key) = *val == '1';
+  return NULL;
+}
+
+static const char *env_bytes(EnvSettings *s, int k, const EnvKey *key,
+			     const char *val)
+{
+  unsigned long long n;
+  UNUSED(k);
+  if (!env_whole(val, &n))
+    return key->must;
+  *ENV_U64(s, key) = n;
+  return NULL;
+}
+
+/* Milliseconds, as the interval's microseconds. */
+static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
+			  const char *val)
+{
+  char *end;
+  double ms = strtod(val, &end);
+  UNUSED(k);
+  if (end == val || *end != '\0')
+    return key->must;
+  *ENV_U64(s, key) = lj_sysprof_interval(ms);
+  return NULL;
+}
+
+/* The words of a choice, by the value each stands for. */
+static const char *const env_modes[] = { "D", "L", "C", NULL };
+static const char *const env_clocks[] = { "cpu", "wall", NULL };
+LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == 0 && LUAM_SYSPROF_LEAF == 1 &&
+		 LUAM_SYSPROF_CALLGRAPH == 2);
+LJ_STATIC_ASSERT(SYSPROF_CLOCK_CPU == 0 && SYSPROF_CLOCK_WALL == 1);
+
+static const EnvKey env_common[] = {
+  { "path", env_path, 0, "path must be a file name", NULL },
+  { "signal", env_signal_key, 0,
+    "signal must be SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or SIGURG", NULL },
+  { "rotate", env_rotate, 0,
+    "rotate must be whole seconds, from 1 to 31536000", NULL },
+  { NULL, NULL, 0, NULL, NULL }
+};
+
+static const EnvKey env_cpukeys[] = {
+  { "mode", env_choice, ENV_AT(cpu.mode), "mode must be C, L or D",
+    env_modes },
+  { "interval", env_ms, ENV_AT(cpu.interval),
+    "interval must be milliseconds, from 0.001 to 1000000", NULL },
+  { "clock", env_choice, ENV_AT(cpu.clock), "clock must be cpu or wall",
+    env_clocks },
+  { NULL, NULL, 0, NULL, NULL }
+};
+
+static const EnvKey env_memkeys[] = {
+  { "stacks", env_flag, ENV_AT(mem.stacks), "stacks must be 1 or 0", NULL },
+  { "native", env_flag, ENV_AT(mem.native), "native must be 1 or 0", NULL },
+  { "sample", env_bytes, ENV_AT(mem.sample),
+    "sample must be whole bytes, from 1 to 2^40", NULL },
+  { NULL, NULL, 0, NULL, NULL }
+};
+
+static const EnvKey *const env_keys[PE__MAX] = { env_cpukeys, env_memkeys };
+
+/* Profile k's options as its profiler's check takes them (on a copy: the
+** check settles what is implied, and a later key may change it). */
+static int env_valid(const EnvSettings *s, int k)
+{
+  MemprofConfig mem = s->mem;
+  return k == PE_CPU ? lj_sysprof_check(&s->cpu) == NULL :
+		       lj_memprof_check(&mem) == NULL;
+}
+
+static const EnvKey *env_lookup(const EnvKey *keys, const char *name)
+{
+  for (; keys->name != NULL; keys++)
+    if (strcmp(keys->name, name) == 0)
+      return keys;
+  return NULL;
+}
+
 /* What env_key says of a key it does not know: the caller names it. */
 static const char env_unknown[] = "unknown key";
 
-/* One key of profile k; NULL or what is wrong. */
-static const char *env_key(EnvSettings *s, int k, const char *key,
+/* One key of profile k; NULL or what is wrong. The value a profiler
+** refuses is said in LJPROF's words for the key: no key of LJPROF has a
+** rule with another (there is no format key), so the key just read is
+** the one at fault. */
+static const char *env_key(EnvSettings *s, int k, const char *name,
 			   const char *val)
 {
-  if (strcmp(key, "path") == 0) {
-    if (*val == '\0' || strlen(val) >= ENV_MAXLEN)
-      return "path must be a file name";
-    if (!env_checkpath(val))
-      return "path may hold %p, %t, %n and %% only";
-    strcpy(s->path[k], val);
-  } else if (strcmp(key, "signal") == 0) {
-    int i = env_signal_byname(val);
-    if (i < 0)
-      return "signal must be SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or SIGURG";
-    if (s->signame != NULL && s->signame != env_signals[i].name)
-      return "cpu and mem must name the same signal";
-    s->signo = env_signals[i].signo;
-    s->signame = env_signals[i].name;
-    s->armed[k] = 1;
-  } else if (strcmp(key, "rotate") == 0) {
-    char *end;
-    unsigned long secs = strtoul(val, &end, 10);
-    if (*val < '1' || *val > '9' || *end != '\0' || secs > 31536000)
-      return "rotate must be whole seconds, from 1 to 31536000";
-    if (s->rotsecs != 0 && s->rotsecs != secs)
-      return "cpu and mem must rotate alike";
-    s->rotsecs = (unsigned)secs;
-    s->rotate[k] = 1;
-  } else if (k == PE_MEM && strcmp(key, "stacks") == 0) {
-    if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
-      return "stacks must be 1 or 0";
-    s->stacks = *val == '1';
-  } else if (k == PE_MEM && strcmp(key, "native") == 0) {
-    if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
-      return "native must be 1 or 0";
-    s->native = *val == '1';
-  } else if (k == PE_MEM && strcmp(key, "sample") == 0) {
-    char *end;
-    unsigned long long bytes = strtoull(val, &end, 10);
-    if (*val < '1' || *val > '9' || *end != '\0' || bytes > LJM_SAMPLE_MAX)
-      return "sample must be whole bytes, from 1 to 2^40";
-    s->sample = bytes;
-  } else if (k != PE_CPU) {
+  const EnvKey *key = env_lookup(env_common, name);
+  const char *why;
+  if (key == NULL && (key = env_lookup(env_keys[k], name)) == NULL)
     return env_unknown;
-  } else if (strcmp(key, "mode") == 0) {
-    if (strcmp(val, "D") == 0) s->mode = LUAM_SYSPROF_DEFAULT;
-    else if (strcmp(val, "L") == 0) s->mode = LUAM_SYSPROF_LEAF;
-    else if (strcmp(val, "C") == 0) s->mode = LUAM_SYSPROF_CALLGRAPH;
-    else return "mode must be C, L or D";
-  } else if (strcmp(key, "interval") == 0) {
-    char *end;
-    double ms = strtod(val, &end);
-    if (end == val || *end != '\0' || !(ms >= 0.001 && ms <= 1e6))
-      return "interval must be milliseconds, from 0.001 to 1000000";
-    s->interval = (uint64_t)(ms * 1000);
-  } else if (strcmp(key, "clock") == 0) {
-    if (strcmp(val, "cpu") == 0) s->clock = SYSPROF_CLOCK_CPU;
-    else if (strcmp(val, "wall") == 0) s->clock = SYSPROF_CLOCK_WALL;
-    else return "clock must be cpu or wall";
-  } else {
-    return env_unknown;
-  }
-  return NULL;
+  if ((why = key->read(s, k, key, val)) == NULL && !env_valid(s, k))
+    why = key->must;
+  return why;
 }
 
 /* One section, "cpu:k=v,..." or "mem:k=v,...", cut in place. */
@@ -204,9 +317,14 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   memset(s, 0, sizeof(*s));
   for (k = 0; k < PE__MAX; k++)
     strcpy(s->path[k], pe_paths[k]);
-  s->mode = LUAM_SYSPROF_CALLGRAPH;
-  s->clock = SYSPROF_CLOCK_CPU;
-  s->interval = 10000;
+  lj_sysprof_defaults(&s->cpu);
+  /* A profile nobody asked for in the code is read afterwards, for its
+  ** stacks (ljprof report, flame graphs), as `ljprof record --cpu`: mode
+  ** C. The default D counts VM states only, for misc.sysprof.report(),
+  ** which such a program never calls. */
+  s->cpu.mode = LUAM_SYSPROF_CALLGRAPH;
+  lj_memprof_defaults(&s->mem);
+  s->mem.version = LJM_VERSION;  /* Ours (lj_memprof.h). */
   if (strlen(env) >= sizeof(buf)) {
     snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
     return 0;
@@ -329,11 +447,7 @@ static const char *env_status(int status)
 static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
 {
   if (k == PE_CPU) {
-    SysprofConfig cfg;
-    cfg.mode = e->set.mode;
-    cfg.format = LUAM_SYSPROF_V3;
-    cfg.clock = e->set.clock;
-    cfg.interval = e->set.interval;
+    SysprofConfig cfg = e->set.cpu;
     cfg.buf = lj_proffile_buf(pf);
     cfg.len = lj_proffile_bufsize(pf);
     cfg.ctx = pf;
@@ -342,17 +456,12 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
     return lj_sysprof_start(L, &cfg);
   } else {
     struct luam_Memprof_Options opt;
-    MemprofConfig cfg;
-    cfg.native = e->set.native;
-    cfg.stacks = e->set.stacks || cfg.native || e->set.sample != 0;
-    cfg.sample = e->set.sample;
-    cfg.version = cfg.stacks ? LJM_VERSION_STACKS : LJM_VERSION;
     opt.ctx = pf;
     opt.buf = lj_proffile_buf(pf);
     opt.len = lj_proffile_bufsize(pf);
     opt.writer = lj_proffile_write;
     opt.on_stop = lj_proffile_close;
-    return lj_memprof_start(L, &opt, &cfg);
+    return lj_memprof_start(L, &opt, &e->set.mem);
   }
 }
 

@@ -25,6 +25,43 @@
 #include "lj_prof.h"
 #include "lmisclib.h"
 
+/* -- Configuration ------------------------------------------------------- */
+
+/* In every build: the entry points check options before they know it has
+** no profiler. */
+
+void lj_sysprof_defaults(SysprofConfig *cfg)
+{
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->mode = LUAM_SYSPROF_DEFAULT;
+  cfg->format = LUAM_SYSPROF_V3;
+  cfg->clock = SYSPROF_CLOCK_CPU;
+  cfg->interval = 10000;  /* 10 ms. */
+}
+
+uint64_t lj_sysprof_interval(double ms)
+{
+  double us = ms * 1000;
+  if (!(us > 0))
+    return 0;
+  return us < 18446744073709551616.0 ? (uint64_t)us : UINT64_MAX;
+}
+
+const char *lj_sysprof_check(const SysprofConfig *cfg)
+{
+  if (cfg->mode < LUAM_SYSPROF_DEFAULT || cfg->mode > LUAM_SYSPROF_CALLGRAPH)
+    return "mode must be \"D\", \"L\" or \"C\"";
+  if (cfg->interval < SYSPROF_INTERVAL_MIN)
+    return "interval must be a number of milliseconds above 0";
+  if (cfg->interval > SYSPROF_INTERVAL_MAX)
+    return "interval must be at most 1000000 milliseconds";
+  if (cfg->clock != SYSPROF_CLOCK_CPU && cfg->clock != SYSPROF_CLOCK_WALL)
+    return "clock must be \"cpu\" or \"wall\"";
+  if (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3)
+    return "format must be \"v2\" or \"v3\"";
+  return NULL;
+}
+
 #if LJ_HASSYSPROF
 
 #include <fcntl.h>
@@ -534,10 +571,8 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {
   SysProf *sp;
   int err;
-  if (cfg->mode > LUAM_SYSPROF_CALLGRAPH || cfg->interval == 0 ||
-      (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3) ||
-      cfg->buf == NULL || cfg->len < 1024 || cfg->writer == NULL ||
-      cfg->on_stop == NULL)
+  if (lj_sysprof_check(cfg) != NULL || cfg->buf == NULL || cfg->len < 1024 ||
+      cfg->writer == NULL || cfg->on_stop == NULL)
     return PROFILE_ERRUSE;
   if (sysprof_of(G(L)) != NULL || (sp = sysprof_claim()) == NULL)
     return PROFILE_ERRRUN;
@@ -714,7 +749,10 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
 
 LUA_API int luaM_sysprof_set_format(int format)
 {
-  if (format != LUAM_SYSPROF_V2 && format != LUAM_SYSPROF_V3)
+  SysprofConfig cfg;
+  lj_sysprof_defaults(&cfg);
+  cfg.format = format;
+  if (lj_sysprof_check(&cfg) != NULL)
     return PROFILE_ERRUSE;
   if (lj_sysprof_busy(NULL))
     return PROFILE_ERRRUN;
@@ -722,16 +760,18 @@ LUA_API int luaM_sysprof_set_format(int format)
   return PROFILE_SUCCESS;
 }
 
+/* The reference's options: no clock (the default's, CPU time), the
+** interval in whole milliseconds. */
 LUA_API int luaM_sysprof_start(lua_State *L,
 			       const struct luam_Sysprof_Options *opt)
 {
   SysprofConfig cfg;
   if (opt == NULL)
     return PROFILE_ERRUSE;
+  lj_sysprof_defaults(&cfg);
   cfg.mode = opt->mode;
   cfg.format = host_format;
-  cfg.clock = SYSPROF_CLOCK_CPU;
-  cfg.interval = opt->interval * 1000;
+  cfg.interval = lj_sysprof_interval((double)opt->interval);
   cfg.buf = opt->buf;
   cfg.len = opt->len;
   cfg.ctx = opt->ctx;

@@ -40,6 +40,23 @@ typedef struct SysprofConfig {
   int (*on_stop)(void *ctx, uint8_t *buf);
 } SysprofConfig;
 
+/* Intervals taken, in microseconds: 0.001 ms to 1000000 ms. */
+#define SYSPROF_INTERVAL_MIN	1
+#define SYSPROF_INTERVAL_MAX	1000000000
+
+/* The profiler's defaults, the writer's fields cleared: mode D (the
+** reference's default, LUAM_SYSPROF_DEFAULT: misc.sysprof.start{}), every
+** 10 ms of the VM thread's CPU time, stream v3. LJPROF asks for mode C
+** (lj_profenv.c says why); the C API's options name mode and interval. */
+LJ_FUNC void lj_sysprof_defaults(SysprofConfig *cfg);
+/* Milliseconds as the interval's microseconds, truncated; what is not
+** above 0 is 0, what is past 2^64 saturates, for the check to refuse. */
+LJ_FUNC uint64_t lj_sysprof_interval(double ms);
+/* The one rule of each option, for every entry point: NULL, or what is
+** wrong in the words misc.sysprof.start says after "profiler misuse: ".
+** lj_sysprof_start refuses (PROFILE_ERRUSE) what it refuses. */
+LJ_FUNC const char *lj_sysprof_check(const SysprofConfig *cfg);
+
 LJ_FUNC int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg);
 /* Profiles run in several VMs at once, one per VM: a start is refused while
 ** VM g has a profile (running, or halted until stop() is called) or every

@@ -210,7 +210,8 @@ struct luam_Sysprof_Counters {
 
 struct luam_Sysprof_Options {
   uint8_t mode;		/* LUAM_SYSPROF_*. */
-  uint64_t interval;	/* Milliseconds between samples (CPU time). */
+  uint64_t interval;	/* Milliseconds between samples (CPU time), 1 to
+			** 1000000. */
   uint8_t *buf;		/* The first buffer for the writer. */
   size_t len;		/* Its size: at least 1 KiB. */
   void *ctx;		/* Passed to writer and on_stop. */

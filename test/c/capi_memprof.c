@@ -258,6 +258,8 @@ int main(void)
     tap_is(luaM_memprof_set_stacks(1), PROFILE_SUCCESS, "set_stacks(1)");
     tap_is(luaM_memprof_set_sample((uint64_t)1 << 41), PROFILE_ERRUSE,
 	   "set_sample(2^41): PROFILE_ERRUSE");
+    tap_is(luaM_memprof_set_sample(((uint64_t)1 << 40) + 1), PROFILE_ERRUSE,
+	   "set_sample(2^40 + 1): PROFILE_ERRUSE, as from Lua and LJPROF");
     o = sink_opts(&s);
     tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start with stacks");
     tap_is(luaM_memprof_set_stacks(0), PROFILE_ERRRUN,

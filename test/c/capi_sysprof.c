@@ -92,6 +92,20 @@ int main(void)
   o.mode = 7;
   tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "an unknown mode: PROFILE_ERRUSE");
   o.mode = LUAM_SYSPROF_CALLGRAPH;
+  /* The interval's rule is misc.sysprof.start's and LJPROF's: 0.001 ms to
+  ** 1000000 ms, whole milliseconds here. */
+  o.interval = 0;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "interval 0: PROFILE_ERRUSE");
+  o.interval = 1000001;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "interval 1000001 ms: PROFILE_ERRUSE");
+  o.interval = (uint64_t)1 << 62;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_ERRUSE, "interval 2^62 ms: PROFILE_ERRUSE");
+  o.interval = 1000000;
+  tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "interval 1000000 ms: started");
+  tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "and stopped");
+  o.interval = 1;
+  stops = 0;
+  streamlen = 0;
   tap_is(luaM_sysprof_stop(L), PROFILE_ERRRUN, "stop with nothing running: PROFILE_ERRRUN");
 
   tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start: PROFILE_SUCCESS");
