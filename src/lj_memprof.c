@@ -665,7 +665,8 @@ static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
 static void memprof_config(MemProf *mp)
 {
   uint64_t v[2];
-  v[0] = (mp->cfg.stacks ? 1 : 0) | (mp->cfg.native ? 2 : 0);
+  v[0] = (mp->cfg.stacks ? LJM_CONFIG_STACKS : 0) |
+	 (mp->cfg.native ? LJM_CONFIG_NATIVE : 0);
   v[1] = mp->cfg.sample;
   memprof_info(mp, LJM_INFO_CONFIG, v, 2);
 }
