@@ -40,6 +40,7 @@
 
 #include "lj_debug.h"
 #include "lj_frame.h"
+#include "lj_profframe.h"
 #include "lj_proftrace.h"
 #include "lj_dispatch.h"
 #if LJ_HASJIT

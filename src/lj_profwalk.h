@@ -25,6 +25,7 @@
 #include "lj_frame.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
+#include "lj_profframe.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
 

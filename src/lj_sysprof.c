@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "lj_frame.h"
+#include "lj_profframe.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_vm.h"
