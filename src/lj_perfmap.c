@@ -23,6 +23,7 @@
 #include "lj_jit.h"
 #endif
 #include "lj_prof.h"
+#include "lj_proftrace.h"
 #include "lj_perfmap.h"
 #include "lmisclib.h"
 
@@ -78,7 +79,7 @@ static int perfmap_open(global_State *g)
   if (lj_prof_vmcode(&lo, &hi))
     perfmap_line(lo, hi - lo, "luajit interpreter");
 #if LJ_HASJIT
-  lj_prof_eachtrace(g, perfmap_trace, NULL);
+  lj_proftrace_each(g, perfmap_trace, NULL);
 #else
   UNUSED(g);
 #endif

@@ -10,10 +10,6 @@
 #include <string.h>
 
 #include "lj_prof.h"
-#if LJ_HASJIT
-#include "lj_jit.h"
-#include "lj_dispatch.h"
-#endif
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_symtab.h"
@@ -35,18 +31,6 @@ void lj_prof_addtrace(global_State *g, const struct GCtrace *T)
   lj_memprof_addtrace(g, T);
   lj_sysprof_addtrace(g, T);
   lj_perfmap_addtrace(g, T);
-}
-
-void lj_prof_eachtrace(global_State *g,
-		       void (*f)(void *ud, const struct GCtrace *T), void *ud)
-{
-  jit_State *J = G2J(g);
-  TraceNo i;
-  for (i = 1; i < J->sizetrace; i++) {
-    GCtrace *T = traceref(J, i);
-    if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
-      f(ud, T);
-  }
 }
 #endif
 

@@ -57,10 +57,6 @@ static LJ_AINLINE int lj_prof_resume(lua_State *L, TValue *base, int nres1,
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
-/* Every complete trace of g (not the one being recorded), by number. */
-LJ_FUNC void lj_prof_eachtrace(global_State *g,
-			       void (*f)(void *ud, const struct GCtrace *T),
-			       void *ud);
 #endif
 /* lua_newstate: what the environment asks for starts (LJPROF,
 ** LJPROF_PERFMAP). */
