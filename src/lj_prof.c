@@ -16,8 +16,6 @@
 #include "lj_profenv.h"
 #include "lj_proffile.h"
 #include "lj_perfmap.h"
-#include "lj_profunwind.h"
-#include "lj_vm.h"
 
 void lj_prof_addproto(global_State *g, const GCproto *pt)
 {
@@ -52,12 +50,6 @@ void lj_prof_newstate(lua_State *L)
 int lj_prof_gcstep(lua_State *L)
 {
   return lj_profenv_gcstep(L);
-}
-
-/* The interpreter's code: its unwind entry spans it all. */
-int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi)
-{
-  return lj_profunwind_procrange((uintptr_t)lj_vm_asm_begin, lo, hi);
 }
 
 void lj_prof_close(global_State *g)

@@ -73,9 +73,6 @@ LJ_FUNC void lj_prof_forkguard(void);
 ** the process's exit, if it still runs then. */
 LJ_FUNC void lj_prof_exitguard(void);
 
-/* The interpreter's machine code [lo, hi); 0 if unknown. */
-LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
-
 /* -- A profiler compiled out --------------------------------------------- */
 
 /* Its hooks in a build without it (LUAJIT_DISABLE_MEMPROF, _SYSPROF):

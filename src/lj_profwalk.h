@@ -124,7 +124,7 @@ static void walk_setcode(ProfWalk *pw, global_State *g, int onthread)
   pw->gone = NULL;
   atomic_store(&pw->unw.n, 0);
   memset(&pw->unwcache, 0, sizeof(pw->unwcache));
-  if (!lj_prof_vmcode(&pw->vm_lo, &pw->vm_hi))
+  if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
     pw->vm_lo = pw->vm_hi = 0;
   if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
     pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
