@@ -1,5 +1,6 @@
 /*
-** What the VM tells its profilers.
+** What the VM tells its profilers, and the guards a profile sets at fork()
+** and exit().
 */
 
 #define lj_prof_c
@@ -7,7 +8,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lj_prof.h"
 #include "lj_memprof.h"
@@ -32,18 +32,9 @@ void lj_prof_addtrace(global_State *g, const struct GCtrace *T)
 }
 #endif
 
-/* LJPROF_PERFMAP=1: the perf map from the start. Other values change
-** nothing: a setting never breaks the host. */
-static void perfmap_fromenv(global_State *g)
-{
-  const char *s = getenv("LJPROF_PERFMAP");
-  if (s != NULL && strcmp(s, "1") == 0)
-    lj_perfmap_set(g, 1);
-}
-
 void lj_prof_newstate(lua_State *L)
 {
-  perfmap_fromenv(G(L));
+  lj_profenv_perfmap(G(L));
   lj_profenv_open(L);
 }
 

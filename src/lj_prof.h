@@ -1,5 +1,10 @@
 /*
-** What the VM tells its profilers: code that appears, and the VM closing.
+** What the VM calls of its profilers: the hooks of the patched files (code
+** that appears, a VM created, a GC step, a VM closing), its calls into Lua
+** that C code goes on after, the fork and exit guards a profile sets, and
+** the stubs that answer the hooks for a profiler compiled out. What the
+** profilers share among themselves is in lj_profframe.h, lj_proftrace.h
+** and lj_profunwind.h.
 */
 
 #ifndef _LJ_PROF_H
@@ -76,7 +81,8 @@ LJ_FUNC void lj_prof_exitguard(void);
 /* -- A profiler compiled out --------------------------------------------- */
 
 /* Its hooks in a build without it (LUAJIT_DISABLE_MEMPROF, _SYSPROF):
-** nothing to announce, stop or drop, and never busy. */
+** nothing to announce, stop or drop, and never busy. Beside the hooks:
+** what lj_prof.c calls of a profiler exists in every build. */
 #if LJ_HASJIT
 #define LJ_PROF_OFF_TRACE(prof) \
   void lj_##prof##_addtrace(global_State *g, const struct GCtrace *T) \
