@@ -52,7 +52,6 @@ void lj_profwalk_addr(ProfSink *s, int tag, uintptr_t addr)
 
 /* -- Setup, outside signal context --------------------------------------- */
 
-/* 0 if the process has no descriptor left. */
 int lj_profwalk_openprobe(ProfWalk *pw)
 {
   return pipe2(pw->probe, O_CLOEXEC | O_NONBLOCK) == 0;
@@ -64,9 +63,6 @@ void lj_profwalk_closeprobe(ProfWalk *pw)
   close(pw->probe[1]);
 }
 
-/* The code a walk knows: the interpreter and the objects loaded now; the
-** calling thread's stack. onthread: the walks run outside signal context,
-** on the VM's thread. */
 void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
 {
   pw->g = g;

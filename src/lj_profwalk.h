@@ -29,7 +29,7 @@
 #include "lj_jit.h"
 #include "lj_profunwind.h"
 
-/* -- Frames and sinks ----------------------------------------------------- */
+/* -- Frames and sinks ---------------------------------------------------- */
 
 /* What a walk yields; sysprof's stream writes these as its frame tags.
 ** FR_VMCODE, the interpreter's own code, is only taken by sysprof's v2:
