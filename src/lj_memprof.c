@@ -62,6 +62,7 @@ const char *lj_memprof_check(MemprofConfig *cfg)
 
 #include "lj_debug.h"
 #include "lj_frame.h"
+#include "lj_profframe.h"
 #include "lj_dispatch.h"
 #include "lj_proftrace.h"
 #include "lj_symtab.h"

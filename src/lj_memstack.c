@@ -30,7 +30,7 @@
 #include "lj_debug.h"
 #include "lj_frame.h"
 #include "lj_dispatch.h"
-#include "lj_prof.h"
+#include "lj_profframe.h"
 #include "lj_proftrace.h"
 #if LJ_HASJIT
 #include "lj_jit.h"
@@ -681,7 +681,7 @@ static void stack_put(ProfSink *sink, int tag, const uint64_t *v)
     stack_add(w, v[0], RAW_TAG(LJM_FRAME_LUA, (BCLine)(int64_t)v[1]));
   else if (tag == FR_NATIVE)
     stack_add(w, v[0], RAW_TAG(LJM_FRAME_NATIVE, 0));
-  else if (tag == FR_FFUNC && in_vm(w->pw, (uintptr_t)v[1]))
+  else if (tag == FR_FFUNC && lj_profwalk_invm(w->pw, (uintptr_t)v[1]))
     stack_add(w, v[1], RAW_TAG(LJM_FRAME_CFUNC, 0));
 }
 
@@ -703,7 +703,7 @@ static int stack_native(MemStacks *s, StackWalk *w)
 		   "movq %%rbx, %3"
 		   : "=m"(r.ip), "=m"(r.sp), "=m"(r.bp), "=m"(r.bx) : : "rax");
   r.exact = 1;
-  walk_stack(pw, &r, &stk);
+  lj_profwalk_stack(pw, &r, &stk);
   for (i = 0; r.ip != s->allocra; i++)
     if (i == NATIVE_OWNFRAMES ||
 	!lj_profunwind_step(&pw->unw, &pw->unwcache, &stk, &r))
@@ -715,7 +715,7 @@ static int stack_native(MemStacks *s, StackWalk *w)
   w->sink.put = stack_put;
   w->pw = pw;
   pw->gone = s->gone;
-  walk_callgraph(pw, &w->sink, t->g->vmstate, &stk, &r, NULL);
+  lj_profwalk_callgraph(pw, &w->sink, t->g->vmstate, &stk, &r, NULL);
   return w->n > 0;
 }
 
@@ -1054,10 +1054,10 @@ int lj_memstack_init(MemStacks *s, global_State *g, int native,
     return 0;
   t->nnodes = 1;  /* The root. */
   if (native) {
-    if (!walk_openprobe(&t->walk))
+    if (!lj_profwalk_openprobe(&t->walk))
       return 0;
     t->native = 1;  /* (Only then is the probe closed.) */
-    walk_setcode(&t->walk, g, 1);
+    lj_profwalk_setcode(&t->walk, g, 1);
   }
   return 1;
 }
@@ -1072,7 +1072,7 @@ void lj_memstack_free(MemStacks *s)
   if (t->nodes != NULL)
     munmap(t->nodes, STACK_NODES*sizeof(StackNode));
   if (t->native)
-    walk_closeprobe(&t->walk);
+    lj_profwalk_closeprobe(&t->walk);
   munmap(t, sizeof(MemStackTab));
   s->t = NULL;
 }

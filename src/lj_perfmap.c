@@ -22,7 +22,8 @@
 #if LJ_HASJIT
 #include "lj_jit.h"
 #endif
-#include "lj_prof.h"
+#include "lj_proftrace.h"
+#include "lj_profunwind.h"
 #include "lj_perfmap.h"
 #include "lmisclib.h"
 
@@ -75,10 +76,10 @@ static int perfmap_open(global_State *g)
 			  O_CLOEXEC, 0644);
   if (perfmap.fd < 0)
     return PROFILE_ERRIO;
-  if (lj_prof_vmcode(&lo, &hi))
+  if (lj_profunwind_vmcode(&lo, &hi))
     perfmap_line(lo, hi - lo, "luajit interpreter");
 #if LJ_HASJIT
-  lj_prof_eachtrace(g, perfmap_trace, NULL);
+  lj_proftrace_each(g, perfmap_trace, NULL);
 #else
   UNUSED(g);
 #endif

@@ -1,5 +1,6 @@
 /*
-** What the VM tells its profilers.
+** What the VM tells its profilers, and the guards a profile sets at fork()
+** and exit().
 */
 
 #define lj_prof_c
@@ -7,21 +8,14 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lj_prof.h"
-#if LJ_HASJIT
-#include "lj_jit.h"
-#include "lj_dispatch.h"
-#endif
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_symtab.h"
 #include "lj_profenv.h"
 #include "lj_proffile.h"
 #include "lj_perfmap.h"
-#include "lj_profunwind.h"
-#include "lj_vm.h"
 
 void lj_prof_addproto(global_State *g, const GCproto *pt)
 {
@@ -36,44 +30,17 @@ void lj_prof_addtrace(global_State *g, const struct GCtrace *T)
   lj_sysprof_addtrace(g, T);
   lj_perfmap_addtrace(g, T);
 }
-
-void lj_prof_eachtrace(global_State *g,
-		       void (*f)(void *ud, const struct GCtrace *T), void *ud)
-{
-  jit_State *J = G2J(g);
-  TraceNo i;
-  for (i = 1; i < J->sizetrace; i++) {
-    GCtrace *T = traceref(J, i);
-    if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
-      f(ud, T);
-  }
-}
 #endif
-
-/* LJPROF_PERFMAP=1: the perf map from the start. Other values change
-** nothing: a setting never breaks the host. */
-static void perfmap_fromenv(global_State *g)
-{
-  const char *s = getenv("LJPROF_PERFMAP");
-  if (s != NULL && strcmp(s, "1") == 0)
-    lj_perfmap_set(g, 1);
-}
 
 void lj_prof_newstate(lua_State *L)
 {
-  perfmap_fromenv(G(L));
+  lj_profenv_perfmap(G(L));
   lj_profenv_open(L);
 }
 
 int lj_prof_gcstep(lua_State *L)
 {
   return lj_profenv_gcstep(L);
-}
-
-/* The interpreter's code: its unwind entry spans it all. */
-int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi)
-{
-  return lj_profunwind_procrange((uintptr_t)lj_vm_asm_begin, lo, hi);
 }
 
 void lj_prof_close(global_State *g)

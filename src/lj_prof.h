@@ -1,76 +1,19 @@
 /*
-** What the VM tells its profilers: code that appears, and the VM closing.
+** What the VM calls of its profilers: the hooks of the patched files (code
+** that appears, a VM created, a GC step, a VM closing), its calls into Lua
+** that C code goes on after, the fork and exit guards a profile sets, and
+** the stubs that answer the hooks for a profiler compiled out. What the
+** profilers share among themselves is in lj_profframe.h, lj_proftrace.h
+** and lj_profunwind.h.
 */
 
 #ifndef _LJ_PROF_H
 #define _LJ_PROF_H
 
 #include "lj_obj.h"
-#include "lj_frame.h"
 #include "lj_vm.h"
 
 struct GCtrace;
-
-/* The function of a frame, if the frame is one of L's stack: profilers
-** read frames the VM may be changing, and check before they follow. */
-static LJ_AINLINE GCfunc *lj_prof_framefunc(lua_State *L, cTValue *frame)
-{
-  cTValue *fslot = frame - LJ_FR2;
-  if (fslot < tvref(L->stack) || frame >= tvref(L->stack) + L->stacksize ||
-      !tvisfunc(fslot))
-    return NULL;
-  return frame_func(frame);
-}
-
-/* Does pc lie in the bytecode of the Lua function at prev, as a PC its
-** call returns to? Reads only that slot and, if it holds a function, the
-** function and its proto: live objects. */
-static LJ_AINLINE int lj_prof_ownspc(lua_State *L, cTValue *prev,
-				     const BCIns *pc)
-{
-  GCfunc *fn = lj_prof_framefunc(L, prev);
-  return fn != NULL && isluafunc(fn) && pc > proto_bc(funcproto(fn)) &&
-	 pc <= proto_bc(funcproto(fn)) + funcproto(fn)->sizebc;
-}
-
-/* The frame below frame, checked: for a Lua frame, a Lua function whose
-** bytecode holds the PC the frame returns to, at the slot the call there
-** names; else any function. NULL if not one of L's frames. unsure: frame
-** is the innermost of a VM interrupted by a signal, which may be returning
-** from it, its link overwritten by a result: that PC is not read before
-** it is known to be bytecode, of a caller tried at each slot below,
-** nearest first. */
-static LJ_AINLINE cTValue *lj_prof_framebelow(lua_State *L, cTValue *frame,
-					      int unsure)
-{
-  const BCIns *pc;
-  cTValue *prev;
-  int a;
-  if (!frame_islua(frame)) {
-    prev = frame_prevd(frame);
-    return lj_prof_framefunc(L, prev) != NULL ? prev : NULL;
-  }
-  pc = frame_pc(frame);
-  if ((uintptr_t)pc & 3)
-    return NULL;
-  if (!unsure) {
-    prev = frame - (1+LJ_FR2+bc_a(pc[-1]));
-    return lj_prof_ownspc(L, prev, pc) ? prev : NULL;
-  }
-  for (a = 0; a <= BCMAX_A && frame - (1+LJ_FR2+a) >= tvref(L->stack); a++) {
-    prev = frame - (1+LJ_FR2+a);
-    if (lj_prof_ownspc(L, prev, pc) && bc_a(pc[-1]) == (BCReg)a)
-      return prev;
-  }
-  return NULL;
-}
-
-/* g->vmstate is ~LJ_VMST_* in the VM's own states, or the number of the
-** trace running (trace numbers start at 1). */
-static LJ_AINLINE int lj_prof_intrace(int32_t vmstate)
-{
-  return vmstate > 0;
-}
 
 /* -- Calls into the VM from C code that goes on afterwards --------------- */
 
@@ -119,10 +62,6 @@ static LJ_AINLINE int lj_prof_resume(lua_State *L, TValue *base, int nres1,
 LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
-/* Every complete trace of g (not the one being recorded), by number. */
-LJ_FUNC void lj_prof_eachtrace(global_State *g,
-			       void (*f)(void *ud, const struct GCtrace *T),
-			       void *ud);
 #endif
 /* lua_newstate: what the environment asks for starts (LJPROF,
 ** LJPROF_PERFMAP). */
@@ -139,13 +78,11 @@ LJ_FUNC void lj_prof_forkguard(void);
 ** the process's exit, if it still runs then. */
 LJ_FUNC void lj_prof_exitguard(void);
 
-/* The interpreter's machine code [lo, hi); 0 if unknown. */
-LJ_FUNC int lj_prof_vmcode(uintptr_t *lo, uintptr_t *hi);
-
 /* -- A profiler compiled out --------------------------------------------- */
 
 /* Its hooks in a build without it (LUAJIT_DISABLE_MEMPROF, _SYSPROF):
-** nothing to announce, stop or drop, and never busy. */
+** nothing to announce, stop or drop, and never busy. Beside the hooks:
+** what lj_prof.c calls of a profiler exists in every build. */
 #if LJ_HASJIT
 #define LJ_PROF_OFF_TRACE(prof) \
   void lj_##prof##_addtrace(global_State *g, const struct GCtrace *T) \

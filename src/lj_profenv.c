@@ -36,6 +36,7 @@
 #include "lj_proffile.h"
 #include "lj_profnap.h"
 #include "lj_prof.h"
+#include "lj_perfmap.h"
 #include "lmisclib.h"
 
 /* -- Settings ------------------------------------------------------------ */
@@ -764,4 +765,15 @@ void lj_profenv_close(global_State *g)
       env_vms[i].g = NULL;  /* lj_prof_close stops the profiles next. */
     }
   pthread_mutex_unlock(&env_lock);
+}
+
+/* -- LJPROF_PERFMAP ------------------------------------------------------ */
+
+/* 1: the perf map from the start. Other values change nothing: a setting
+** never breaks the host. */
+void lj_profenv_perfmap(global_State *g)
+{
+  const char *s = getenv("LJPROF_PERFMAP");
+  if (s != NULL && strcmp(s, "1") == 0)
+    lj_perfmap_set(g, 1);
 }

@@ -10,6 +10,8 @@
 
 /* A VM was created: start (or arm) what LJPROF asks for. */
 LJ_FUNC void lj_profenv_open(lua_State *L);
+/* A VM was created: the perf map, if LJPROF_PERFMAP asks for it. */
+LJ_FUNC void lj_profenv_perfmap(global_State *g);
 /* A GC step is due: a safe point to act on the signal. Nonzero when the
 ** step was due to the signal alone: skip it. */
 LJ_FUNC int lj_profenv_gcstep(lua_State *L);

@@ -13,6 +13,7 @@
 #if LJ_HASJIT
 
 #include "lj_bc.h"
+#include "lj_dispatch.h"
 #include "lj_frame.h"
 #include "lj_gc.h"
 #include "lj_ir.h"
@@ -460,6 +461,20 @@ int lj_proftrace_frames(const GCtrace *T, uintptr_t ip,
 		      pts, pcs)) > 0)
     return n;
   return snap_frames(T, ip, pts, pcs);
+}
+
+/* -- The traces of a VM --------------------------------------------------- */
+
+void lj_proftrace_each(global_State *g,
+		       void (*f)(void *ud, const GCtrace *T), void *ud)
+{
+  jit_State *J = G2J(g);
+  TraceNo i;
+  for (i = 1; i < J->sizetrace; i++) {
+    GCtrace *T = traceref(J, i);
+    if (T != NULL && T->traceno == i)  /* Skips the one being recorded. */
+      f(ud, T);
+  }
 }
 
 #endif

@@ -4,7 +4,8 @@
 ** code, from a map the JIT compiler makes for each trace. The lookups
 ** (lj_proftrace_inproto, _line, _frames) may run in a signal handler:
 ** they read, check and neither allocate nor lock. The rest runs in the
-** compiler, as it records and assembles a trace.
+** compiler, as it records and assembles a trace, but for
+** lj_proftrace_each: the traces of a VM, for a profile that starts.
 */
 
 #ifndef _LJ_PROFTRACE_H
@@ -157,6 +158,11 @@ LJ_FUNC MSize lj_proftrace_mapsize(const struct GCtrace *T);
 */
 LJ_FUNC int lj_proftrace_frames(const struct GCtrace *T, uintptr_t ip,
 				const GCproto **pts, const BCIns **pcs);
+
+/* Every complete trace of g (not the one being recorded), by number. */
+LJ_FUNC void lj_proftrace_each(global_State *g,
+			       void (*f)(void *ud, const struct GCtrace *T),
+			       void *ud);
 #endif
 
 #endif

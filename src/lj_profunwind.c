@@ -22,6 +22,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "lj_obj.h"
+#include "lj_vm.h"
 #include "lj_profunwind.h"
 
 /* -- Bounded reads of unwind tables --------------------------------------- */
@@ -817,7 +819,8 @@ static int range_obj(struct dl_phdr_info *info, size_t size, void *data)
   return 0;
 }
 
-int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi)
+/* The range of the FDE that holds ip, in any loaded object. */
+static int range_find(uintptr_t ip, uintptr_t *lo, uintptr_t *hi)
 {
   Range rg;
   rg.ip = ip;
@@ -827,6 +830,12 @@ int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi)
   *lo = rg.lo;
   *hi = rg.hi;
   return rg.found;
+}
+
+/* The interpreter's code: its unwind entry spans it all. */
+int lj_profunwind_vmcode(uintptr_t *lo, uintptr_t *hi)
+{
+  return range_find((uintptr_t)lj_vm_asm_begin, lo, hi);
 }
 
 int lj_profunwind_threadstack(uintptr_t *lo, uintptr_t *hi)

@@ -1,6 +1,7 @@
 /*
 ** Native stack unwinding for the profilers (x86-64), from the call frame
-** information of each loaded object (.eh_frame, through .eh_frame_hdr).
+** information of each loaded object (.eh_frame, through .eh_frame_hdr);
+** from the same tables, where the interpreter's code lies.
 */
 
 #ifndef _LJ_PROFUNWIND_H
@@ -72,7 +73,8 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs);
 /* The same, when the loader counts a change since; 1 if it did. */
 int lj_profunwind_refresh(ProfUnwObjs *objs);
 int lj_profunwind_threadstack(uintptr_t *lo, uintptr_t *hi);
-int lj_profunwind_procrange(uintptr_t ip, uintptr_t *lo, uintptr_t *hi);
+/* The interpreter's machine code [lo, hi); 0 if unknown. */
+int lj_profunwind_vmcode(uintptr_t *lo, uintptr_t *hi);
 
 /* Async-signal-safe: memory reads within the bounds above, nothing else. */
 int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip);

@@ -25,7 +25,7 @@
 #if LJ_HASJIT
 #include "lj_jit.h"
 #endif
-#include "lj_prof.h"
+#include "lj_proftrace.h"
 #include "lj_symtab.h"
 
 /* -- Lua functions and traces -------------------------------------------- */
@@ -68,7 +68,7 @@ static void symtab_luacode(struct lj_wbuf *out, global_State *g)
     if (o->gch.gct == ~LJ_TPROTO)
       lj_symtab_writeproto(out, SYMTAB_LFUNC, gco2pt(o));
 #if LJ_HASJIT
-  lj_prof_eachtrace(g, symtab_trace, out);
+  lj_proftrace_each(g, symtab_trace, out);
 #endif
 }
 

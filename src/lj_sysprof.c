@@ -76,6 +76,7 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 #include <unistd.h>
 
 #include "lj_frame.h"
+#include "lj_profframe.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_vm.h"
@@ -524,7 +525,7 @@ static void sysprof_release(SysProf *sp)
     close(sp->perf_fd);
   lj_symtab_freeobjs(&sp->objs);
   munmap(sp->ring, RING_SIZE);
-  walk_closeprobe(&sp->walk);
+  lj_profwalk_closeprobe(&sp->walk);
   sp->g = NULL;
   atomic_store(&sp->state, SPS_IDLE);
 }
@@ -593,7 +594,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     atomic_store(&sp->state, SPS_IDLE);
     return PROFILE_ERRMEM;
   }
-  if (!walk_openprobe(&sp->walk)) {
+  if (!lj_profwalk_openprobe(&sp->walk)) {
     munmap(sp->ring, RING_SIZE);
     sp->g = NULL;
     atomic_store(&sp->state, SPS_IDLE);
@@ -602,7 +603,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->perf_fd = cfg->clock == SYSPROF_CLOCK_CPU ? sysprof_perf_open(sp) : -1;
   lj_wbuf_init(&sp->out, cfg->writer, cfg->ctx, cfg->buf, cfg->len);
   write_header(sp);
-  walk_setcode(&sp->walk, sp->g, 0);
+  lj_profwalk_setcode(&sp->walk, sp->g, 0);
   if (lj_wbuf_failed(&sp->out))
     return sysprof_finish(sp, 0, 0);
   lj_profnap_init(&sp->nap);

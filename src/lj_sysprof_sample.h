@@ -82,7 +82,7 @@ static void unw_begin(SysProf *sp, const ucontext_t *uc, ProfUnwStack *stk,
   r->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
   r->bx = (uintptr_t)uc->uc_mcontext.gregs[REG_RBX];
   r->exact = 1;
-  walk_stack(&sp->walk, r, stk);
+  lj_profwalk_stack(&sp->walk, r, stk);
 }
 
 /* Mode C: unwind from the interrupted context (lj_profwalk.h). */
@@ -92,7 +92,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
   ProfUnwStack stk;
   ProfUnwRegs r;
   unw_begin(sp, uc, &stk, &r);
-  walk_callgraph(&sp->walk, &s->sink, st, &stk, &r, uc);
+  lj_profwalk_callgraph(&sp->walk, &s->sink, st, &stk, &r, uc);
 }
 
 #define LEAF_STEPS	16
@@ -110,13 +110,14 @@ static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
 		  lj_profunwind_step(&sp->walk.unw, &sp->walk.unwcache,
 				     &stk, &r); steps++) {
     uintptr_t ip = r.ip;
-    if (in_vm(&sp->walk, ip)) {
-      cursor_vmreturn(c, &r);
+    if (lj_profwalk_invm(&sp->walk, ip)) {
+      lj_profwalk_vmreturn(c, &r);
       break;
     }
-    if (!in_code(&sp->walk, ip)) {  /* Returns into a trace, after its call. */
+    if (!lj_profwalk_incode(&sp->walk, ip)) {
+      /* Returns into a trace, after its call. */
       *tip = (uintptr_t)ip - 1;
-      return traceno ? traceno : trace_at(&sp->walk, (uintptr_t)ip);
+      return traceno ? traceno : lj_profwalk_traceat(&sp->walk, ip);
     }
   }
   return traceno;
@@ -128,17 +129,18 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
   LuaCursor c;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
   uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-  cursor_top(&sp->walk, &c, st, uc);
-  if (!in_vm(&sp->walk, ip) && in_code(&sp->walk, ip))
+  lj_profwalk_top(&sp->walk, &c, st, uc);
+  if (!lj_profwalk_invm(&sp->walk, ip) && lj_profwalk_incode(&sp->walk, ip))
     traceno = leaf_caller(sp, &c, uc, traceno, &ip);
   /* The trace, if one runs, and one frame of Lua: the innermost. */
   s->sink.maxframes = traceno ? 2 : 1;
   if (traceno)
-    walk_trace(&sp->walk, &s->sink, &c, traceno, ip);
+    lj_profwalk_trace(&sp->walk, &s->sink, &c, traceno, ip);
   /* A vararg frame writes nothing. */
-  cursor_frames(&s->sink, &c, s->sink.maxframes);
+  lj_profwalk_frames(&s->sink, &c, s->sink.maxframes);
   s->sink.maxframes = s->sink.nframes + 1;
-  walk_addr(&s->sink, FR_NATIVE, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+  lj_profwalk_addr(&s->sink, FR_NATIVE,
+		   (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
 }
 
 static Sample *backtrace_sample;
@@ -146,7 +148,7 @@ static Sample *backtrace_sample;
 static void *backtrace_frame(int frame_no, void *addr)
 {
   UNUSED(frame_no);
-  walk_addr(&backtrace_sample->sink, FR_NATIVE, (uintptr_t)addr);
+  lj_profwalk_addr(&backtrace_sample->sink, FR_NATIVE, (uintptr_t)addr);
   return addr;
 }
 
@@ -155,11 +157,11 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
 				 ucontext_t *uc)
 {
   LuaCursor c;
-  cursor_top(&sp->walk, &c, st, uc);
+  lj_profwalk_top(&sp->walk, &c, st, uc);
   if (lj_prof_intrace(st))
-    walk_trace(&sp->walk, &s->sink, &c, st,
-	       (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
-  cursor_frames(&s->sink, &c, SAMPLE_FRAMES);
+    lj_profwalk_trace(&sp->walk, &s->sink, &c, st,
+		      (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+  lj_profwalk_frames(&s->sink, &c, SAMPLE_FRAMES);
   backtrace_sample = s;
   sp->backtracer(backtrace_frame);
 }
@@ -189,7 +191,7 @@ static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
 {
   s->v2 = 1;
   if (vs == LJ_VMST_TRACE) {
-    GCtrace *T = trace_get(&sp->walk, (TraceNo)st);
+    GCtrace *T = lj_profwalk_gettrace(&sp->walk, (TraceNo)st);
     GCproto *pt;
     if (T == NULL)
       return 0;
@@ -202,8 +204,8 @@ static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
   if (vs == LJ_VMST_LFUNC || vs == LJ_VMST_FFUNC || vs == LJ_VMST_CFUNC) {
     LuaCursor c;
     s->sink.keep = FRBIT(FR_LUA) | FRBIT(FR_CFUNC) | FRBIT(FR_FFUNC);
-    cursor_top(&sp->walk, &c, st, uc);
-    cursor_frames(&s->sink, &c, SAMPLE_FRAMES);
+    lj_profwalk_top(&sp->walk, &c, st, uc);
+    lj_profwalk_frames(&s->sink, &c, SAMPLE_FRAMES);
     *s->p++ = LJP_END;
   }
   s->sink.keep = FRBIT(FR_NATIVE) | FRBIT(FR_VMCODE);

@@ -1,0 +1,488 @@
+/*
+** The profilers' call stack walk. What it may read, and why it is not
+** inlined into its callers, is said in lj_profwalk.h.
+*/
+
+#define _GNU_SOURCE
+#define lj_profwalk_c
+#define LUA_CORE
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "lj_profwalk.h"
+#include "lj_frame.h"
+#include "lj_dispatch.h"
+#include "lj_profframe.h"
+#include "lj_proftrace.h"
+
+#define WALK_STEPS		256	/* Frames and activations, at most. */
+#define WALK_THREADS		16	/* Coroutines met in one walk. */
+
+/* -- Frames and sinks ---------------------------------------------------- */
+
+/* Starts a frame; 0 when it is left out: the sink is full, or takes no
+** such frame. */
+static int walk_frame(ProfSink *s, int tag)
+{
+  if (s->nframes >= s->maxframes || !(s->keep & FRBIT(tag)))
+    return 0;
+  s->nframes++;
+  return 1;
+}
+
+static void walk_lua(ProfSink *s, const GCproto *pt, BCLine line)
+{
+  if (walk_frame(s, FR_LUA)) {
+    uint64_t v[2];
+    v[0] = (uintptr_t)pt;
+    v[1] = (uint64_t)(int64_t)line;
+    s->put(s, FR_LUA, v);
+  }
+}
+
+void lj_profwalk_addr(ProfSink *s, int tag, uintptr_t addr)
+{
+  if (walk_frame(s, tag)) {
+    uint64_t v[1];
+    v[0] = addr;
+    s->put(s, tag, v);
+  }
+}
+
+/* -- Setup, outside signal context --------------------------------------- */
+
+int lj_profwalk_openprobe(ProfWalk *pw)
+{
+  return pipe2(pw->probe, O_CLOEXEC | O_NONBLOCK) == 0;
+}
+
+void lj_profwalk_closeprobe(ProfWalk *pw)
+{
+  close(pw->probe[0]);
+  close(pw->probe[1]);
+}
+
+void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
+{
+  pw->g = g;
+  pw->onthread = onthread;
+  pw->gone = NULL;
+  atomic_store(&pw->unw.n, 0);
+  memset(&pw->unwcache, 0, sizeof(pw->unwcache));
+  if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
+    pw->vm_lo = pw->vm_hi = 0;
+  if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
+    pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
+  lj_profunwind_addobjs(&pw->unw);
+}
+
+/* -- Checks the walk makes before it follows anything -------------------- */
+
+/* Is [p, p+n) readable? Asks the kernel, which answers EFAULT, not SIGSEGV.
+** Whatever went into the pipe comes out again, also after a partial write
+** (p readable up to a page boundary): a pipe left with bytes in it would
+** fill up and fail every later probe. */
+static int walk_readable(ProfWalk *pw, const void *p, size_t n)
+{
+  uint8_t sink[64];
+  ssize_t w;
+  if (n > sizeof(sink) || (uintptr_t)p < 4096 ||
+      (uintptr_t)p >= ((uintptr_t)1 << 47))
+    return 0;
+  w = write(pw->probe[1], p, n);
+  if (w > 0 && read(pw->probe[0], sink, (size_t)w) != w)
+    return 0;
+  return w == (ssize_t)n;
+}
+
+/* Code of an object loaded since the walker last looked: only on the VM's
+** thread, only when the loader counts a change (lj_profunwind_refresh). */
+static int walk_refresh(ProfWalk *pw, uintptr_t ip)
+{
+  return pw->onthread && lj_profunwind_refresh(&pw->unw) &&
+	 lj_profwalk_incode(pw, ip);
+}
+
+static int unw_probe(void *pw, const void *p, size_t n)
+{
+  return walk_readable((ProfWalk *)pw, p, n);
+}
+
+/* The native stack a walk may read: from the starting SP up. On another
+** stack (a host's own, an alternate signal stack) every read is probed. */
+void lj_profwalk_stack(ProfWalk *pw, const ProfUnwRegs *r,
+		       ProfUnwStack *stk)
+{
+  stk->probe = unw_probe;
+  stk->ctx = pw;
+  if (r->sp >= pw->stack_lo && r->sp < pw->stack_hi) {
+    stk->lo = r->sp;
+    stk->hi = pw->stack_hi;
+  } else {
+    stk->lo = stk->hi = 0;
+  }
+}
+
+/* The PC a frame returns to in the frame below it, if it is a Lua one. */
+static const BCIns *frame_retpc(cTValue *frame)
+{
+  if (frame_islua(frame))
+    return frame_pc(frame);
+  if (frame_iscont(frame))
+    return frame_contpc(frame);
+  return NULL;
+}
+
+/* -- Lua frames ---------------------------------------------------------- */
+
+static void cursor_addpc(LuaCursor *c, const BCIns *pc)
+{
+  if (pc != NULL && c->ntoppc < TOPPC_MAX)
+    c->toppc[c->ntoppc++] = pc;
+}
+
+/* A candidate better than those known: it goes first. */
+static void cursor_bestpc(LuaCursor *c, const BCIns *pc)
+{
+  int i;
+  if (c->ntoppc == TOPPC_MAX)
+    c->ntoppc--;
+  for (i = c->ntoppc; i > 0; i--)
+    c->toppc[i] = c->toppc[i-1];
+  c->toppc[0] = pc;
+  c->ntoppc++;
+}
+
+/* The innermost frame's PC, if a candidate is one of pt's. A candidate
+** that is the frame's own return PC says the frame is returning: *ret. */
+static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
+				 cTValue *frame, int *ret)
+{
+  int i;
+  for (i = 0; i < c->ntoppc; i++)
+    if (lj_proftrace_inproto(pt, c->toppc[i]))
+      return c->toppc[i];
+  for (i = 0; i < c->ntoppc; i++)
+    if (frame_islua(frame) && c->toppc[i] == frame_pc(frame))
+      *ret = 1;
+  return NULL;
+}
+
+/* Write the frames of one interpreter activation: from the cursor down to
+** the frame the VM was entered with from C. C functions are written only
+** when their native frames are not (withc). */
+static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
+{
+  cTValue *frame = c->frame, *next = NULL;
+  int steps = WALK_STEPS, dup = 0;
+  while (frame != NULL && steps-- > 0) {
+    GCfunc *fn = lj_prof_framefunc(c->L, frame);
+    int boundary;
+    if (fn == NULL)
+      break;
+    /* Entered from C: by lua_call & co., or as an FFI callback. */
+    boundary = frame_typep(frame) == FRAME_C ||
+	       frame_typep(frame) == FRAME_CP ||
+	       (frame_iscont(frame) && frame_iscont_fficb(frame));
+    if (!dup) {
+      if (isluafunc(fn)) {
+	int ret = 0;
+	const BCIns *pc = next != NULL ? frame_retpc(next) :
+			  cursor_toppc(c, funcproto(fn), frame, &ret);
+	if (!ret)  /* A returning frame is gone: its caller runs on. */
+	  walk_lua(s, funcproto(fn), lj_proftrace_line(funcproto(fn), pc));
+      } else if (isffunc(fn)) {
+	if (walk_frame(s, FR_FFUNC)) {
+	  uint64_t v[2];
+	  v[0] = fn->c.ffid;
+	  v[1] = (uintptr_t)fn->c.f;
+	  s->put(s, FR_FFUNC, v);
+	}
+      } else if (withc) {
+	lj_profwalk_addr(s, FR_CFUNC, (uintptr_t)fn->c.f);
+      }
+    }
+    /* A vararg function's frame sits above the one it was called with. */
+    dup = frame_isvarg(frame);
+    next = frame;
+    frame = lj_prof_framebelow(c->L, frame, c->unsure);
+    c->unsure = 0;
+    if (boundary)
+      break;
+  }
+  c->frame = (next != NULL && frame != NULL) ? frame : NULL;
+  c->ntoppc = 0;
+}
+
+/* The cursor's frames, C functions among them, down to the coroutine's
+** first or until the sink holds max frames. Also when the sink takes none
+** of them, a damaged frame chain cannot hold the walk. */
+void lj_profwalk_frames(ProfSink *s, LuaCursor *c, int max)
+{
+  int n;
+  for (n = 0; c->frame != NULL && s->nframes < max && n < WALK_STEPS; n++)
+    activation_frames(s, c, 1);
+}
+
+/* The innermost frame of the coroutine running, from what the VM publishes:
+** the state, the base of a Lua or fast function, L->base for C; none in
+** INTERP, the state of a stack being moved (its frames are not where L
+** says: the allocator may have freed them). uc, when the walk starts from
+** an interrupted context, has the interpreter's registers. */
+void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
+		     const ucontext_t *uc)
+{
+  global_State *g = pw->g;
+  lua_State *L = gco2th(gcref(g->cur_L));
+  TValue *base;
+  c->L = NULL;
+  c->frame = NULL;
+  c->ntoppc = 0;
+  c->unsure = 1;
+  if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
+    return;
+  c->L = L;
+  if (st == ~LJ_VMST_INTERP || tvref(L->stack) == pw->gone)
+    return;
+  if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
+    base = mref(g->prof.vmbase, TValue);
+  else if (lj_prof_intrace(st))
+    base = tvref(g->jit_base);  /* The frame a trace started in. */
+  else
+    base = L->base;
+  if (base == NULL || lj_prof_framefunc(L, base-1) == NULL)
+    return;
+  c->frame = base-1;
+  /* The interpreter keeps the PC in a register (also for an instruction
+  ** after a fast function returned: the base is published, the state not
+  ** yet). Calling a function, it has loaded the callee's PC there already,
+  ** but has stored its own in the link of the new frame, at BASE. C code
+  ** saved the PC it called from in the C frame. */
+  if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
+      lj_profwalk_invm(pw, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
+    cTValue *nb = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
+    cursor_addpc(c, (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC]);
+    if (nb-1 > c->frame && lj_prof_framefunc(L, nb-1) != NULL &&
+	frame_islua(nb-1))
+      cursor_addpc(c, frame_pc(nb-1));
+  }
+#if LJ_HASJIT
+  /* The compiler at work: the instruction it records (one ahead, as the
+  ** VM keeps PCs). L->cframe is then the compiler's own C frame. */
+  if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT || st == ~LJ_VMST_ASM)
+    cursor_addpc(c, G2J(g)->pc + 1);
+#endif
+  /* Not while Lua or a fast function runs: the interpreter updates that
+  ** slot only before some of its calls, so it may be stale and yet lie in
+  ** the function's bytecode. */
+  if (L->cframe != NULL && st != ~LJ_VMST_LFUNC && st != ~LJ_VMST_FFUNC)
+    cursor_addpc(c, cframe_pc(cframe_raw(L->cframe)));
+}
+
+/* Unwinding C code the interpreter called directly (libm for `^`, its
+** helpers) has reached the interpreter: the unwinder restored the PC's
+** register, the best candidate for the innermost frame. */
+void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
+{
+  LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+  cursor_bestpc(c, (const BCIns *)r->bx);
+}
+
+/* -- Traces -------------------------------------------------------------- */
+
+/* The trace of that number, unless it is gone. */
+GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(pw->g);
+  return traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+#else
+  UNUSED(pw); UNUSED(traceno);
+  return NULL;
+#endif
+}
+
+/* The trace running at ip, the frames it inlined, and (through c) the
+** frames below it. The trace's frame says how many of the Lua frames that
+** follow its code runs: those it inlined and the one it was entered in,
+** the cursor's, with its PC. A sink that takes no trace frame still gets
+** the Lua frames. */
+void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
+		       int32_t traceno, uintptr_t ip)
+{
+  GCtrace *T = lj_profwalk_gettrace(pw, (TraceNo)traceno), *root;
+  GCproto *pt;
+  const BCIns *startpc;
+  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+  int n = 0, i, nlua;
+  if (T == NULL || s->nframes >= s->maxframes)
+    return;
+  pt = &gcref(T->startpt)->pt;
+  startpc = mref(T->startpc, const BCIns) + 1;
+#if LJ_HASJIT
+  n = lj_proftrace_frames(T, ip, pts, pcs);
+#else
+  UNUSED(ip);
+#endif
+  if (walk_frame(s, FR_TRACE_LUA)) {
+    uint64_t v[4];
+    nlua = n > 0 ? n : 1;
+    v[0] = (uint64_t)traceno;
+    v[1] = (uintptr_t)pt;
+    v[2] = (uint64_t)lj_proftrace_line(pt, startpc);
+    v[3] = (uint64_t)(nlua < s->maxframes - s->nframes ? nlua :
+		      s->maxframes - s->nframes);
+    s->put(s, FR_TRACE_LUA, v);
+  }
+  if (n > 0) {
+    for (i = 0; i < n-1; i++)
+      walk_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
+    c->ntoppc = 0;
+    cursor_addpc(c, pcs[n-1]);
+    return;
+  }
+  /* Outside the trace's snapshots (exit stubs, a walk that got lost):
+  ** where the trace started, or, for a side trace that started in a
+  ** deeper frame, where its root did, in the frame it was entered from. */
+  c->ntoppc = 0;
+  cursor_addpc(c, startpc);
+  if (T->root != 0 && (root = lj_profwalk_gettrace(pw, T->root)) != NULL)
+    cursor_addpc(c, mref(root->startpc, const BCIns) + 1);
+}
+
+/* The trace whose machine code holds ip, or 0: C code called from a
+** trace (the collector, table helpers) returns there. */
+#if LJ_HASJIT
+static int trace_holds(GCtrace *T, uintptr_t ip)
+{
+  return T != NULL && ip >= (uintptr_t)T->mcode &&
+	 ip < (uintptr_t)T->mcode + T->szmcode;
+}
+#endif
+
+int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(pw->g);
+  TraceNo i;
+  /* The trace found last, first: walks from C code a trace calls come in
+  ** runs. Not trusted by its number alone: traces are freed and reused. */
+  if (pw->lasttrace < J->sizetrace &&
+      trace_holds(traceref(J, pw->lasttrace), ip))
+    return (int32_t)pw->lasttrace;
+  for (i = 1; i < J->sizetrace; i++)
+    if (trace_holds(traceref(J, i), ip))
+      return (int32_t)(pw->lasttrace = i);
+#else
+  UNUSED(pw); UNUSED(ip);
+#endif
+  return 0;
+}
+
+/* -- Native frames ------------------------------------------------------- */
+
+/* Leave an interpreter activation: its C frame holds the callee-saved
+** registers and the return address of whoever called the VM. The VM's
+** own unwind entry cannot be trusted inside its helpers or in traces. */
+static int native_vmcaller(const char *cf, const ProfUnwStack *stk,
+			   ProfUnwRegs *r)
+{
+  uintptr_t at = (uintptr_t)cf;
+  if (cf == NULL || !lj_profunwind_read(stk, at + CFRAME_OFS_RET, &r->ip) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_RBP, &r->bp) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_RBX, &r->bx))
+    return 0;
+  r->sp = at + CFRAME_SIZE;
+  r->exact = 0;
+  return 1;
+}
+
+/* The coroutine whose activation owns an interpreter frame further out on
+** the native stack: the frame's SAVE_L says. */
+static LuaCursor *cursor_for(ProfWalk *pw, LuaCursor *cur, int *ncur,
+			     const char *cf, const ProfUnwStack *stk)
+{
+  uintptr_t at;
+  lua_State *L;
+  int i;
+  if (!lj_profunwind_read(stk, (uintptr_t)cf + CFRAME_OFS_L, &at))
+    return NULL;
+  L = (lua_State *)at;
+  for (i = 0; i < *ncur; i++)
+    if (cur[i].L == L)
+      return &cur[i];
+  if (*ncur == WALK_THREADS || !walk_readable(pw, L, 64) ||
+      L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != pw->g)
+    return NULL;
+  cur[*ncur].L = L;
+  cur[*ncur].frame = tvref(L->stack) != pw->gone &&
+		     lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
+  cur[*ncur].ntoppc = 0;
+  cur[*ncur].unsure = 0;
+  return &cur[(*ncur)++];
+}
+
+/* The whole stack: unwind from the registers r (on stack stk) in VM state
+** st; each interpreter activation met on the way is replaced by its Lua
+** frames. r->exact: r->ip is where the thread stopped, not a return
+** address. uc: the interrupted context, if the walk starts in one. */
+void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
+			   ProfUnwStack *stk, ProfUnwRegs *r,
+			   const ucontext_t *uc)
+{
+  LuaCursor cur[WALK_THREADS];
+  int ncur = 1, i, innermost = 1, lost = 0, stepped = !r->exact;
+  int32_t traceno = lj_prof_intrace(st) ? st : 0;
+  uintptr_t ip0 = r->ip;
+  cTValue *top;
+  lj_profwalk_top(pw, &cur[0], st, uc);
+  top = cur[0].frame;
+  while (s->nframes < s->maxframes) {
+    uintptr_t ip = lost ? 0 : r->ip;
+    const char *cf;
+    /* C code called from a trace returns into it, in any VM state. */
+    if (!traceno && innermost && stepped && !lost &&
+	!lj_profwalk_invm(pw, ip) && !lj_profwalk_incode(pw, ip))
+      traceno = lj_profwalk_traceat(pw, (uintptr_t)ip);
+    /* Compiled code has no unwind entries: a trace, or what it called,
+    ** ends the walk, or leads out of the code we know. */
+    if (lj_profwalk_invm(pw, ip) ||
+	(traceno && innermost && (lost || !lj_profwalk_incode(pw, ip)))) {
+      /* An interpreter activation (or a trace, which runs in one). */
+      LuaCursor *c = &cur[0];
+      /* Only v2 keeps it: v3 has the Lua frames. */
+      if (lj_profwalk_invm(pw, ip))
+	lj_profwalk_addr(s, FR_VMCODE, (uintptr_t)ip);
+      if (innermost) {
+	if (traceno)
+	  lj_profwalk_trace(pw, s, c, traceno,  /* ip: in the call. */
+			    lost ? ip0 : (uintptr_t)ip - (stepped != 0));
+	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) :
+				NULL;
+      } else {
+	cf = (const char *)r->sp;
+	c = cursor_for(pw, cur, &ncur, cf, stk);
+      }
+      if (c == &cur[0] && stepped && c->frame == top && top != NULL)
+	lj_profwalk_vmreturn(c, r);
+      innermost = lost = 0;
+      if (c != NULL)
+	activation_frames(s, c, 0);
+      if (!native_vmcaller(cf, stk, r))
+	break;
+      continue;
+    }
+    if (!lj_profwalk_incode(pw, ip) && !walk_refresh(pw, ip))
+      break;  /* Not code we know: the walk went astray. */
+    lj_profwalk_addr(s, FR_NATIVE, ip);
+    lost = !lj_profunwind_step(&pw->unw, &pw->unwcache, stk, r);
+    stepped = 1;
+    if (lost && !(traceno && innermost))
+      break;
+  }
+  /* Frames of activations the native walk did not reach. */
+  for (i = 0; i < ncur; i++)
+    lj_profwalk_frames(s, &cur[i], s->maxframes);
+}
