@@ -47,14 +47,14 @@ all: vm ljprof embed
 
 vm: $(STAGED)
 
-# -- examples/embed: a host program with two VMs, profiled through LJPROF ------
+# -- examples/embed: a host program with two VMs, profiled through LJPROF ----
 
 EMBED := $(BUILD)/examples/embed/host
 embed: $(EMBED)
 $(EMBED): examples/embed/host.c examples/embed/Makefile $(STAGED)
 	@$(MAKE) --no-print-directory -C examples/embed BUILD=$(BUILD)
 
-# -- ljprof: the reader library and the command-line tool ----------------------
+# -- ljprof: the reader library and the command-line tool --------------------
 
 LJPROF_MAKE = $(MAKE) --no-print-directory -C tools/ljprof BUILD_DIR=$(BUILD)
 
@@ -70,7 +70,7 @@ $(BUILD)/.deps: scripts/apt-packages scripts/deps
 deps:
 	@scripts/deps
 
-# -- The LuaJIT tree: upstream + patches/ + src/ -------------------------------
+# -- The LuaJIT tree: upstream + patches/ + src/ -----------------------------
 
 # The stamp names where the tree came from: fetch again when that changes.
 UPSTREAM_ID := $(if $(LUAJIT_SRC),$(abspath $(LUAJIT_SRC)),debian)
@@ -97,7 +97,7 @@ $(TREE)/src/luajit: $(TREE)/.prepared
 	+@$(LJ_MAKE) PREFIX=$(BUILD)
 	@touch $@
 
-# -- Staging: bin/, lib/, include/, share/ under $(BUILD) ----------------------
+# -- Staging: bin/, lib/, include/, share/ under $(BUILD) --------------------
 
 $(BUILD)/bin/luajit: $(TREE)/src/luajit
 	@install -D -m 0755 $< $@
@@ -120,7 +120,7 @@ $(BUILD)/share/.jit-staged: $(TREE)/src/luajit
 	@d=$(@D)/$$(scripts/luajit-flavour --jitdir $(TREE))/jit && \
 	  mkdir -p $$d && cp $(TREE)/src/jit/*.lua $$d/ && touch $@
 
-# -- Demo, tests, benchmarks --------------------------------------------------
+# -- Demo, tests, benchmarks -------------------------------------------------
 
 demo: all
 	@echo "==== ljprof record --mem -- examples/cache.lua"
@@ -264,7 +264,7 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
 	else echo "(skipped: no $(LJ_TESTS_TGZ))"; fi
 
-# -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there -----
+# -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there ----
 
 install: all
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree

@@ -33,7 +33,7 @@ static struct {
   pid_t pid;	/* The process the open map is named for. */
 } perfmap = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
 
-/* -- Lines ---------------------------------------------------------------- */
+/* -- Lines --------------------------------------------------------------- */
 
 static void perfmap_line(uintptr_t start, size_t size, const char *name)
 {
@@ -86,7 +86,7 @@ static int perfmap_open(global_State *g)
   return PROFILE_SUCCESS;
 }
 
-/* -- On and off ----------------------------------------------------------- */
+/* -- On and off ---------------------------------------------------------- */
 
 int lj_perfmap_set(global_State *g, int on)
 {
@@ -116,7 +116,7 @@ void lj_perfmap_addtrace(global_State *g, const GCtrace *T)
 }
 #endif
 
-/* -- Public API ----------------------------------------------------------- */
+/* -- Public API ---------------------------------------------------------- */
 
 LUA_API int luaM_perfmap(lua_State *L, int on)
 {

@@ -550,7 +550,7 @@ static void env_stop(EnvVM *e, int mask)
   }
 }
 
-/* -- Signal and rotation ------------------------------------------------ */
+/* -- Signal and rotation ------------------------------------------------- */
 
 /* Count an event for the next GC step of e's VM, and bring that step
 ** forward. Called in the signal handler: no allocation, no lock. */

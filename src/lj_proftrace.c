@@ -22,7 +22,7 @@
 
 #define NOPOS	LJ_PROFTRACE_NOPOS
 
-/* -- The map of a trace --------------------------------------------------- */
+/* -- The map of a trace -------------------------------------------------- */
 
 /*
 ** One block, freed with its trace: the functions its positions name, then
@@ -118,7 +118,7 @@ void lj_proftrace_freemap(global_State *g, GCtrace *T)
   }
 }
 
-/* -- Positions the recorder sees ------------------------------------------ */
+/* -- Positions the recorder sees ----------------------------------------- */
 
 /* Bytes of the positions' arrays, one block. */
 #define POS_BYTES(n) \
@@ -256,7 +256,7 @@ void lj_proftrace_irslow(ProfTraceRec *r, lua_State *L, MSize i)
     r->curpos = pos_make(r, L);
 }
 
-/* -- Code ranges the assembler emits -------------------------------------- */
+/* -- Code ranges the assembler emits ------------------------------------- */
 
 /* Every instruction below ins was made by lj_ir_nextins: it has a
 ** position. The tail of the code (links, loop back, exits) runs none; the
@@ -380,7 +380,7 @@ void lj_proftrace_freerec(global_State *g, ProfTraceRec *r)
   lj_mem_free(g, r, sizeof(ProfTraceRec));
 }
 
-/* -- Frames at an address ------------------------------------------------- */
+/* -- Frames at an address ------------------------------------------------ */
 
 /* Instructions searched back for a function header. */
 #define PROTO_SCAN_MAX	65536
@@ -463,7 +463,7 @@ int lj_proftrace_frames(const GCtrace *T, uintptr_t ip,
   return snap_frames(T, ip, pts, pcs);
 }
 
-/* -- The traces of a VM --------------------------------------------------- */
+/* -- The traces of a VM -------------------------------------------------- */
 
 void lj_proftrace_each(global_State *g,
 		       void (*f)(void *ud, const GCtrace *T), void *ud)

@@ -26,7 +26,7 @@
 #include "lj_vm.h"
 #include "lj_profunwind.h"
 
-/* -- Bounded reads of unwind tables --------------------------------------- */
+/* -- Bounded reads of unwind tables -------------------------------------- */
 
 typedef struct Cursor {
   const uint8_t *p, *end;
@@ -112,7 +112,7 @@ static uintptr_t cur_ptr(Cursor *c, uint8_t enc, uintptr_t datarel)
   }
 }
 
-/* -- Stack reads ---------------------------------------------------------- */
+/* -- Stack reads --------------------------------------------------------- */
 
 static int stack_holds(const ProfUnwStack *stk, uintptr_t at, size_t n)
 {
@@ -146,7 +146,7 @@ static int reg_value(const ProfUnwRegs *r, uint64_t dw, uintptr_t *v)
   }
 }
 
-/* -- DWARF expressions ---------------------------------------------------- */
+/* -- DWARF expressions --------------------------------------------------- */
 
 #define EXPR_STACK	8
 
@@ -225,7 +225,7 @@ static int expr_eval(const uint8_t *p, uint64_t len, const ProfUnwRegs *r,
   return 1;
 }
 
-/* -- FDE and CIE ---------------------------------------------------------- */
+/* -- FDE and CIE --------------------------------------------------------- */
 
 typedef struct Fde {
   uintptr_t start, end;		/* The code it describes. */
@@ -315,7 +315,7 @@ static int fde_parse(const ProfUnwSeg *s, uintptr_t at, Fde *f)
   return !c.bad;
 }
 
-/* -- CFA programs --------------------------------------------------------- */
+/* -- CFA programs -------------------------------------------------------- */
 
 /* How a register of the caller is found, from the CFA. */
 enum {
@@ -481,7 +481,7 @@ static int rule_apply(const Rule *ru, const ProfUnwRegs *r,
   }
 }
 
-/* -- Finding a PC's FDE --------------------------------------------------- */
+/* -- Finding a PC's FDE -------------------------------------------------- */
 
 static int seg_holds(const ProfUnwSeg *s, uintptr_t pc)
 {
@@ -536,7 +536,7 @@ static int rules_at(const Fde *f, uintptr_t pc, Rules *rs)
   return cfa_run(f, f->ins, f->end_ins, pc, rs, &init);
 }
 
-/* -- Stepping ------------------------------------------------------------- */
+/* -- Stepping ------------------------------------------------------------ */
 
 int lj_profunwind_known(const ProfUnwObjs *objs, uintptr_t ip)
 {
@@ -668,7 +668,7 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
   return step_rules(&rs, &f, stk, r);
 }
 
-/* -- Objects -------------------------------------------------------------- */
+/* -- Objects ------------------------------------------------------------- */
 
 /* An object's unwind tables, into a segment's description. */
 static void seg_tables(const struct dl_phdr_info *info, ProfUnwSeg *s)

@@ -255,7 +255,7 @@ static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
   }
 }
 
-/* -- Objects' functions, kept for the process ----------------------------- */
+/* -- Objects' functions, kept for the process ---------------------------- */
 
 /*
 ** Reading an object's functions (its debug file, sorting) is most of what

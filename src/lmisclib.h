@@ -44,7 +44,7 @@ struct luam_Metrics {
 /* Fill *metrics with the counters of L's VM. */
 LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 
-/* -- Profilers: common definitions -------------------------------------- */
+/* -- Profilers: common definitions --------------------------------------- */
 
 /* Return codes of the profilers' C API. */
 #define PROFILE_SUCCESS	0	/* Done. */
@@ -164,7 +164,7 @@ LUA_API int luaM_memprof_start(lua_State *L,
 */
 LUA_API int luaM_memprof_stop(lua_State *L);
 
-/* -- Platform profiler -------------------------------------------------- */
+/* -- Platform profiler --------------------------------------------------- */
 
 /*
 ** The platform profiler samples, on a timer, the VM state and the Lua and

@@ -57,7 +57,7 @@ static int walk_has(const Walk *w, const uintptr_t *rets, int n, int from)
   return 1;
 }
 
-/* -- A chain of calls ------------------------------------------------------ */
+/* -- A chain of calls ---------------------------------------------------- */
 
 #define LEVELS	4
 
@@ -115,7 +115,7 @@ static void test_chain(void)
   tap_ok(walk_has(&chain, rets, LEVELS, 0), "the same walk from the cache");
 }
 
-/* -- Through libc ---------------------------------------------------------- */
+/* -- Through libc -------------------------------------------------------- */
 
 static Walk inner;
 static uintptr_t sorter_ret;
@@ -148,7 +148,7 @@ static void test_libc(void)
 	 "from qsort's callback through libc's frames to its caller");
 }
 
-/* -- Signals --------------------------------------------------------------- */
+/* -- Signals ------------------------------------------------------------- */
 
 static Walk from_context, from_handler;
 
@@ -185,7 +185,7 @@ static void test_signal(void)
 	 "from inside a handler, through the signal trampoline");
 }
 
-/* -- What it refuses ------------------------------------------------------- */
+/* -- What it refuses ----------------------------------------------------- */
 
 static void test_bounds(void)
 {
