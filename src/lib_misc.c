@@ -1,5 +1,5 @@
 /*
-** The misc library: VM metrics (and, later, the profilers) for Lua code.
+** The misc library: VM metrics and the profilers, for Lua code.
 */
 
 #define lib_misc_c

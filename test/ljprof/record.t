@@ -112,6 +112,8 @@ usage_error(['--mem', '--cpu', '--', $alloc], qr/one profiler at a time/, 'both 
 usage_error(['--cpu=X', '--', $alloc], qr/unknown --cpu mode 'X' \(C, L or D\)/, 'bad mode');
 usage_error(['--cpu', '--interval=0', '--', $alloc], qr/--interval wants a positive number of milliseconds, not '0'/, 'interval 0');
 usage_error(['--cpu', '--interval=fast', '--', $alloc], qr/--interval wants a positive number/, 'interval not a number');
+usage_error(['--cpu', '--interval=1000001', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '1000001'/, 'interval above what sysprof takes');
+usage_error(['--cpu', '--interval=0.0009', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '0\.0009'/, 'interval below what sysprof takes');
 usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval is for --cpu/, 'interval without --cpu');
 usage_error(['--mem'], qr/no SCRIPT given/, 'no script');
 usage_error(['--mem', '--bogus', '--', $alloc], qr/unknown option '--bogus'/, 'unknown option');

@@ -58,8 +58,8 @@ static void usage(FILE *out) {
           "                      their stacks; reports give estimates\n"
           "  --cpu[=MODE]        profile CPU by sampling: MODE C (call graph,\n"
           "                      the default), L (leaf) or D (VM states only)\n"
-          "  --interval=MS       sampling interval in milliseconds, may be\n"
-          "                      fractional (default: 10)\n"
+          "  --interval=MS       sampling interval in milliseconds, 0.001 to\n"
+          "                      1000000, may be fractional (default: 10)\n"
           "  -o, --output=FILE   the stream file (default: memprof.bin or\n"
           "                      sysprof.bin in the current directory)\n"
           "  --report-out=FILE   write the report to FILE (default: stdout)\n"
@@ -134,6 +134,13 @@ struct args {
 /* The sampling intervals memprof takes: 1 byte to 2^40. */
 #define SAMPLE_MAX (1ull << 40)
 
+/* The sampling intervals sysprof takes, 0.001 to 10^6 milliseconds: whole
+** microseconds, 1 to 10^9 (lj_sysprof_check in the VM). */
+static int interval_taken(double ms) {
+  double us = ms * 1000;
+  return us >= 1 && us < 1e9 + 1;
+}
+
 /* A whole number of bytes in [1, SAMPLE_MAX]. */
 static int parse_sample(const char *text, unsigned long long *bytes) {
   char *end;
@@ -184,6 +191,7 @@ static int parse_cpu_mode(struct args *a, const char *mode) {
 /* An option of record's own; returns -1 to go on, or the exit status. */
 static int parse_own_option(int c, char **argv, void *ud) {
   struct args *a = ud;
+  double ms;
   int status;
   switch (c) {
   case OPT_MEM:
@@ -192,8 +200,11 @@ static int parse_own_option(int c, char **argv, void *ud) {
     status = set_profiler(a, PROFILER_CPU);
     return status >= 0 ? status : parse_cpu_mode(a, optarg);
   case OPT_INTERVAL:
-    if (!parse_positive(optarg, NULL))
+    if (!parse_positive(optarg, &ms))
       return usage_error(CMD, "--interval wants a positive number of "
+                              "milliseconds, not '%s'", optarg);
+    if (!interval_taken(ms))
+      return usage_error(CMD, "--interval takes 0.001 to 1000000 "
                               "milliseconds, not '%s'", optarg);
     a->interval = optarg;
     return -1;
