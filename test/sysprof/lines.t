@@ -106,6 +106,7 @@ LUA
 {
   my ($stacks, $doc, $script) = profile('calls', $calls, 'C');
   my $n = line_counts($stacks, "\@$script:7");
+  cmp_ok($n->{all}, '>=', 100, "calls: samples in the profile ($n->{all})");
   is($n->{zero}, 0, 'calls: no Lua frame at line 0');
   cmp_ok($n->{unknown}, '<=', 0.005 * $n->{all}, "calls: line unknown in at most 0.5% ($n->{unknown} of $n->{all})");
   my $callee = 0;

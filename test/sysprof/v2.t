@@ -245,6 +245,7 @@ for my $mode ('C', 'L') {
   ok(!$s->{error}, 'JIT on: the stream is ljs v3 + ljp v2') or diag $s->{error};
   my @tr = grep { $_->{state} == TRACE } @{ $s->{samples} || [] };
   my $n = @{ $s->{samples} || [] };
+  cmp_ok($n, '>=', 100, "JIT on: samples in the stream ($n)");
   cmp_ok(scalar @tr, '>=', 0.5 * $n, 'JIT on: TRACE samples (' . @tr . " of $n)");
   my $pt = script_protos($s, $run->{script});
   is(scalar(grep { !$s->{traces}{ $_->{trace}[0] } || $_->{trace}[2] != ($s->{first}{ $_->{trace}[1] } // -1) } @tr), 0,
