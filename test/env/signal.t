@@ -61,10 +61,18 @@ end
 local function three()
   local t = {} for i = 1, 1000 do t[i] = { i } end  -- PHASE3
 end
+-- The signal may be taken by another of the process's threads, late on a
+-- loaded machine; the toggle follows at the next safe point: a gap of
+-- 50 ms, counted in no phase, lets both happen.
+local function gap()
+  local t = {} for i = 1, 100 do t[i] = { i } end
+end
 phase(one, 0.5)
 toggle()
+phase(gap, 0.05)
 phase(two, 1.0)
 toggle()
+phase(gap, 0.05)
 phase(three, 0.5)
 print("done")
 LUA
