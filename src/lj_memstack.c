@@ -813,12 +813,20 @@ static LJ_AINLINE cTValue *stack_top(MemStackTab *t, lua_State **pL,
   return L->base-1;
 }
 
+/* The last stack's frames from the first to the i-th, as they were? Those
+** up to the highest watched one below the mark are; the others checked. */
+static LJ_NOINLINE int stack_keptto(MemStackTab *t, int i, uintptr_t low)
+{
+  int good = stack_trusted(t, low);
+  return good >= i || stack_unchanged(t->last, good, i) == i;
+}
+
 /* Is the last stack's i-th frame at frame, as it was, with the frames
-** below it? What a walk asks of the frame it stops on (stack_land). */
-static int stack_kept(MemStackTab *t, int i, cTValue *frame)
+** below it? What a walk asks of the frame it stops on (stack_land). Most
+** events ask it of the last top: inline, and nothing called then. */
+static LJ_AINLINE int stack_kept(MemStackTab *t, int i, cTValue *frame)
 {
   const StackLast *e = &t->last[i];
-  int good;
   uintptr_t low = t->g->prof.ret_low;
   if (e->frame != frame || !stack_linked(e) ||
       stack_fnid(frame_func(frame)) != e->fnid)
@@ -828,8 +836,7 @@ static int stack_kept(MemStackTab *t, int i, cTValue *frame)
   if (stack_belowmark(e, low) ||
       (i > 0 && stack_belowmark(e-1, low) && stack_linked(e-1)))
     return 1;
-  good = stack_trusted(t, low);
-  return good >= i || stack_unchanged(t->last, good, i) == i;
+  return stack_keptto(t, i, low);
 }
 
 #if LJ_HASJIT
@@ -935,35 +942,30 @@ static uint32_t stack_called(MemStackTab *t, int i, cTValue **fr, int n,
   return node;
 }
 
-/* The node of the event's stack if it is the last one's up to a frame of
-** it, as it was, and then at most STACK_CALLS frames, each called from
-** bytecode by the one below: no walk. Mostly an event runs where the last
-** one did, or a few calls or returns on. MEMSTACK_NONE: it needs one. */
-static LJ_AINLINE uint32_t stack_again(MemStacks *s)
+/* The event runs at key in top, the last stack's i-th frame, as it was:
+** a new top on the frames below. */
+static LJ_NOINLINE uint32_t stack_ontop(MemStackTab *t, int i, cTValue *top,
+					uintptr_t key)
 {
-  MemStackTab *t = s->t;
-  lua_State *L;
-  uintptr_t key;
-  cTValue *top = stack_top(t, &L, &key), *fr[STACK_CALLS];
-  GCfunc *fn;
+  GCfunc *fn = frame_func(top);
   uint32_t node;
-  int i, n;
-  if (top == NULL || t->nlast == 0 || t->L != L ||
-      t->stack != tvref(L->stack) || t->stack == s->gone)
+  if (!isluafunc(fn))
     return MEMSTACK_NONE;
-  for (i = t->nlast-1; i > 0 && t->last[i].frame > top; i--)
-    ;
-  if (stack_kept(t, i, top)) {
-    if (top == t->topframe && key == t->topkey)
-      return t->topnode;  /* (Only the top frame is kept as top.) */
-    fn = frame_func(top);
-    if (!isluafunc(fn))
-      return MEMSTACK_NONE;
-    node = stack_newtop(t, fn, key, t->last[i].below, t->last[i].depth);
-    if (node != MEMSTACK_NONE)
-      stack_settop(t, i, top, key, node);
-    return node;
-  }
+  node = stack_newtop(t, fn, key, t->last[i].below, t->last[i].depth);
+  if (node != MEMSTACK_NONE)
+    stack_settop(t, i, top, key, node);
+  return node;
+}
+
+/* The event runs at key in top, not a frame of the last stack: at most
+** STACK_CALLS frames called from bytecode on one of them (the i-th or
+** below), as it was? */
+static LJ_NOINLINE uint32_t stack_calls(MemStackTab *t, lua_State *L, int i,
+				       cTValue *top, uintptr_t key)
+{
+  cTValue *fr[STACK_CALLS];
+  GCfunc *fn;
+  int n;
   if ((fn = lj_prof_framefunc(L, top)) == NULL || !isluafunc(fn))
     return MEMSTACK_NONE;
   for (fr[0] = top, n = 1; ; n++) {
@@ -979,6 +981,29 @@ static LJ_AINLINE uint32_t stack_again(MemStacks *s)
       return MEMSTACK_NONE;
     fr[n] = caller;
   }
+}
+
+/* The node of the event's stack if it is the last one's up to a frame of
+** it, as it was, and then at most STACK_CALLS frames, each called from
+** bytecode by the one below: no walk. Mostly an event runs where the last
+** one did, or a few calls or returns on. MEMSTACK_NONE: it needs one. */
+static LJ_AINLINE uint32_t stack_again(MemStacks *s)
+{
+  MemStackTab *t = s->t;
+  lua_State *L;
+  uintptr_t key;
+  cTValue *top = stack_top(t, &L, &key);
+  int i;
+  if (top == NULL || t->nlast == 0 || t->L != L ||
+      t->stack != tvref(L->stack) || t->stack == s->gone)
+    return MEMSTACK_NONE;
+  for (i = t->nlast-1; i > 0 && t->last[i].frame > top; i--)
+    ;
+  if (!stack_kept(t, i, top))
+    return stack_calls(t, L, i, top, key);
+  if (top == t->topframe && key == t->topkey)
+    return t->topnode;  /* (Only the top frame is kept as top.) */
+  return stack_ontop(t, i, top, key);
 }
 
 /* The event's stack found, node: its id. */
