@@ -160,7 +160,6 @@ typedef struct StackWalk {
   int rawend[STACK_MAXLAST];
 } StackWalk;
 
-
 /* -- Frames -------------------------------------------------------------- */
 
 /* 0 when the stack is full: it ends with the marker then. */
