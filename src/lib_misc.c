@@ -174,29 +174,33 @@ static int prof_stopped(lua_State *L, int status)
 
 #define MEMPROF_DEFAULT_PATH	"memprof.bin"
 
-/* sample = BYTES: a whole number of bytes, 1 or more (0 would be no
-** sampling); past 2^64 it saturates, for the check to refuse. */
-static const char *memprof_sample(lua_State *L, int idx, uint64_t *sample)
+/* sample = BYTES, stack_budget = BYTES: a whole number of bytes, 1 or
+** more (a sample of 0 would be no sampling); past 2^64 it saturates, for
+** the check to refuse. nan, bad: what is wrong, if it is not a number, or
+** not such a number. */
+static const char *memprof_bytes(lua_State *L, int idx, uint64_t *bytes,
+				 const char *nan, const char *bad)
 {
   lua_Number n;
   if (lua_isnil(L, idx))
     return NULL;
   if (lua_type(L, idx) != LUA_TNUMBER)
-    return "sample must be a number of bytes";
+    return nan;
   n = lua_tonumber(L, idx);
   if (n >= 18446744073709551616.0) {
-    *sample = UINT64_MAX;
+    *bytes = UINT64_MAX;
     return NULL;
   }
   if (!(n >= 1) || n != (lua_Number)(uint64_t)n)
-    return "sample must be a whole number of bytes, 1 or more";
-  *sample = (uint64_t)n;
+    return bad;
+  *bytes = (uint64_t)n;
   return NULL;
 }
 
 /* start(path), the reference's call, writes its format (v3); start{path =
 ** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
-** sample = BYTES} writes v4 unless told otherwise (lj_memprof.h: why).
+** sample = BYTES, stack_budget = BYTES} writes v4 unless told otherwise
+** (lj_memprof.h: why).
 ** NULL or an error message. */
 static const char *memprof_options(lua_State *L, const char **path,
 				   MemprofConfig *cfg)
@@ -222,15 +226,24 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "stacks");
   lua_getfield(L, 1, "sample");
   lua_getfield(L, 1, "native");
-  if (!lua_isnil(L, -5) && (*path = lua_tostring(L, -5)) == NULL)
+  lua_getfield(L, 1, "stack_budget");
+  if (!lua_isnil(L, -6) && (*path = lua_tostring(L, -6)) == NULL)
     return "path must be a string";
-  prof_choice(L, -4, formats, &cfg->format);
-  if (!prof_bool(L, -3, &cfg->stacks))
+  prof_choice(L, -5, formats, &cfg->format);
+  if (!prof_bool(L, -4, &cfg->stacks))
     return "stacks must be a boolean";
-  if ((bad = memprof_sample(L, -2, &cfg->sample)) != NULL)
+  if ((bad = memprof_bytes(L, -3, &cfg->sample,
+			   "sample must be a number of bytes",
+			   "sample must be a whole number of bytes, 1 or more"))
+      != NULL)
     return bad;
-  if (!prof_bool(L, -1, &cfg->native))
+  if (!prof_bool(L, -2, &cfg->native))
     return "native must be a boolean";
+  if ((bad = memprof_bytes(L, -1, &cfg->budget,
+			   "stack_budget must be a number of bytes",
+			   "stack_budget must be a whole number of bytes"))
+      != NULL)
+    return bad;
   return lj_memprof_check(cfg);
 }
 

@@ -31,7 +31,7 @@
 
 /* In every build: the entry points check options before they know it has
 ** no profiler. The defaults: lj_memprof.h says why v3. */
-#define MEMPROF_DEFAULTS	{ 0, LJM_VERSION_REFERENCE, 0, 0, 0 }
+#define MEMPROF_DEFAULTS	{ 0, LJM_VERSION_REFERENCE, 0, 0, 0, LJM_BUDGET }
 
 void lj_memprof_defaults(MemprofConfig *cfg)
 {
@@ -46,6 +46,8 @@ const char *lj_memprof_check(MemprofConfig *cfg)
     return "format must be \"v3\", \"v4\" or \"v5\"";
   if (cfg->sample > LJM_SAMPLE_MAX)
     return "sample must be at most 2^40 bytes";
+  if (cfg->budget < LJM_BUDGET_MIN || cfg->budget > LJM_BUDGET_MAX)
+    return "stack_budget must be from 2^20 to 2^40 bytes";
   /* Samples carry their stacks; native frames are in stacks. */
   cfg->native = cfg->native != 0;
   cfg->stacks = cfg->stacks || cfg->native || cfg->sample != 0;
@@ -616,8 +618,8 @@ static int memprof_newtables(MemProf *mp)
   memset(&mp->stats, 0, sizeof(mp->stats));
   memset(mp->filter, 0, sizeof(mp->filter));
   if (mp->cfg.stacks &&
-      !lj_memstack_init(&mp->stacks, mp->g, mp->cfg.native, &mp->out,
-			&mp->objs))
+      !lj_memstack_init(&mp->stacks, mp->g, mp->cfg.native, mp->cfg.budget,
+			&mp->out, &mp->objs))
     return 0;
   if (mp->cfg.sample) {
     if ((mp->sampled.slots = memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) ==
@@ -712,43 +714,57 @@ static void memprof_stats(MemProf *mp)
 ** frames or samples make the stream v5 (lmisclib.h). */
 static MemprofConfig next_cfg = MEMPROF_DEFAULTS;
 
-/* The C API names v3 and v4 only: v5 is the stacks' (lmisclib.h). */
-LUA_API int luaM_memprof_set_format(int format)
+/* The C API's next profile as next, if the check takes it. The check
+** settles what is implied (stacks by native frames, ...) on a copy: what
+** was set stays as set, and set_native(0) after set_native(1) leaves no
+** stacks behind. */
+static int memprof_setnext(const MemprofConfig *next)
 {
-  if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
-    return PROFILE_ERRUSE;
-  if (lj_memprof_busy(NULL))
-    return PROFILE_ERRRUN;
-  next_cfg.version = format;
-  return PROFILE_SUCCESS;
-}
-
-LUA_API int luaM_memprof_set_stacks(int stacks)
-{
-  if (lj_memprof_busy(NULL))
-    return PROFILE_ERRRUN;
-  next_cfg.stacks = stacks != 0;
-  return PROFILE_SUCCESS;
-}
-
-LUA_API int luaM_memprof_set_native(int native)
-{
-  if (lj_memprof_busy(NULL))
-    return PROFILE_ERRRUN;
-  next_cfg.native = native != 0;
-  return PROFILE_SUCCESS;
-}
-
-LUA_API int luaM_memprof_set_sample(uint64_t bytes)
-{
-  MemprofConfig cfg = next_cfg;
-  cfg.sample = bytes;
+  MemprofConfig cfg = *next;
   if (lj_memprof_check(&cfg) != NULL)
     return PROFILE_ERRUSE;
   if (lj_memprof_busy(NULL))
     return PROFILE_ERRRUN;
-  next_cfg.sample = bytes;
+  next_cfg = *next;
   return PROFILE_SUCCESS;
+}
+
+/* The C API names v3 and v4 only: v5 is the stacks' (lmisclib.h). */
+LUA_API int luaM_memprof_set_format(int format)
+{
+  MemprofConfig next = next_cfg;
+  if (format != LUAM_MEMPROF_V3 && format != LUAM_MEMPROF_V4)
+    return PROFILE_ERRUSE;
+  next.version = format;
+  return memprof_setnext(&next);
+}
+
+LUA_API int luaM_memprof_set_stacks(int stacks)
+{
+  MemprofConfig next = next_cfg;
+  next.stacks = stacks != 0;
+  return memprof_setnext(&next);
+}
+
+LUA_API int luaM_memprof_set_native(int native)
+{
+  MemprofConfig next = next_cfg;
+  next.native = native != 0;
+  return memprof_setnext(&next);
+}
+
+LUA_API int luaM_memprof_set_sample(uint64_t bytes)
+{
+  MemprofConfig next = next_cfg;
+  next.sample = bytes;
+  return memprof_setnext(&next);
+}
+
+LUA_API int luaM_memprof_set_stack_budget(uint64_t bytes)
+{
+  MemprofConfig next = next_cfg;
+  next.budget = bytes;
+  return memprof_setnext(&next);
 }
 
 LUA_API int luaM_memprof_start(lua_State *L,
@@ -928,6 +944,7 @@ LJ_PROF_OFF_SETTER(luaM_memprof_set_format, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_native, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
+LJ_PROF_OFF_SETTER(luaM_memprof_set_stack_budget, uint64_t)
 
 /* No profile ever samples: the VM's count ran out (lj_profmem.h). */
 void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,

@@ -30,6 +30,7 @@ typedef struct MemprofConfig {
   int native;		/* The stacks have the C frames too; implies stacks. */
   uint64_t sample;	/* Mean bytes between sampled allocations; 0: all.
 			** Implies stacks. */
+  uint64_t budget;	/* Address space the stack tables may take. */
 } MemprofConfig;
 
 /* Time marks (version 5): the clock is read every LJM_MARK_EVENTS events
@@ -40,6 +41,12 @@ typedef struct MemprofConfig {
 
 /* Sampling intervals accepted, in bytes. */
 #define LJM_SAMPLE_MAX		((uint64_t)1 << 40)
+
+/* Budgets of the stack tables accepted, in bytes, and the default: address
+** space, reserved at the start, its pages touched as the tables grow. */
+#define LJM_BUDGET_MIN		((uint64_t)1 << 20)
+#define LJM_BUDGET_MAX		((uint64_t)1 << 40)
+#define LJM_BUDGET		((uint64_t)1 << 30)
 
 /* The profiler's defaults: every event, no stacks, the reference's stream
 ** (v3), which its call misc.memprof.start(path) and its C API write, for

@@ -45,9 +45,12 @@
 #define STACK_MAXDEPTH	64		/* Frames of a stack, then a marker. */
 #define STACK_MAXLAST	(2*STACK_MAXDEPTH+2)	/* Lua frames walked through
 					** for them: two a vararg function. */
-#define STACK_MAX	65536		/* Stacks announced, at most. */
-#define STACK_NODES	(1u << 20)	/* Distinct stack prefixes, at most; */
-#define STACK_SLOTS	(2*STACK_NODES)	/* their hash table, half used. */
+/* The tables grow as the program needs, within the profile's budget of
+** address space (stack_budget): the nodes in half of it, reserved at the
+** start, pages touched as used; the hash table doubled when half full, up
+** to the other half. */
+#define STACK_SLOTS0	(1u << 16)	/* The hash table's first size, */
+#define STACK_MAXSLOTS	(1u << 31)	/* and its largest: 2^30 nodes. */
 
 /* A raw frame's at: for a Lua frame, the PC the VM keeps (one ahead,
 ** 4-aligned), whose line is looked up only when the frame is new to the
@@ -99,16 +102,17 @@ typedef struct StackMemo {
 } StackMemo;
 
 /* Kept off the Lua heap (mmap'd): the allocator being profiled is the one
-** that calls us. Bounded: past STACK_NODES prefixes or STACK_MAX stacks,
-** events name LJM_STACK_FULL. */
+** that calls us. Past the budget, events name LJM_STACK_FULL. */
 typedef struct MemStackTab {
   global_State *g;	/* Profiled VM. */
   int native;		/* Stacks have their C frames (stack_native). */
   struct lj_wbuf *out;	/* Where stacks are announced, */
   struct lj_symtab_objs *objs;	/* the C functions in them named first. */
+  size_t half;		/* Half the budget: the nodes', the slots'. */
   uint32_t *slots;	/* Node by (parent, frame); 0: empty. */
+  uint32_t nslots;	/* A power of two, at least twice nnodes. */
   StackNode *nodes;	/* nodes[0]: the root. */
-  uint32_t nnodes;
+  uint32_t nnodes, maxnodes;
   uint32_t lastnode, lastid;	/* The last event's stack. */
   StackMemo memo[STACK_MEMO];
   /* The Lua frames of the last stack walked, outermost first: of the
@@ -159,6 +163,14 @@ typedef struct StackWalk {
   StackLast walked[STACK_MAXLAST];
   int rawend[STACK_MAXLAST];
 } StackWalk;
+
+/* Address space for a table: its pages are touched as used. */
+static void *stack_map(size_t sz)
+{
+  void *p = mmap(NULL, sz, PROT_READ|PROT_WRITE,
+		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
 
 /* -- Frames -------------------------------------------------------------- */
 
@@ -499,15 +511,48 @@ static void stack_frame(MemFrame *f, const RawFrame *r)
   f->addr = r->addr;
 }
 
-/* The node of frame f on the stack of node parent, made if new; 0 (the
-** root) when the table has no room for it. */
-static uint32_t stack_node(MemStackTab *t, uint32_t parent, const MemFrame *f)
+static LJ_AINLINE uint32_t stack_hash(uint32_t parent, const MemFrame *f)
 {
   uint64_t h = (f->addr ^ (f->info << 17) ^ ((uint64_t)parent << 40)) *
 	       0xff51afd7ed558ccdull;
-  uint32_t i = (uint32_t)(h >> 40) & (STACK_SLOTS-1), k;
+  return (uint32_t)(h >> 32);
+}
+
+/* The first free slot for node nd, from its home on. */
+static LJ_AINLINE uint32_t *stack_freeslot(uint32_t *slots, uint32_t mask,
+					   const StackNode *nd)
+{
+  uint32_t i = stack_hash(nd->parent, &nd->f) & mask;
+  while (slots[i] != 0)
+    i = (i+1) & mask;
+  return &slots[i];
+}
+
+/* Twice the slots, the nodes put in again; 0 if the budget or the system
+** has no more. */
+static LJ_NOINLINE int stack_grow(MemStackTab *t)
+{
+  uint32_t n = 2*t->nslots, k;
+  uint32_t *slots;
+  if (t->nslots >= STACK_MAXSLOTS ||
+      (size_t)n*sizeof(uint32_t) > t->half ||
+      (slots = stack_map((size_t)n*sizeof(uint32_t))) == NULL)
+    return 0;
+  for (k = 1; k < t->nnodes; k++)
+    *stack_freeslot(slots, n-1, &t->nodes[k]) = k;
+  munmap(t->slots, (size_t)t->nslots*sizeof(uint32_t));
+  t->slots = slots;
+  t->nslots = n;
+  return 1;
+}
+
+/* The node of frame f on the stack of node parent, made if new; 0 (the
+** root) when the tables have no room for it. */
+static uint32_t stack_node(MemStackTab *t, uint32_t parent, const MemFrame *f)
+{
+  uint32_t mask = t->nslots-1, i = stack_hash(parent, f) & mask, k;
   StackNode *nd;
-  for (;; i = (i+1) & (STACK_SLOTS-1)) {
+  for (;; i = (i+1) & mask) {
     if ((k = t->slots[i]) == 0)
       break;
     nd = &t->nodes[k];
@@ -515,8 +560,13 @@ static uint32_t stack_node(MemStackTab *t, uint32_t parent, const MemFrame *f)
 	nd->f.info == f->info)
       return k;
   }
-  if (t->nnodes >= STACK_NODES)
+  if (t->nnodes >= t->maxnodes)
     return 0;
+  if (2*(t->nnodes+1) > t->nslots) {  /* Half full: more slots. */
+    if (!stack_grow(t))
+      return 0;
+    return stack_node(t, parent, f);
+  }
   k = t->slots[i] = t->nnodes++;
   nd = &t->nodes[k];
   nd->f = *f;
@@ -648,7 +698,7 @@ static uint32_t stack_newid(MemStacks *s, uint32_t node)
     t->lastnode = node;
     return (t->lastid = t->nodes[node].id);
   }
-  if (node == 0 || s->nstacks >= STACK_MAX) {
+  if (node == 0) {
     s->full++;
     return LJM_STACK_FULL;
   }
@@ -1056,15 +1106,9 @@ static LJ_NOINLINE uint32_t stack_walked(MemStacks *s)
 
 /* -- Entry points -------------------------------------------------------- */
 
-static void *stack_map(size_t sz)
-{
-  void *p = mmap(NULL, sz, PROT_READ|PROT_WRITE,
-		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
 int lj_memstack_init(MemStacks *s, global_State *g, int native,
-		     struct lj_wbuf *out, struct lj_symtab_objs *objs)
+		     uint64_t budget, struct lj_wbuf *out,
+		     struct lj_symtab_objs *objs)
 {
   MemStackTab *t;
   memset(s, 0, sizeof(*s));
@@ -1073,9 +1117,13 @@ int lj_memstack_init(MemStacks *s, global_State *g, int native,
   t->g = g;
   t->out = out;
   t->objs = objs;
-  if ((t->slots = stack_map(STACK_SLOTS*sizeof(uint32_t))) == NULL ||
-      (t->nodes = stack_map(STACK_NODES*sizeof(StackNode))) == NULL)
+  t->half = (size_t)(budget/2);
+  t->maxnodes = t->half/sizeof(StackNode) < STACK_MAXSLOTS/2 ?
+		(uint32_t)(t->half/sizeof(StackNode)) : STACK_MAXSLOTS/2;
+  if ((t->slots = stack_map(STACK_SLOTS0*sizeof(uint32_t))) == NULL ||
+      (t->nodes = stack_map(t->half)) == NULL)
     return 0;
+  t->nslots = STACK_SLOTS0;
   t->nnodes = 1;  /* The root. */
   if (native) {
     if (!lj_profwalk_openprobe(&t->walk))
@@ -1092,9 +1140,9 @@ void lj_memstack_free(MemStacks *s)
   if (t == NULL)
     return;
   if (t->slots != NULL)
-    munmap(t->slots, STACK_SLOTS*sizeof(uint32_t));
+    munmap(t->slots, (size_t)t->nslots*sizeof(uint32_t));
   if (t->nodes != NULL)
-    munmap(t->nodes, STACK_NODES*sizeof(StackNode));
+    munmap(t->nodes, t->half);
   if (t->native)
     lj_profwalk_closeprobe(&t->walk);
   munmap(t, sizeof(MemStackTab));

@@ -59,10 +59,11 @@ typedef struct MemStacks {
 enum { MEMSTACK_PROTO, MEMSTACK_TRACE };
 
 /* The tables of VM g's profile, whose new stacks are announced in out
-** (C functions first named with objs); native: with C frames. 0 if they
-** cannot be had (then free them all the same). */
+** (C functions first named with objs); native: with C frames; budget: the
+** address space they may take, in bytes. 0 if they cannot be had (then
+** free them all the same). */
 LJ_FUNC int lj_memstack_init(MemStacks *s, global_State *g, int native,
-			     struct lj_wbuf *out,
+			     uint64_t budget, struct lj_wbuf *out,
 			     struct lj_symtab_objs *objs);
 LJ_FUNC void lj_memstack_free(MemStacks *s);
 /* The id of the stack of the allocation now made: the coroutine that

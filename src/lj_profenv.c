@@ -231,6 +231,8 @@ static const EnvKey env_memkeys[] = {
   { "native", env_flag, ENV_AT(mem.native), "native must be 1 or 0", NULL },
   { "sample", env_bytes, ENV_AT(mem.sample),
     "sample must be whole bytes, from 1 to 2^40", NULL },
+  { "stack_budget", env_bytes, ENV_AT(mem.budget),
+    "stack_budget must be whole bytes, from 2^20 to 2^40", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 

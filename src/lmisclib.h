@@ -145,6 +145,16 @@ LUA_API int luaM_memprof_set_native(int native);
 LUA_API int luaM_memprof_set_sample(uint64_t bytes);
 
 /*
+** The budget of the stack tables, for the profiles luaM_memprof_start
+** starts from now on: the address space they may take, in bytes, from
+** 2^20 to 2^40 (default 2^30, 1 GiB), reserved when the profile starts
+** and touched as they grow. Past it, events name no stack and are counted
+** (the stats record at the end). PROFILE_ERRUSE outside that range,
+** PROFILE_ERRRUN while a profile runs.
+*/
+LUA_API int luaM_memprof_set_stack_budget(uint64_t bytes);
+
+/*
 ** Start profiling the VM of L: writes the symbol table, then events.
 ** PROFILE_ERRUSE for bad options or a build without the profiler,
 ** PROFILE_ERRRUN if a profile already runs in this VM, or in 8 VMs,

@@ -260,10 +260,18 @@ int main(void)
 	   "set_sample(2^41): PROFILE_ERRUSE");
     tap_is(luaM_memprof_set_sample(((uint64_t)1 << 40) + 1), PROFILE_ERRUSE,
 	   "set_sample(2^40 + 1): PROFILE_ERRUSE, as from Lua and LJPROF");
+    tap_is(luaM_memprof_set_stack_budget(((uint64_t)1 << 20) - 1),
+	   PROFILE_ERRUSE, "set_stack_budget(2^20 - 1): PROFILE_ERRUSE");
+    tap_is(luaM_memprof_set_stack_budget(((uint64_t)1 << 40) + 1),
+	   PROFILE_ERRUSE, "set_stack_budget(2^40 + 1): PROFILE_ERRUSE");
+    tap_is(luaM_memprof_set_stack_budget((uint64_t)1 << 20), PROFILE_SUCCESS,
+	   "set_stack_budget(2^20)");
     o = sink_opts(&s);
     tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start with stacks");
     tap_is(luaM_memprof_set_stacks(0), PROFILE_ERRRUN,
 	   "set_stacks while a profile runs: PROFILE_ERRRUN");
+    tap_is(luaM_memprof_set_stack_budget((uint64_t)1 << 30), PROFILE_ERRRUN,
+	   "set_stack_budget while a profile runs: PROFILE_ERRRUN");
     tap_is(luaM_memprof_set_sample(4096), PROFILE_ERRRUN,
 	   "set_sample while a profile runs: PROFILE_ERRRUN");
     run(v, "local function f() return {} end\n"
@@ -281,6 +289,8 @@ int main(void)
     tap_ok(alloc_events(doc, "=stacks:1") >= 100, "the helper's 100 tables");
     json_decref(doc);
     free(s.data);
+    tap_is(luaM_memprof_set_stack_budget((uint64_t)1 << 30), PROFILE_SUCCESS,
+	   "set_stack_budget(2^30), the default again");
     tap_is(luaM_memprof_set_sample(4096), PROFILE_SUCCESS, "set_sample(4096)");
     o = sink_opts(&s);
     tap_is(luaM_memprof_start(v, &o), PROFILE_SUCCESS, "start sampled");

@@ -33,6 +33,10 @@ my @cases = (
   [ 'mem', 'sample',   '1',             '1',           1 ],
   [ 'mem', 'sample',   '1099511627776', '2^40',        1 ],
   [ 'mem', 'sample',   '1099511627777', '2^40 + 1',    0 ],
+  [ 'mem', 'stack_budget', '1048575',   '2^20 - 1',    0 ],
+  [ 'mem', 'stack_budget', '1048576',   '2^20',        1 ],
+  [ 'mem', 'stack_budget', '1099511627776', '2^40',    1 ],
+  [ 'mem', 'stack_budget', '1099511627777', '2^40 + 1', 0 ],
 );
 
 # Every case from Lua, in one run: "ok", or the message.

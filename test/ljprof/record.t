@@ -115,6 +115,8 @@ usage_error(['--cpu', '--interval=fast', '--', $alloc], qr/--interval wants a po
 usage_error(['--cpu', '--interval=1000001', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '1000001'/, 'interval above what sysprof takes');
 usage_error(['--cpu', '--interval=0.0009', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '0\.0009'/, 'interval below what sysprof takes');
 usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval is for --cpu/, 'interval without --cpu');
+usage_error(['--mem', '--stack-budget=1048575', '--', $alloc], qr/--stack-budget wants a whole number of bytes from 1048576 \(2\^20\) to 1099511627776 \(2\^40\), not '1048575'/, 'stack budget below 2^20');
+usage_error(['--cpu', '--stack-budget=1048576', '--', $alloc], qr/--stack-budget is for --mem/, 'stack budget without --mem');
 usage_error(['--mem'], qr/no SCRIPT given/, 'no script');
 usage_error(['--mem', '--bogus', '--', $alloc], qr/unknown option '--bogus'/, 'unknown option');
 usage_error(['--mem', '--format=xml', '--', $alloc], qr/unknown format 'xml'/, 'a bad report option');

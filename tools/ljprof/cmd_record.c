@@ -56,6 +56,10 @@ static void usage(FILE *out) {
           "  --sample=BYTES      with --mem: record allocations at a mean\n"
           "                      interval of BYTES (1 to 2^40) allocated, with\n"
           "                      their stacks; reports give estimates\n"
+          "  --stack-budget=BYTES\n"
+          "                      with --mem: the address space the tables of\n"
+          "                      stacks may take, 2^20 to 2^40 (default 2^30);\n"
+          "                      past it, allocations are counted stackless\n"
           "  --cpu[=MODE]        profile CPU by sampling: MODE C (call graph,\n"
           "                      the default), L (leaf) or D (VM states only)\n"
           "  --interval=MS       sampling interval in milliseconds, 0.001 to\n"
@@ -93,7 +97,8 @@ enum {
   OPT_DURATION,
   OPT_STACKS,
   OPT_NATIVE,
-  OPT_SAMPLE
+  OPT_SAMPLE,
+  OPT_STACK_BUDGET
 };
 
 static const struct option long_options[] = {
@@ -109,6 +114,7 @@ static const struct option long_options[] = {
     {"stacks", no_argument, NULL, OPT_STACKS},
     {"native", no_argument, NULL, OPT_NATIVE},
     {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"stack-budget", required_argument, NULL, OPT_STACK_BUDGET},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -129,10 +135,14 @@ struct args {
   int stacks;               /* --mem --stacks */
   int native;               /* --mem --native */
   unsigned long long sample; /* --mem --sample: bytes; 0: every event */
+  unsigned long long budget; /* --mem --stack-budget: bytes; 0: default */
 };
 
-/* The sampling intervals memprof takes: 1 byte to 2^40. */
+/* What memprof takes (lj_memprof_check in the VM): sampling intervals of
+** 1 byte to 2^40, stack budgets of 2^20 to 2^40 bytes. */
 #define SAMPLE_MAX (1ull << 40)
+#define BUDGET_MIN (1ull << 20)
+#define BUDGET_MAX (1ull << 40)
 
 /* The sampling intervals sysprof takes, 0.001 to 10^6 milliseconds: whole
 ** microseconds, 1 to 10^9 (lj_sysprof_check in the VM). */
@@ -141,13 +151,13 @@ static int interval_taken(double ms) {
   return us >= 1 && us < 1e9 + 1;
 }
 
-/* A whole number of bytes in [1, SAMPLE_MAX]. */
-static int parse_sample(const char *text, unsigned long long *bytes) {
+/* A whole number of bytes in [min, max]. */
+static int parse_bytes(const char *text, unsigned long long min,
+                       unsigned long long max, unsigned long long *bytes) {
   char *end;
   errno = 0;
   unsigned long long n = strtoull(text, &end, 10);
-  if (errno || end == text || *end || text[0] == '-' || n == 0 ||
-      n > SAMPLE_MAX)
+  if (errno || end == text || *end || text[0] == '-' || n < min || n > max)
     return 0;
   *bytes = n;
   return 1;
@@ -228,9 +238,15 @@ static int parse_own_option(int c, char **argv, void *ud) {
     a->native = 1;
     return -1;
   case OPT_SAMPLE:
-    if (!parse_sample(optarg, &a->sample))
+    if (!parse_bytes(optarg, 1, SAMPLE_MAX, &a->sample))
       return usage_error(CMD, "--sample wants a whole number of bytes from 1 "
                               "to 1099511627776 (2^40), not '%s'", optarg);
+    return -1;
+  case OPT_STACK_BUDGET:
+    if (!parse_bytes(optarg, BUDGET_MIN, BUDGET_MAX, &a->budget))
+      return usage_error(CMD, "--stack-budget wants a whole number of bytes "
+                              "from 1048576 (2^20) to 1099511627776 (2^40), "
+                              "not '%s'", optarg);
     return -1;
   case OPT_DURATION:
     if (!parse_positive(optarg, &a->duration))
@@ -253,10 +269,11 @@ static int parse_args(int argc, char **argv, struct args *a) {
   if (status >= 0) return status;
   if (a->pid) {
     if (a->interval || a->stream || a->luajit || a->stacks || a->native ||
-        a->sample || optind < argc)
+        a->sample || a->budget || optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "
                               "LJPROF says: no SCRIPT, -o, --interval, "
-                              "--luajit, --stacks, --native or --sample");
+                              "--luajit, --stacks, --native, --sample or "
+                              "--stack-budget");
     return -1;
   }
   if (a->duration)
@@ -267,6 +284,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return usage_error(CMD, "--interval is for --cpu");
   if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
     return usage_error(CMD, "--stacks, --native and --sample are for --mem");
+  if (a->budget && a->profiler != PROFILER_MEM)
+    return usage_error(CMD, "--stack-budget is for --mem");
   if (optind == argc) return usage_error(CMD, "no SCRIPT given");
   a->script = argv + optind;
   return -1;
@@ -290,13 +309,16 @@ static char *luajit_beside_me(void) {
 /* The Lua chunk that starts the profiler. */
 static void start_chunk(const struct args *a, char *buf, size_t size) {
   char sample[48] = ""; /* memprof takes no sample = 0 */
+  char budget[48] = "";
   if (a->sample) snprintf(sample, sizeof sample, ", sample = %llu", a->sample);
+  if (a->budget)
+    snprintf(budget, sizeof budget, ", stack_budget = %llu", a->budget);
   if (a->profiler == PROFILER_MEM)
     snprintf(buf, size,
              "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")"
-             "%s%s%s}))",
+             "%s%s%s%s}))",
              a->stacks ? ", stacks = true" : "",
-             a->native ? ", native = true" : "", sample);
+             a->native ? ", native = true" : "", sample, budget);
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "

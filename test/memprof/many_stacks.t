@@ -1,0 +1,59 @@
+#!/usr/bin/env perl
+# Stack tables that grow: a program that allocates from a million distinct
+# call stacks (three levels of 100 call lines each, a table made at the
+# last) keeps every one, in the interpreter and in traces. Before the tables grew, the 65 537th stack and
+# all after it were lost ("stack table full").
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use LJProf::Lua;
+
+# level(name, callee, n): a function whose n branches each sit on a line of
+# their own, so that each reaches the callee (or makes a table) from its
+# own line. No tail calls: each level keeps its frame.
+sub level {
+  my ($name, $callee, $n) = @_;
+  my $code = "local function $name(i, j, k)\n";
+  for my $b (1 .. $n) {
+    my $arg = $name eq 'A' ? 'i' : $name eq 'B' ? 'j' : 'k';
+    my $body = $callee ? "local t = $callee(i, j, k) return t" : "return { i }";
+    $code .= ($b == 1 ? "  if" : "  elseif") . " $arg == $b then $body  -- $name$b\n";
+  }
+  return $code . "  end\nend\n";
+}
+
+my $n = 100;
+for my $jit ('off', 'on') {
+  my $bin = scratch() . "/many-$jit.bin";
+  my $code = "jit.$jit()\n" . level('C', undef, $n) . level('B', 'C', $n) . level('A', 'B', $n) . <<LUA;
+local keep = {}
+assert(misc.memprof.start({ path = "$bin", stacks = true }))
+for i = 1, $n do
+  for j = 1, $n do
+    for k = 1, $n do
+      keep[k] = A(i, j, k)  -- LOOP
+    end
+  end
+end
+assert(misc.memprof.stop())
+LUA
+
+  my $run = run_lua($code, timeout => 300);
+  is($run->{rc}, 0, "jit $jit: the program ran") or diag $run->{err};
+  my $r = memprof_report($bin);
+  is($r->{rc}, 0, "jit $jit: the stream reads back complete") or diag $r->{err};
+  my $st = $r->{json} && $r->{json}{stacks} || {};
+  is($st->{table_full_events}, 0, "jit $jit: no event lost its stack");
+  cmp_ok($st->{distinct} // 0, '>=', $n ** 3, "jit $jit: a million distinct stacks or more ($st->{distinct})");
+
+  # Each of C's lines made 10 000 tables, from 10 000 stacks of its own.
+  my $src = '@' . $run->{script};
+  for my $b (1, 57, $n) {
+    my $line = line_of($code, "-- C$b");
+    is(location($r, "$src:$line")->{alloc_events}, $n * $n, "jit $jit: C's line $b made $n x $n tables");
+  }
+}
+
+done_testing();
