@@ -39,7 +39,7 @@ $r = ljprof('report', '--format=collapsed', '--leak-only', $full);
 is($r->{out}, "[more frames];\@b.lua:9;\@a.lua:3 600\n[stack table full];\@a.lua:3 50\nINTERNAL 8\n",
    'whole, in use: the reallocated block stays with its first stack');
 $r = ljprof('report', $full);
-like($r->{out}, qr/^Call stacks: 2 distinct; 1 event with a stack cut at 64 frames; 1 event without one \(stack table full\)$/m,
+like($r->{out}, qr/^Call stacks: 2 distinct; 1 event with a stack cut at 64 frames; 1 event without one \(the stack tables' budget reached: stack_budget\)$/m,
      'whole: the stats record reported');
 
 # (The report starts with the prologue, before the config record.)

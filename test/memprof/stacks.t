@@ -198,6 +198,8 @@ LUA
          'a full stack table: the events past it counted') or diag explain $r->{json}{stacks};
   my $st = memprof_stacks($bin, $run->{script});
   ok((grep { /^\[stack table full\]/ } keys %$st), 'a full stack table: the reader names them');
+  like(`ljprof report '$bin'`, qr/^Call stacks: $kept distinct; .* events without one \(the stack tables' budget reached: stack_budget\)$/m,
+       'a full stack table: the text report says the budget was reached, and which option sets it');
 }
 
 # A full disk stops the profile, the program runs on; os.exit() completes

@@ -298,7 +298,8 @@ static void put_stream_meta(struct text *t) {
     put_plural(t, m->truncated, "event", "events");
     put(t, " with a stack cut at 64 frames; ");
     put_plural(t, m->full, "event", "events");
-    put(t, " without one (stack table full)");
+    put(t, " without one");
+    if (m->full) put(t, " (the stack tables' budget reached: stack_budget)");
     end_line(t);
   }
 }
