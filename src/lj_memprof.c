@@ -31,7 +31,8 @@
 
 /* In every build: the entry points check options before they know it has
 ** no profiler. The defaults: lj_memprof.h says why v3. */
-#define MEMPROF_DEFAULTS	{ 0, LJM_VERSION_REFERENCE, 0, 0, 0, LJM_BUDGET }
+#define MEMPROF_DEFAULTS \
+  { 0, LJM_VERSION_REFERENCE, 0, 0, 0, LJM_BUDGET }
 
 void lj_memprof_defaults(MemprofConfig *cfg)
 {
@@ -376,7 +377,7 @@ static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc)
 
 /* -- Sampled blocks ------------------------------------------------------ */
 
-static void *memprof_map(size_t sz)
+void *lj_memprof_map(size_t sz)
 {
   void *p = mmap(NULL, sz, PROT_READ|PROT_WRITE,
 		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
@@ -403,7 +404,8 @@ static int sampled_grow(SampledSet *s)
   SampledSet n;
   uint32_t i;
   if (s->mask+1 >= SAMPLED_MAXSLOTS ||
-      (n.slots = memprof_map(2*(s->mask+1)*sizeof(uintptr_t))) == NULL)
+      (n.slots = lj_memprof_map(2*(s->mask+1)*sizeof(uintptr_t))) ==
+      NULL)
     return 0;
   n.mask = 2*s->mask+1;
   n.count = 0;
@@ -622,8 +624,8 @@ static int memprof_newtables(MemProf *mp)
 			&mp->out, &mp->objs))
     return 0;
   if (mp->cfg.sample) {
-    if ((mp->sampled.slots = memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) ==
-	NULL)
+    if ((mp->sampled.slots =
+	 lj_memprof_map(SAMPLED_SLOTS*sizeof(uintptr_t))) == NULL)
       return 0;
     mp->sampled.mask = SAMPLED_SLOTS-1;
     mp->rng = ((uint64_t)time(NULL) << 20) ^ (uintptr_t)mp ^

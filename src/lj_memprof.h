@@ -82,5 +82,9 @@ LJ_FUNC int lj_memprof_busy(global_State *g);
 LJ_FUNC void lj_memprof_exit(void *ctx);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_memprof_forked(void);
+/* Memory for the profile's own tables, off the Lua heap (the allocator
+** being profiled is the one that calls us): address space, its pages
+** touched as used. NULL if none. */
+LJ_FUNC void *lj_memprof_map(size_t sz);
 
 #endif

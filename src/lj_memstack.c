@@ -164,14 +164,6 @@ typedef struct StackWalk {
   int rawend[STACK_MAXLAST];
 } StackWalk;
 
-/* Address space for a table: its pages are touched as used. */
-static void *stack_map(size_t sz)
-{
-  void *p = mmap(NULL, sz, PROT_READ|PROT_WRITE,
-		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
 /* -- Frames -------------------------------------------------------------- */
 
 /* 0 when the stack is full: it ends with the marker then. */
@@ -536,7 +528,7 @@ static LJ_NOINLINE int stack_grow(MemStackTab *t)
   uint32_t *slots;
   if (t->nslots >= STACK_MAXSLOTS ||
       (size_t)n*sizeof(uint32_t) > t->half ||
-      (slots = stack_map((size_t)n*sizeof(uint32_t))) == NULL)
+      (slots = lj_memprof_map((size_t)n*sizeof(uint32_t))) == NULL)
     return 0;
   for (k = 1; k < t->nnodes; k++)
     *stack_freeslot(slots, n-1, &t->nodes[k]) = k;
@@ -1112,7 +1104,7 @@ int lj_memstack_init(MemStacks *s, global_State *g, int native,
 {
   MemStackTab *t;
   memset(s, 0, sizeof(*s));
-  if ((t = s->t = stack_map(sizeof(MemStackTab))) == NULL)
+  if ((t = s->t = lj_memprof_map(sizeof(MemStackTab))) == NULL)
     return 0;
   t->g = g;
   t->out = out;
@@ -1120,8 +1112,8 @@ int lj_memstack_init(MemStacks *s, global_State *g, int native,
   t->half = (size_t)(budget/2);
   t->maxnodes = t->half/sizeof(StackNode) < STACK_MAXSLOTS/2 ?
 		(uint32_t)(t->half/sizeof(StackNode)) : STACK_MAXSLOTS/2;
-  if ((t->slots = stack_map(STACK_SLOTS0*sizeof(uint32_t))) == NULL ||
-      (t->nodes = stack_map(t->half)) == NULL)
+  if ((t->slots = lj_memprof_map(STACK_SLOTS0*sizeof(uint32_t))) ==
+      NULL || (t->nodes = lj_memprof_map(t->half)) == NULL)
     return 0;
   t->nslots = STACK_SLOTS0;
   t->nnodes = 1;  /* The root. */
