@@ -12,6 +12,7 @@
 
 #include "lj_obj.h"
 #include "lj_vm.h"
+#include "lj_sysprof.h"
 
 struct GCtrace;
 
@@ -63,6 +64,34 @@ LJ_FUNC void lj_prof_addproto(global_State *g, const GCproto *pt);
 #if LJ_HASJIT
 LJ_FUNC void lj_prof_addtrace(global_State *g, const struct GCtrace *T);
 #endif
+
+/* -- What the trace compiler does --------------------------------------- */
+
+#if LJ_HASJIT
+/* Why the traces are flushed (g->prof.flushwhy, set before the flush):
+** the compiler ran out of trace numbers or of machine code; else the
+** program asked (jit.flush(), jit.profile, a base metatable, ...). */
+enum { LJ_PROF_FLUSH_ASKED, LJ_PROF_FLUSH_MAXTRACE, LJ_PROF_FLUSH_MAXMCODE };
+
+/* Told only while a profile records them (g->prof.jitev): a trace started
+** (J->cur, J->pt and J->pc, J->parent and J->exitno), saved as T,
+** aborted with error e (its object on top of J->L's stack), a start
+** blacklisted, all traces flushed, an exit taken (the PC it resumes at,
+** the frames restored). Only sysprof records them. */
+#define LJ_PROF_JIT(J, call) \
+  do { if (LJ_UNLIKELY(J2G(J)->prof.jitev)) call; } while (0)
+#define lj_prof_tracestart(J)	LJ_PROF_JIT(J, lj_sysprof_jitstart(J))
+#define lj_prof_tracestop(J, T)	LJ_PROF_JIT(J, lj_sysprof_jitstop(J, T))
+#define lj_prof_traceabort(J, e) \
+  LJ_PROF_JIT(J, lj_sysprof_jitabort(J, (int)(e)))
+#define lj_prof_blacklist(J, pt, pc) \
+  LJ_PROF_JIT(J, lj_sysprof_jitblacklist(J, pt, pc))
+#define lj_prof_traceflush(J)	LJ_PROF_JIT(J, lj_sysprof_jitflush(J))
+#define lj_prof_traceexit(J, pc)	LJ_PROF_JIT(J, lj_sysprof_jitexit(J, pc))
+#endif
+
+/* -- A VM's life --------------------------------------------------------- */
+
 /* lua_newstate: what the environment asks for starts (LJPROF,
 ** LJPROF_PERFMAP). */
 LJ_FUNC void lj_prof_newstate(lua_State *L);

@@ -107,8 +107,10 @@
 **
 ** v3:
 ** record          := sample | sp-update | ffname | config | stats
-** sample          := vmstate frame* 0x80
-** vmstate         := <BYTE>                                      0 ... 9
+**                  | jit-event
+** sample          := vmstate jit-context? frame* 0x80
+** vmstate         := <BYTE>                       0 ... 9, 0x45 ... 0x48
+** jit-context     := trace-no exit-no
 ** frame           := 0x01 proto-addr line-no
 **                  | 0x02 code-addr
 **                  | 0x03 ff-id
@@ -119,9 +121,20 @@
 ** ffname          := 0x0d ff-id ff-name
 ** config          := 0x0e mode interval clock
 ** stats           := 0x0f nsamples count{10} ndropped noverruns elapsed
+** jit-event       := jit | trace-start | trace-end | trace-abort
+**                  | blacklist | flush | exits
+** jit             := 0x16 jit-on
+** trace-start     := 0x10 trace-no kind from exit-no proto-addr line-no
+** trace-end       := 0x11 trace-no link-type link nins nmcode
+** trace-abort     := 0x12 trace-no proto-addr line-no error reason
+** blacklist       := 0x13 proto-addr line-no
+** flush           := 0x14 why
+** exits           := 0x15 nexits exit{nexits}
+** exit            := trace-no exit-no count proto-addr line-no
 ** ff-id, nlua, mode, interval, clock, nsamples, count, ndropped,
-** noverruns, elapsed := <ULEB128>
-** ff-name         := <STRING>
+** noverruns, elapsed, jit-on, kind, from, exit-no, link-type, link, nins,
+** nmcode, error, why, nexits := <ULEB128>
+** ff-name, reason := <STRING>
 **
 ** v2:
 ** record          := sample2 | sp-update
@@ -135,7 +148,19 @@
 ** A sample's first byte is the VM state (LJP_VMST_*), its frames come
 ** innermost first (LJP_FRAME_*); a v3 Lua frame's line is
 ** LJP_LINE_UNKNOWN when none is known. Tag 0x05 is in streams written
-** before tag 0x06 only. Records: REC_*; the config's mode (LJP_MODE_*),
+** before tag 0x06 only. A sample in a trace exit or the compiler (EXIT,
+** RECORD, OPT, ASM) has LJP_SAMPLE_JIT set in its first byte and says
+** which trace exits and where, or which trace is being compiled (exit-no
+** 0). The compiler's events come as it makes them, among the samples:
+** a sample in RECORD, OPT or ASM is of the last trace started; the jit
+** record once, after the config. A trace starts as a root trace, a side
+** trace of trace `from` at its exit, or stitched to trace `from`
+** (LJP_TRACE_*); it ends linked as LuaJIT's LJ_TRLINK_* says, with nins IR
+** instructions and nmcode bytes of machine code, or is aborted with
+** LuaJIT's LJ_TRERR_* error and the reason as -jv prints it, where
+** recording stopped. A flush says LJP_FLUSH_*. Exits are counts since
+** the last exits record, where each exit resumes, written before a trace
+** number may be given again (any trace-start) and at the end. Records: REC_*; the config's mode (LJP_MODE_*),
 ** interval (microseconds) and clock (LJP_CLOCK_*); the stats' counts by
 ** VM state.
 */
@@ -211,6 +236,13 @@
 #define REC_FFNAME		13
 #define REC_CONFIG		14
 #define REC_STATS		15
+#define REC_TRACE_START		16	/* The trace compiler's events. */
+#define REC_TRACE_END		17
+#define REC_TRACE_ABORT		18
+#define REC_BLACKLIST		19
+#define REC_FLUSH		20
+#define REC_EXITS		21
+#define REC_JIT			22
 #define LJP_END			((uint8_t)0x80)
 
 /* A sample's VM state: its first byte; the stats count samples by state,
@@ -226,6 +258,15 @@
 #define LJP_VMST_ASM		8
 #define LJP_VMST_TRACE		9
 #define LJP_VMSTATES		10	/* States 0..9. */
+#define LJP_SAMPLE_JIT		0x40	/* With a jit-context. */
+
+/* How a trace starts; why the traces are flushed. */
+#define LJP_TRACE_ROOT		0
+#define LJP_TRACE_SIDE		1	/* Of trace `from`, at its exit. */
+#define LJP_TRACE_STITCH	2	/* Stitched to trace `from`. */
+#define LJP_FLUSH_ASKED		0	/* By the program (jit.flush(), ...). */
+#define LJP_FLUSH_MAXTRACE	1	/* No trace number left (maxtrace). */
+#define LJP_FLUSH_MAXMCODE	2	/* No machine code left (maxmcode). */
 
 /* Frame tags of a sample. */
 #define LJP_FRAME_LUA		1	/* Proto address, line. */

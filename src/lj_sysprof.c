@@ -71,6 +71,8 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,8 +101,10 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 
 #define SAMPLE_FRAMES		256	/* Frames kept per sample. */
 #define FRAME_BYTES		(1 + 4*LJ_WBUF_ULEB_MAX)  /* A trace: tag 6. */
-/* A v2 sample has one end byte more, and no frame of more than 2 ULEBs. */
-#define SAMPLE_BYTES		(2 + SAMPLE_FRAMES*FRAME_BYTES)
+/* A v2 sample has one end byte more, and no frame of more than 2 ULEBs;
+** a v3 sample may have a jit-context. */
+#define SAMPLE_BYTES		(2 + 2*LJ_WBUF_ULEB_MAX + \
+				 SAMPLE_FRAMES*FRAME_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
 #define DRAIN_NS		(10*1000*1000)
 
@@ -136,6 +140,11 @@ typedef struct SysProf {
   struct lj_wbuf out;
   struct lj_symtab_objs objs;
   int saved_errno;
+  /* The trace compiler's events (lj_sysprof_jit.h): exits counted by the
+  ** VM's thread, written when the drain thread says they are due. */
+  struct SysprofExit *exits;	/* NULL: no events (v2, no JIT). */
+  uint32_t nexits;
+  _Atomic int exits_due;
   ProfWalk walk;		/* The handler's; the drain adds code. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
 } SysProf;
@@ -216,16 +225,22 @@ static void sysprof_stoptimer(SysProf *sp)
   }
 }
 
+/* Exits counted this long ago are written at the next one. */
+#define EXITS_DUE_DRAINS	10
+
 static void *drain_thread(void *arg)
 {
   SysProf *sp = (SysProf *)arg;
   struct timespec at;
+  unsigned drains = 0;
   for (;;) {
     clock_gettime(CLOCK_MONOTONIC, &at);
     lj_profnap_after(&at, DRAIN_NS);
     if (!lj_profnap_until(&sp->nap, &at))
       break;
     drain_once(sp);
+    if (++drains % EXITS_DUE_DRAINS == 0)
+      atomic_store_explicit(&sp->exits_due, 1, memory_order_relaxed);
     if (lj_wbuf_failed(&sp->out)) {  /* The writer failed: stop sampling. */
       int expect = SPS_PROFILE;
       sysprof_stoptimer(sp);
@@ -286,17 +301,18 @@ static SysProf *sysprof_of(global_State *g)
 }
 
 /* The profile of g if it runs and writes stacks, which name protos and
-** traces. */
-static SysProf *sysprof_running(global_State *g)
+** traces; the compiler's events name protos too. */
+static SysProf *sysprof_running(global_State *g, int jitev)
 {
   SysProf *sp = sysprof_of(g);
   return sp != NULL && atomic_load(&sp->state) == SPS_PROFILE &&
-	 sp->cfg.mode != LUAM_SYSPROF_DEFAULT ? sp : NULL;
+	 (sp->cfg.mode != LUAM_SYSPROF_DEFAULT ||
+	  (jitev && sp->exits != NULL)) ? sp : NULL;
 }
 
 void lj_sysprof_addproto(global_State *g, const GCproto *pt)
 {
-  SysProf *sp = sysprof_running(g);
+  SysProf *sp = sysprof_running(g, 1);
   if (sp != NULL) {
     RingUpdate u;
     update_begin(sp, &u);
@@ -308,7 +324,7 @@ void lj_sysprof_addproto(global_State *g, const GCproto *pt)
 #if LJ_HASJIT
 void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
 {
-  SysProf *sp = sysprof_running(g);
+  SysProf *sp = sysprof_running(g, 0);
   if (sp != NULL) {
     RingUpdate u;
     update_begin(sp, &u);
@@ -318,7 +334,7 @@ void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
 }
 #endif
 
-/* -- Start and stop ------------------------------------------------------ */
+/* -- Fast functions' names ----------------------------------------------- */
 
 static const char *const ffnames[] = {
   "lua", "c",
@@ -328,28 +344,38 @@ static const char *const ffnames[] = {
 };
 
 /* Library functions are named lib.func, as Lua code calls them. */
-static void write_ffnames(struct lj_wbuf *out)
+static size_t ffname(int id, char *buf, size_t sz)
 {
   static const char *const libs[] = {
     "string", "table", "math", "bit", "coroutine", "jit", "ffi", "io", "os",
     "debug", "buffer", "package", NULL
   };
+  const char *raw = ffnames[id];
+  size_t len = strlen(raw), i;
+  if (len >= sz)
+    len = sz-1;
+  memcpy(buf, raw, len);
+  buf[len] = '\0';
+  for (i = 0; libs[i] != NULL; i++) {
+    size_t n = strlen(libs[i]);
+    if (len > n && strncmp(buf, libs[i], n) == 0 && buf[n] == '_') {
+      buf[n] = '.';
+      break;
+    }
+  }
+  return len;
+}
+
+#include "lj_sysprof_jit.h"
+
+/* -- Start and stop ------------------------------------------------------ */
+
+static void write_ffnames(struct lj_wbuf *out)
+{
   char name[64];
   int id;
   for (id = FF_C+1; id < FF__MAX; id++) {
-    const char *raw = ffnames[id];
-    size_t len = strlen(raw), i;
-    if (len >= sizeof(name))
-      len = sizeof(name)-1;
-    memcpy(name, raw, len);
-    name[len] = '\0';
-    for (i = 0; libs[i] != NULL; i++) {
-      size_t n = strlen(libs[i]);
-      if (len > n && strncmp(name, libs[i], n) == 0 && name[n] == '_') {
-	name[n] = '.';
-	break;
-      }
-    }
+    size_t len = ffname(id, name, sizeof(name));
     lj_wbuf_addbyte(out, REC_FFNAME);
     lj_wbuf_adduleb(out, (uint64_t)id);
     lj_wbuf_addstring(out, name, len);
@@ -375,6 +401,7 @@ static void write_header(SysProf *sp)
   lj_wbuf_adduleb(out, sp->cfg.interval);
   lj_wbuf_adduleb(out, sp->perf_fd >= 0 ? LJP_CLOCK_PERF : (uint64_t)sp->cfg.clock);
   write_ffnames(out);
+  jit_begin(sp);
 }
 
 static clockid_t sysprof_clockid(const SysProf *sp)
@@ -521,6 +548,8 @@ static void sysprof_signal_stop(SysProf *sp)
 /* What a profile holds besides its threads and stream; then it is over. */
 static void sysprof_release(SysProf *sp)
 {
+  jit_off(sp);
+  jit_end(sp);
   if (sp->perf_fd >= 0)
     close(sp->perf_fd);
   lj_symtab_freeobjs(&sp->objs);
@@ -540,6 +569,7 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
     lj_profnap_free(&sp->nap);
     drain_once(sp);  /* What the last samples left. */
   }
+  jit_end(sp);  /* The last exits counted. */
   if (!lj_wbuf_failed(&sp->out))
     write_end(sp);
   lj_wbuf_flush(&sp->out);
@@ -585,6 +615,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   memset(sp->counts, 0, sizeof(sp->counts));
   sp->samples = sp->dropped = sp->overruns = sp->idle = 0;
   sp->updating = 0;
+  sp->exits = NULL;
   atomic_store(&sp->head, 0);
   atomic_store(&sp->tail, 0);
   sp->ring = mmap(NULL, RING_SIZE, PROT_READ|PROT_WRITE,
@@ -613,6 +644,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   }
   clock_gettime(sysprof_clockid(sp), &sp->t0);
   atomic_store(&sp->state, SPS_PROFILE);
+  jit_on(sp);
   lj_prof_forkguard();
   if ((err = sysprof_signal_setup(sp)) != 0 ||
       (err = sysprof_timer_setup(sp)) != 0) {
@@ -634,6 +666,7 @@ int lj_sysprof_busy(global_State *g)
 
 static int sysprof_stop(SysProf *sp)
 {
+  jit_off(sp);
   atomic_store(&sp->state, SPS_HALT);
   sysprof_signal_stop(sp);
   return sysprof_finish(sp, 1, 0);
@@ -784,6 +817,22 @@ LUA_API int luaM_sysprof_start(lua_State *L,
 #else /* !LJ_HASSYSPROF */
 
 LJ_PROF_OFF(sysprof)
+
+#if LJ_HASJIT
+/* Never called: no profile records the compiler's events. */
+void lj_sysprof_jitstart(jit_State *J) { UNUSED(J); }
+void lj_sysprof_jitstop(jit_State *J, GCtrace *T) { UNUSED(J); UNUSED(T); }
+void lj_sysprof_jitabort(jit_State *J, int e) { UNUSED(J); UNUSED(e); }
+void lj_sysprof_jitblacklist(jit_State *J, GCproto *pt, const BCIns *pc)
+{
+  UNUSED(J); UNUSED(pt); UNUSED(pc);
+}
+void lj_sysprof_jitflush(jit_State *J) { UNUSED(J); }
+void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
+{
+  UNUSED(J); UNUSED(pc);
+}
+#endif
 
 int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {

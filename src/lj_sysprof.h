@@ -79,5 +79,16 @@ struct GCtrace;
 LJ_FUNC void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T);
 #endif
 LJ_FUNC void lj_sysprof_close(global_State *g);
+#if LJ_HASJIT
+/* The trace compiler's events, while a v3 profile runs (lj_prof.h). */
+struct jit_State;
+LJ_FUNC void lj_sysprof_jitstart(struct jit_State *J);
+LJ_FUNC void lj_sysprof_jitstop(struct jit_State *J, struct GCtrace *T);
+LJ_FUNC void lj_sysprof_jitabort(struct jit_State *J, int e);
+LJ_FUNC void lj_sysprof_jitblacklist(struct jit_State *J, GCproto *pt,
+				     const BCIns *pc);
+LJ_FUNC void lj_sysprof_jitflush(struct jit_State *J);
+LJ_FUNC void lj_sysprof_jitexit(struct jit_State *J, const BCIns *pc);
+#endif
 
 #endif

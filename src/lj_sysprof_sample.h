@@ -34,6 +34,11 @@ LJ_STATIC_ASSERT(LUAM_SYSPROF_V2 == LJP_VERSION_REFERENCE &&
 		 LUAM_SYSPROF_V3 == LJP_VERSION);
 LJ_STATIC_ASSERT(SYSPROF_CLOCK_CPU == LJP_CLOCK_CPU &&
 		 SYSPROF_CLOCK_WALL == LJP_CLOCK_WALL);
+#if LJ_HASJIT
+LJ_STATIC_ASSERT(LJ_PROF_FLUSH_ASKED == LJP_FLUSH_ASKED &&
+		 LJ_PROF_FLUSH_MAXTRACE == LJP_FLUSH_MAXTRACE &&
+		 LJ_PROF_FLUSH_MAXMCODE == LJP_FLUSH_MAXMCODE);
+#endif
 
 /* -- Sample encoding (signal handler) ------------------------------------ */
 
@@ -166,6 +171,30 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
   sp->backtracer(backtrace_frame);
 }
 
+/* A sample in a trace exit or in the compiler says which trace exits, or
+** is being compiled: the exit handler publishes the trace and exit just
+** after the state, the compiler has its trace number from the start. */
+static void sample_jit(SysProf *sp, Sample *s, uint32_t vs)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(sp->g);
+  if (sp->exits == NULL)
+    return;  /* No events: the compiler's traces are not named. */
+  if (vs == LJ_VMST_EXIT) {
+    s->p[-1] |= LJP_SAMPLE_JIT;
+    sample_uleb(s, J->parent);
+    sample_uleb(s, J->exitno);
+  } else if (vs == LJ_VMST_RECORD || vs == LJ_VMST_OPT ||
+	     vs == LJ_VMST_ASM) {
+    s->p[-1] |= LJP_SAMPLE_JIT;
+    sample_uleb(s, J->cur.traceno);
+    sample_uleb(s, 0);
+  }
+#else
+  UNUSED(sp); UNUSED(s); UNUSED(vs);
+#endif
+}
+
 /* The frames of a sample, as the mode and the host want them. */
 static void sample_stack(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
@@ -278,6 +307,7 @@ static void sysprof_sample(SysProf *sp, ucontext_t *uc)
   if (sp->cfg.format == LUAM_SYSPROF_V2) {
     ok = sample_v2(sp, &s, vs, st, uc);
   } else {
+    sample_jit(sp, &s, vs);
     sample_stack(sp, &s, st, uc);
     *s.p++ = LJP_END;
   }

@@ -116,7 +116,7 @@ sub raw_stacks {
   my ($prc, $out) = pprof('-raw', $file);
   my ($stacks, $nlocations) = raw_stacks($out);
   my $trace = 'TRACE [1] @m.lua:10 m.lua:10';
-  my ($main11, $main12, $main13) = map { "\@m.lua:0 m.lua:$_" } 11, 12, 13;
+  my ($main11, $main12, $main13) = map { "\@m.lua (main chunk) m.lua:$_" } 11, 12, 13;
   my ($fill5, $fill6, $fill7, $put21) = ('@m.lua:4 m.lua:5', '@m.lua:4 m.lua:6', '@m.lua:4 m.lua:7', '@m.lua:20 m.lua:21');
   is_deeply($stacks, {
     "memset :0 | $trace | $put21 + $fill6 + $main11 | main :0" => 3,
@@ -141,7 +141,7 @@ SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
   my ($prc, $out) = pprof('-raw', $file);
   my ($stacks) = raw_stacks($out);
   my ($inlined, $all, $mixed) = (0, 0, 0);
-  my $run = "\@$script:$prof->{callee_first_line} $script:$prof->{callee_line} + \@$script:0 $script:$prof->{call_line}";
+  my $run = "\@$script:$prof->{callee_first_line} $script:$prof->{callee_line} + \@$script (main chunk) $script:$prof->{call_line}";
   for my $st (keys %$stacks) {
     $all += $stacks->{$st};
     $inlined += $stacks->{$st} if index(" | $st | ", " | $run | ") >= 0;
@@ -159,9 +159,9 @@ SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
   my $base = quotemeta((split m{/}, $script)[-1]);
   like($rows[0][1], qr/^\@\S*$base:$prof->{callee_first_line} \S*$base:$prof->{callee_line} \(inline\)$/,
        "inlined -lines: the inlined callee's line $prof->{callee_line} first, marked inline") or diag $out;
-  like($rows[1][1], qr/^\@\S*$base:0 \S*$base:$prof->{caller_line}$/,
+  like($rows[1][1], qr/^\@\S*$base \(main chunk\) \S*$base:$prof->{caller_line}$/,
        "inlined -lines: then the loop's own memset, line $prof->{caller_line}") or diag $out;
-  my ($call) = grep { $_->[1] =~ /^\@\S*$base:0 \S*$base:$prof->{call_line}$/ } @rows;
+  my ($call) = grep { $_->[1] =~ /^\@\S*$base \(main chunk\) \S*$base:$prof->{call_line}$/ } @rows;
   cmp_ok($call && $call->[2], '>=', $rows[0][2],
          "inlined -lines: the call line $prof->{call_line} has the callee's samples in its total") or diag $out;
 }

@@ -77,7 +77,7 @@ like($fself, qr/^cmod_helper: 2 self \(14\.3%\), 2 total \(14\.3%\)$/m, 'functio
 like($fself, qr/^\@a\.lua:1: 0 self \(0\.0%\), 10 total \(71\.4%\)$/m, 'functions: total counts every sample under a function');
 like($fself, qr/^main: 0 self \(0\.0%\), 13 total \(92\.9%\)$/m, 'functions: main');
 like($fself, qr/^cmod_call: 0 self \(0\.0%\), 6 total \(42\.9%\)$/m, 'functions: native frames by symbol');
-like($fself, qr/^CHUNK 1:0: 1 self/m, 'functions: a multi-line chunk is aliased');
+like($fself, qr/^CHUNK 1 \(main chunk\): 1 self/m, 'functions: a multi-line chunk is aliased');
 like($fself, qr/^\@<unknown proto 0x888>: 0 self \(0\.0%\), 1 total/m, 'functions: an unknown proto');
 like(section($t, 'FUNCTIONS BY TOTAL'), qr/\Amain: 0 self \(0\.0%\), 13 total \(92\.9%\)\n\@a\.lua:1: 0 self \(0\.0%\), 10 total/,
      'functions by total: most total first');

@@ -94,6 +94,9 @@ int report_parse_option(const char *cmd, int c, const char *arg,
     if (!parse_bytes_or_events(arg, &opt->count))
       return usage_error(cmd, "unknown count '%s' (bytes or events)", arg);
     return -1;
+  case OPT_JIT:
+    opt->jit = 1;
+    return -1;
   case OPT_TOP:
     if (!parse_top(arg, &opt->top))
       return usage_error(cmd, "--top wants a positive number, not '%s'", arg);
@@ -125,7 +128,11 @@ static int render(FILE *out, const char *name, const char *output,
   int written;
   if (f->kind != STREAM_MEMPROF && f->kind != STREAM_SYSPROF)
     return EXIT_OK; /* nothing to report */
-  if (report_is_profile_format(opt->format)) {
+  if (opt->jit) {
+    struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
+    written = opt->format == REPORT_JSON ? report_jit_json(out, &in, opt)
+                                         : report_jit_text(out, &in, opt);
+  } else if (report_is_profile_format(opt->format)) {
     written = render_profile(out, name, f, opt);
   } else if (f->kind == STREAM_SYSPROF) {
     struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
@@ -138,6 +145,22 @@ static int render(FILE *out, const char *name, const char *output,
   fprintf(stderr, "ljprof: %s: write error: %s\n",
           output ? output : "<stdout>", strerror(errno));
   return EXIT_FAILED;
+}
+
+/* --jit reads a CPU profile, as text or JSON. */
+static int check_jit(const char *name, const struct stream_file *f,
+                     const struct report_options *opt) {
+  if (!opt->jit) return EXIT_OK;
+  if (opt->format != REPORT_TEXT && opt->format != REPORT_JSON) {
+    fprintf(stderr, "ljprof: --jit writes text or json, not another format\n");
+    return EXIT_USAGE;
+  }
+  if (f->kind == STREAM_MEMPROF) {
+    fprintf(stderr, "ljprof: %s: --jit is for CPU profiles (sysprof), this "
+                    "is a memory profile\n", name);
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
 }
 
 int report_file(const char *input, const char *output,
@@ -158,7 +181,8 @@ int report_file(const char *input, const char *output,
 
   struct stream_file f;
   stream_file_read(&f, fd);
-  int status = render(out, name, output, &f, opt);
+  int status = check_jit(name, &f, opt);
+  if (status == EXIT_OK) status = render(out, name, output, &f, opt);
   if (f.reader.status != READER_OK) {
     fprintf(stderr, "ljprof: %s: %s\n", name, f.reader.err_msg);
     if (status == EXIT_OK) status = EXIT_FAILED;

@@ -17,6 +17,7 @@ enum {
   OPT_SORT,
   OPT_TOP,
   OPT_COUNT,
+  OPT_JIT,
   OPT_REPORT_LAST /* a command's own options start here */
 };
 
@@ -27,7 +28,8 @@ enum {
       {"human-readable", no_argument, NULL, OPT_HUMAN},       \
       {"sort", required_argument, NULL, OPT_SORT},            \
       {"top", required_argument, NULL, OPT_TOP},              \
-      {"count", required_argument, NULL, OPT_COUNT}
+      {"count", required_argument, NULL, OPT_COUNT},          \
+      {"jit", no_argument, NULL, OPT_JIT}
 
 /* Their help lines. */
 #define REPORT_OPTIONS_HELP                                                   \
@@ -41,7 +43,10 @@ enum {
   "                      sysprof text report ranks by self and by total\n"   \
   "  --count=bytes|events memprof profiles: what collapsed, speedscope and\n" \
   "                      html weigh sites by (default: bytes); allocated, or\n" \
-  "                      in use at the end with --leak-only\n"
+  "                      in use at the end with --leak-only\n"            \
+  "  --jit               sysprof: the JIT's story (text or json): time by\n" \
+  "                      what ran, compiler time by trace start and outcome,\n" \
+  "                      interpreted lines and why, hot exits, flushes\n"
 
 #define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES}
 

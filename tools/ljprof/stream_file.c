@@ -34,10 +34,11 @@ void stream_file_read(struct stream_file *f, int fd) {
   struct stream_sinks sinks = {
       .memprof = pipe ? event_pipe_sink(pipe)
                       : (struct memprof_sink){memagg_events, &f->memagg},
-      .sysprof = {sysagg_sample, &f->sysagg, &f->sysagg.meta}};
+      .sysprof = {sysagg_sample, sysagg_jit, &f->sysagg, &f->sysagg.meta}};
   f->kind = stream_read(&f->reader, &f->sym, &sinks);
   if (pipe) event_pipe_finish(pipe);
   if (f->kind == STREAM_MEMPROF) memagg_finish(&f->memagg);
+  if (f->kind == STREAM_SYSPROF) sysagg_finish(&f->sysagg);
 }
 
 void stream_file_free(struct stream_file *f) {

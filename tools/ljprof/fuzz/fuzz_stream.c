@@ -112,13 +112,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sysagg_init(&sysagg, &sym);
   struct stream_sinks sinks = {
       .memprof = {memagg_events, &memagg},
-      .sysprof = {sysagg_sample, &sysagg, &sysagg.meta}};
+      .sysprof = {sysagg_sample, sysagg_jit, &sysagg, &sysagg.meta}};
   switch (stream_read(&r, &sym, &sinks)) {
   case STREAM_MEMPROF:
     render_memprof(devnull, &memagg, &sym, &r);
     check_event_pipe(data, size);
     break;
   case STREAM_SYSPROF:
+    sysagg_finish(&sysagg);
     render_sysprof(devnull, &sysagg, &sym, &r);
     break;
   case STREAM_UNKNOWN:

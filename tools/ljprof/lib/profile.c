@@ -191,21 +191,24 @@ static void add_one_line(struct sbuf *sb, const char *data, size_t len) {
 }
 
 static void format_one_line(const struct symbols *sym, uint32_t loc,
-                            struct sbuf *sb) {
+                            int function, struct sbuf *sb) {
   struct sbuf name = {0};
-  symbols_format(sym, loc, NULL, &name);
+  if (function)
+    symbols_format_function(sym, loc, NULL, &name);
+  else
+    symbols_format(sym, loc, NULL, &name);
   add_one_line(sb, name.data, name.len);
   sbuf_free(&name);
 }
 
 void profile_frame_name(const struct profile *p, uint32_t frame,
                         struct sbuf *sb) {
-  format_one_line(p->sym, p->frames[frame].loc, sb);
+  format_one_line(p->sym, p->frames[frame].loc, 0, sb);
 }
 
 void profile_function_name(const struct profile *p, uint32_t frame,
                            struct sbuf *sb) {
-  format_one_line(p->sym, p->frames[frame].func, sb);
+  format_one_line(p->sym, p->frames[frame].func, 1, sb);
 }
 
 int profile_frame_source(const struct profile *p, uint32_t frame,

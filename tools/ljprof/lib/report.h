@@ -33,6 +33,7 @@ struct report_options {
   int human;     /* memprof: sizes in B, KiB, MiB, GiB (text) */
   size_t top;    /* at most this many locations per section; 0: all */
   enum memagg_order count; /* memprof profile formats: bytes or blocks */
+  int jit; /* sysprof: the JIT's story (report_jit_*) */
 };
 
 struct report_input {
@@ -76,6 +77,19 @@ static inline int report_sysprof(FILE *out,
   return opt->format == REPORT_JSON ? report_sysprof_json(out, in, opt)
                                     : report_sysprof_text(out, in, opt);
 }
+
+/*
+** The JIT's story (jitagg.h): where time went by kind, compiler time by
+** trace start and outcome, interpreted lines with the reasons the
+** compiler gave there, hot exits, flushes. report_jit_says() writes the
+** text report's short summary when the compiler or the interpreter took
+** much of the time (nothing otherwise).
+*/
+int report_jit_text(FILE *out, const struct sysprof_report_input *in,
+                    const struct report_options *opt);
+int report_jit_json(FILE *out, const struct sysprof_report_input *in,
+                    const struct report_options *opt);
+void report_jit_says(FILE *out, const struct sysprof_report_input *in);
 
 /* The profile formats; each returns 0, or -1 if writing failed. */
 int report_collapsed(FILE *out, const struct profile *p);

@@ -41,7 +41,7 @@ static json_t *json_stacks(const struct sysprof_report_input *in,
 
 static json_t *json_ranking(const struct sysprof_report_input *in,
                             const struct sysagg_table *table, size_t top,
-                            struct sbuf *scratch) {
+                            int functions, struct sbuf *scratch) {
   size_t count;
   uint32_t *ids = sysagg_rank(table, KEY_SELF, &count);
   if (top && top < count) count = top;
@@ -49,7 +49,12 @@ static json_t *json_ranking(const struct sysprof_report_input *in,
   for (size_t i = 0; i < count; i++) {
     const struct sysagg_counts *c = sysagg_counts(table, ids[i]);
     json_t *item = json_object();
-    json_object_set_new(item, "name", json_location(in->sym, ids[i], scratch));
+    sbuf_reset(scratch);
+    if (functions)
+      symbols_format_function(in->sym, ids[i], NULL, scratch);
+    else
+      symbols_format(in->sym, ids[i], NULL, scratch);
+    json_object_set_new(item, "name", json_bytes(scratch->data, scratch->len));
     json_object_set_new(item, "self", json_u64(c->self));
     json_object_set_new(item, "total", json_u64(c->total));
     json_array_append_new(list, item);
@@ -101,9 +106,9 @@ int report_sysprof_json(FILE *out, const struct sysprof_report_input *in,
   json_object_set_new(root, "vmstate", json_vmstates(in->agg));
   json_object_set_new(root, "stacks", json_stacks(in, &scratch));
   json_object_set_new(root, "functions",
-                      json_ranking(in, &in->agg->funcs, opt->top, &scratch));
+                      json_ranking(in, &in->agg->funcs, opt->top, 1, &scratch));
   json_object_set_new(root, "lines",
-                      json_ranking(in, &in->agg->lines, opt->top, &scratch));
+                      json_ranking(in, &in->agg->lines, opt->top, 0, &scratch));
   json_add_error(root, in->reader);
   sbuf_free(&scratch);
   return json_write(root, out);

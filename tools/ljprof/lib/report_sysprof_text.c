@@ -1,7 +1,9 @@
 /*
 ** Sysprof text report: what was asked and what was achieved, samples by
-** VM state, then functions and lines by self and by total samples, and
-** ALIASES for chunk names that span lines.
+** VM state, what the JIT says when the compiler or the interpreter took
+** much of the time, then the Lua lines (each with the C it calls) and
+** the functions by self and by total samples, and ALIASES for chunk
+** names that span lines.
 */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,9 +18,12 @@ struct text {
   struct sbuf name;
 };
 
-static const char *loc_name(struct text *t, uint32_t loc) {
+static const char *loc_name(struct text *t, uint32_t loc, int function) {
   sbuf_reset(&t->name);
-  symbols_format(t->in->sym, loc, &t->aliases, &t->name);
+  if (function)
+    symbols_format_function(t->in->sym, loc, &t->aliases, &t->name);
+  else
+    symbols_format(t->in->sym, loc, &t->aliases, &t->name);
   return sbuf_cstr(&t->name);
 }
 
@@ -85,7 +90,8 @@ static void put_vmstates(struct text *t) {
 }
 
 static void put_ranking(struct text *t, const char *title,
-                        const struct sysagg_table *table, enum sysagg_key key) {
+                        const struct sysagg_table *table, enum sysagg_key key,
+                        int functions) {
   uint64_t total = t->in->agg->samples;
   size_t count;
   uint32_t *ids = sysagg_rank(table, key, &count);
@@ -95,7 +101,7 @@ static void put_ranking(struct text *t, const char *title,
     const struct sysagg_counts *c = sysagg_counts(table, ids[i]);
     fprintf(t->out,
             "%s: %" PRIu64 " self (%.1f%%), %" PRIu64 " total (%.1f%%)\n",
-            loc_name(t, ids[i]), c->self, percent(c->self, total), c->total,
+            loc_name(t, ids[i], functions), c->self, percent(c->self, total), c->total,
             percent(c->total, total));
   }
   if (count == 0)
@@ -129,10 +135,11 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
   put_samples(&t);
   fprintf(out, "\n");
   put_vmstates(&t);
-  put_ranking(&t, "FUNCTIONS BY SELF", &in->agg->funcs, KEY_SELF);
-  put_ranking(&t, "FUNCTIONS BY TOTAL", &in->agg->funcs, KEY_TOTAL);
-  put_ranking(&t, "LINES BY SELF", &in->agg->lines, KEY_SELF);
-  put_ranking(&t, "LINES BY TOTAL", &in->agg->lines, KEY_TOTAL);
+  report_jit_says(out, in);
+  put_ranking(&t, "LINES BY SELF", &in->agg->lines, KEY_SELF, 0);
+  put_ranking(&t, "LINES BY TOTAL", &in->agg->lines, KEY_TOTAL, 0);
+  put_ranking(&t, "FUNCTIONS BY SELF", &in->agg->funcs, KEY_SELF, 1);
+  put_ranking(&t, "FUNCTIONS BY TOTAL", &in->agg->funcs, KEY_TOTAL, 1);
   put_aliases(&t);
   aliases_free(&t.aliases);
   sbuf_free(&t.name);

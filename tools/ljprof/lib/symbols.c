@@ -482,3 +482,14 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
     break;
   }
 }
+
+void symbols_format_function(const struct symbols *s, uint32_t id,
+                             struct aliases *a, struct sbuf *sb) {
+  const struct location *loc = &s->locations[id];
+  if (loc->kind != LOC_LUA || loc->line != 0 || loc->name == SYMBOLS_NONE) {
+    symbols_format(s, id, a, sb);
+    return;
+  }
+  format_chunk(s, loc->name, a, sb);
+  sbuf_printf(sb, " (main chunk)");
+}

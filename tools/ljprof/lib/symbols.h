@@ -221,5 +221,9 @@ void aliases_free(struct aliases *a);
 /* Append the name of a location to sb. */
 void symbols_format(const struct symbols *s, uint32_t loc, struct aliases *a,
                     struct sbuf *sb);
+/* The same for a function (symbols_loc_proto()): a main chunk, defined at
+** line 0, as `@file.lua (main chunk)`, never a line 0. */
+void symbols_format_function(const struct symbols *s, uint32_t loc,
+                             struct aliases *a, struct sbuf *sb);
 
 #endif

@@ -12,6 +12,15 @@
 **   trace, is charged for the time spent there.
 ** - Total counts a sample once even when a function recurses.
 ** - A sample without frames is counted under the pseudo-frame `[STATE]`.
+** - The compiler's events go to a jitagg (jitagg.h). A sample in the
+**   compiler gets a frame `[JIT] trace @chunk:LINE: OUTCOME` below its
+**   innermost Lua frame (above the Lua line that set the compiler off,
+**   below the compiler's own frames): the trace being compiled and, known
+**   only when that attempt ends, what became of it; such samples wait
+**   for the outcome before they are counted. A sample in a trace exit
+**   gets `[exit] TRACE n exit m` there.
+** - Stacks are told apart by their VM state and trace too (pprof's
+**   labels): a trace's code, an exit, or the compiler at work on one.
 */
 #ifndef LJPROF_SYSAGG_H
 #define LJPROF_SYSAGG_H
@@ -20,6 +29,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "jitagg.h"
 #include "symbols.h"
 #include "sysprof.h"
 
@@ -36,6 +46,22 @@ struct sysagg_stack {
   uint32_t first; /* index of its innermost frame in frames */
   uint32_t depth;
   uint64_t count;
+  uint32_t vmstate;
+  uint64_t trace; /* that ran, exited or was compiled; 0: none */
+};
+
+/* Samples in the compiler waiting for their attempt's outcome. */
+struct sysagg_waiting {
+  uint32_t vmstate;
+  uint64_t trace;
+  size_t first, n; /* its frames in sysagg_pending.frames */
+};
+
+struct sysagg_pending {
+  struct sysagg_waiting *samples;
+  size_t n, cap;
+  struct sysprof_frame *frames;
+  size_t nframes, frames_cap;
 };
 
 struct sysagg_counts {
@@ -60,6 +86,11 @@ struct sysagg {
   size_t nstacks, stacks_cap;
   struct hashtab stack_index;
   struct sysagg_table funcs, lines;
+  struct jitagg jit;
+  struct sysagg_pending pending;
+  struct sysprof_frame *scratch; /* a sample with a frame inserted */
+  size_t scratch_cap;
+  struct sbuf label;
 };
 
 void sysagg_init(struct sysagg *agg, struct symbols *sym);
@@ -67,6 +98,10 @@ void sysagg_free(struct sysagg *agg);
 
 /* A sysprof sink: pass the sysagg as ud and &agg->meta as meta. */
 void sysagg_sample(void *ud, const struct sysprof_sample *s);
+void sysagg_jit(void *ud, const struct sysprof_jit_event *e);
+/* At the end of the stream: samples of an attempt still under way are
+** counted without its outcome. */
+void sysagg_finish(struct sysagg *agg);
 
 /*
 ** Samples in all and by VM state: the stream's own statistics when it

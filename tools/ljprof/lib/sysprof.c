@@ -173,8 +173,12 @@ static void mark_inlined(struct decoder *d) {
   }
 }
 
-static int read_sample(struct decoder *d, enum vmstate state,
+static int read_sample(struct decoder *d, enum vmstate state, int jit,
                        const struct sysprof_sink *sink) {
+  struct sysprof_sample s = {.vmstate = state, .has_jit = jit};
+  if (jit && (!reader_uleb(d->r, &s.jit_trace, "sample: trace") ||
+              !reader_uleb(d->r, &s.jit_exit, "sample: exit")))
+    return 0;
   d->nraw = 0;
   int ok = d->version == LJP_VERSION_REFERENCE
                ? read_v2_sample(d, state)
@@ -186,7 +190,8 @@ static int read_sample(struct decoder *d, enum vmstate state,
              sizeof *d->frames);
   for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
   mark_inlined(d);
-  struct sysprof_sample s = {state, d->nraw, d->frames};
+  s.nframes = d->nraw;
+  s.frames = d->frames;
   sink->sample(sink->ud, &s);
   return 1;
 }
@@ -248,13 +253,107 @@ static int read_stats(struct decoder *d, struct sysprof_meta *meta) {
   return 1;
 }
 
+/* A Lua line of an event: proto address and line. */
+static int read_jit_loc(struct decoder *d, struct sysprof_jit_event *e,
+                        const char *what_proto, const char *what_line) {
+  uint64_t proto, line;
+  if (!reader_uleb(d->r, &proto, what_proto) ||
+      !reader_uleb(d->r, &line, what_line))
+    return 0;
+  e->loc = proto ? symbols_loc_lua(d->sym, proto, line) : SYMBOLS_NONE;
+  e->func = proto ? symbols_loc_proto(d->sym, proto) : SYMBOLS_NONE;
+  return 1;
+}
+
+static void deliver(const struct sysprof_sink *sink,
+                    const struct sysprof_jit_event *e) {
+  if (sink->jit) sink->jit(sink->ud, e);
+}
+
+static int read_exits(struct decoder *d, const struct sysprof_sink *sink) {
+  uint64_t n;
+  if (!reader_uleb(d->r, &n, "exits: count")) return 0;
+  for (uint64_t i = 0; i < n; i++) {
+    struct sysprof_jit_event e = {.kind = JIT_EXIT};
+    if (!reader_uleb(d->r, &e.trace, "exit: trace") ||
+        !reader_uleb(d->r, &e.exit, "exit: number") ||
+        !reader_uleb(d->r, &e.count, "exit: times taken") ||
+        !read_jit_loc(d, &e, "exit: proto address", "exit: line"))
+      return 0;
+    deliver(sink, &e);
+  }
+  return 1;
+}
+
+/* An event of the trace compiler (records REC_TRACE_START ... REC_JIT). */
+static int read_jit(struct decoder *d, unsigned byte,
+                    const struct sysprof_sink *sink) {
+  struct sysprof_jit_event e = {.loc = SYMBOLS_NONE, .func = SYMBOLS_NONE};
+  uint64_t how = 0;
+  int ok;
+  switch (byte) {
+  case REC_JIT:
+    e.kind = JIT_STATE;
+    ok = reader_uleb(d->r, &how, "jit: on");
+    break;
+  case REC_TRACE_START:
+    e.kind = JIT_START;
+    ok = reader_uleb(d->r, &e.trace, "trace start: trace") &&
+         reader_uleb(d->r, &how, "trace start: kind") &&
+         reader_uleb(d->r, &e.from, "trace start: from") &&
+         reader_uleb(d->r, &e.exit, "trace start: exit") &&
+         read_jit_loc(d, &e, "trace start: proto address",
+                      "trace start: line");
+    break;
+  case REC_TRACE_END:
+    e.kind = JIT_END;
+    ok = reader_uleb(d->r, &e.trace, "trace end: trace") &&
+         reader_uleb(d->r, &how, "trace end: link type") &&
+         reader_uleb(d->r, &e.link, "trace end: link") &&
+         reader_uleb(d->r, &e.nins, "trace end: IR instructions") &&
+         reader_uleb(d->r, &e.nmcode, "trace end: machine code bytes");
+    break;
+  case REC_TRACE_ABORT:
+    e.kind = JIT_ABORT;
+    ok = reader_uleb(d->r, &e.trace, "trace abort: trace") &&
+         read_jit_loc(d, &e, "trace abort: proto address",
+                      "trace abort: line") &&
+         reader_uleb(d->r, &e.error, "trace abort: error") &&
+         reader_string(d->r, &d->scratch, SYMTAB_MAX_NAME,
+                       "trace abort: reason");
+    e.reason = d->scratch.data;
+    e.reason_len = d->scratch.len;
+    break;
+  case REC_BLACKLIST:
+    e.kind = JIT_BLACKLIST;
+    ok = read_jit_loc(d, &e, "blacklist: proto address", "blacklist: line");
+    break;
+  case REC_FLUSH:
+    e.kind = JIT_FLUSH;
+    ok = reader_uleb(d->r, &how, "flush: why");
+    break;
+  default: /* REC_EXITS */
+    return read_exits(d, sink);
+  }
+  if (!ok) return 0;
+  e.how = how > 255 ? 255 : (unsigned)how;
+  deliver(sink, &e);
+  return 1;
+}
+
 /* One record; returns 1, 0 on damage, or -1 at the end byte. */
 static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
   uint8_t byte;
   if (!reader_u8(d->r, &byte, "record or end (0x80)")) return 0;
   if (byte == LJP_END) return -1;
-  if (byte < VMSTATE_COUNT) return read_sample(d, (enum vmstate)byte, sink);
+  if (byte < VMSTATE_COUNT)
+    return read_sample(d, (enum vmstate)byte, 0, sink);
   int v3 = d->version >= LJP_VERSION;
+  if (v3 && (byte & LJP_SAMPLE_JIT) &&
+      (byte & ~LJP_SAMPLE_JIT) < VMSTATE_COUNT)
+    return read_sample(d, (enum vmstate)(byte & ~LJP_SAMPLE_JIT), 1, sink);
+  if (v3 && byte >= REC_TRACE_START && byte <= REC_JIT)
+    return read_jit(d, byte, sink);
   switch (byte) {
   case REC_PROTO:
     return symtab_read_entry(d->r, d->sym, SYMTAB_LFUNC, &d->scratch);

@@ -79,10 +79,37 @@ struct sysprof_sample {
   enum vmstate vmstate;
   size_t nframes;
   const struct sysprof_frame *frames; /* innermost first */
+  /* A sample in an exit: the trace and exit taken; in the compiler: the
+     trace being compiled (exit 0). */
+  int has_jit;
+  uint64_t jit_trace, jit_exit;
+};
+
+/* The trace compiler's events (lj_profstream.h), each as it came. */
+enum sysprof_jit_kind {
+  JIT_STATE,     /* at the start: how = 1 if the compiler was on */
+  JIT_START,     /* trace, how (LJP_TRACE_*), from, exit, loc */
+  JIT_END,       /* trace, how (link type), link, nins, nmcode */
+  JIT_ABORT,     /* trace, loc (where recording stopped), error, reason */
+  JIT_BLACKLIST, /* loc */
+  JIT_FLUSH,     /* how (LJP_FLUSH_*) */
+  JIT_EXIT       /* trace, exit, count, loc (where it resumes) */
+};
+
+struct sysprof_jit_event {
+  enum sysprof_jit_kind kind;
+  uint64_t trace, from, exit;
+  unsigned how;
+  uint32_t loc; /* a Lua line, SYMBOLS_NONE when the event names none */
+  uint32_t func; /* its function (symbols_loc_proto()), or SYMBOLS_NONE */
+  uint64_t link, nins, nmcode, error, count;
+  const char *reason; /* not NUL-terminated */
+  size_t reason_len;
 };
 
 struct sysprof_sink {
   void (*sample)(void *ud, const struct sysprof_sample *s);
+  void (*jit)(void *ud, const struct sysprof_jit_event *e); /* or NULL */
   void *ud;
   struct sysprof_meta *meta; /* filled as the records come */
 };
