@@ -24,7 +24,7 @@ our @EXPORT = qw(
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
-  v2_sample v2_trace
+  v2_sample v2_trace sp_jit_sample sp_jit sp_start sp_end sp_abort sp_blacklist sp_flush sp_exits
   INTERP LFUNC FFUNC CFUNC GC EXIT RECORD OPT ASM TRACE MODE_D MODE_L MODE_C
 );
 
@@ -125,6 +125,21 @@ sub sp_stats {
   my @c = map { $counts->[$_] // 0 } 0 .. 9;
   return "\x0F" . join('', map { uleb($_) } $samples, @c, @rest);
 }
+
+# v3: a sample in an exit or the compiler, with its trace and exit (0x40
+# on the VM state); the trace compiler's events.
+sub sp_jit_sample { my ($state, $trace, $exit, @frames) = @_; return chr(0x40 | $state) . uleb($trace) . uleb($exit) . join('', @frames) . "\x80" }
+sub sp_jit      { my ($on) = @_; return "\x16" . uleb($on) }
+# (trace, kind: 0 root 1 side 2 stitch, from, exit, proto, line)
+sub sp_start    { return "\x10" . join('', map { uleb($_) } @_) }
+# (trace, link type, link, IR instructions, machine code bytes)
+sub sp_end      { return "\x11" . join('', map { uleb($_) } @_) }
+# (trace, proto, line, error, reason)
+sub sp_abort    { my ($trace, $proto, $line, $err, $why) = @_; return "\x12" . uleb($trace) . uleb($proto) . uleb($line) . uleb($err) . str($why) }
+sub sp_blacklist { my ($proto, $line) = @_; return "\x13" . uleb($proto) . uleb($line) }
+sub sp_flush    { my ($why) = @_; return "\x14" . uleb($why) }
+# ([trace, exit, count, proto, line], ...)
+sub sp_exits    { return "\x15" . uleb(scalar @_) . join('', map { my $e = $_; join('', map { uleb($_) } @$e) } @_) }
 
 # Symtab updates in a sysprof stream (v2 and v3).
 sub sp_upd_lfunc { return "\x0A" . lfunc_fields(@_) }  # (addr, chunk, first line)

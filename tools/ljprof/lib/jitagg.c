@@ -102,6 +102,10 @@ static void end_attempt(struct jitagg *j, enum jit_outcome outcome) {
   j->cur.active = 0;
 }
 
+void jitagg_finish(struct jitagg *j) {
+  if (j->cur.active) end_attempt(j, OUTCOME_UNKNOWN);
+}
+
 static void on_abort(struct jitagg *j, const struct sysprof_jit_event *e) {
   uint32_t reason = symbols_intern(j->sym, e->reason, e->reason_len);
   j->aborted = add_sat(j->aborted, 1);

@@ -103,6 +103,10 @@ void jitagg_free(struct jitagg *j);
 void jitagg_event(struct jitagg *j, const struct sysprof_jit_event *e);
 size_t jitagg_sample(struct jitagg *j, const struct sysprof_sample *s);
 
+/* At the end of the stream: an attempt under way keeps its samples, its
+** outcome unknown. */
+void jitagg_finish(struct jitagg *j);
+
 /* A line's story, NULL when it has none. */
 static inline const struct jit_line *jitagg_line(const struct jitagg *j,
                                                  uint32_t loc) {

@@ -245,6 +245,7 @@ void sysagg_finish(struct sysagg *agg) {
   if (agg->pending.n)
     count_pending(agg, attempt_label(agg, agg->jit.cur.start,
                                      OUTCOME_UNKNOWN, NULL));
+  jitagg_finish(&agg->jit);
 }
 
 uint64_t sysagg_samples(const struct sysagg *agg) {

@@ -1,0 +1,111 @@
+#!/usr/bin/env perl
+# The trace compiler's events from the VM, checked against what -jv prints
+# in the same run: a loop the compiler gives up on is interpreted, with
+# -jv's reason; a start aborted until blacklisted says so; every trace
+# -jv starts is an attempt at its location; an exit taken on every other
+# iteration is the hottest, at its line; mode D writes the events too.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use LJProf::Lua;
+
+my $dir = scratch();
+plan skip_all => 'no JIT in this build'
+  unless `luajit -e "print(jit and jit.status())" 2>&1` =~ /^true/;
+
+sub jit_json {
+  my ($file) = @_;
+  my $out = `ljprof report --jit --format=json '$file' 2>&1`;
+  return eval { JSON::PP->new->decode($out) } || { error => $out };
+}
+
+# A loop whose body holds a closure (FNEW: NYI in 2.1's recorder), run
+# long enough to be sampled; -jv's lines go to a file.
+my $code = <<'LUA';
+local jv = require("jit.v")
+jv.on(arg[1])
+local function work(n)
+  local s = 0
+  for i = 1, n do                       -- START
+    local f = function() return i end   -- NYI
+    s = s + f() + #tostring(i)
+  end
+  return s
+end
+local x = 0
+for r = 1, 300 do x = x + work(3000) end
+jv.off()
+print(x)
+LUA
+my $start = line_of($code, '-- START');
+my $nyi = line_of($code, '-- NYI');
+my $bin = "$dir/nyi.bin";
+my $r = run_lua($code, args => ["$dir/nyi.jv"], env => { LJPROF => "cpu:mode=C,interval=1,path=$bin" });
+is($r->{rc}, 0, 'nyi: ran') or diag $r->{err};
+my $jv = do { local $/; open my $fh, '<', "$dir/nyi.jv" or die $!; <$fh> };
+my $base = (split m{/}, $r->{script})[-1];
+my @aborts = $jv =~ /^\[TRACE --- \Q$base\E:$start -- (.+?) at \Q$base\E:$nyi\]$/mg;
+cmp_ok(scalar @aborts, '>', 0, "nyi: -jv aborts the trace at line $start, at line $nyi (" . scalar(@aborts) . ')');
+my $j = jit_json($bin);
+my ($line) = grep { $_->{location} =~ /\Q$base\E:$nyi$/ } @{ $j->{lines} || [] };
+ok($line, "nyi: line $nyi is among the interpreted lines") or diag explain $j;
+cmp_ok($line && $line->{interpreted}, '>', 10, "nyi: line $nyi interpreted ($line->{interpreted} samples)");
+is_deeply($line && [map { $_->{reason} } @{ $line->{aborts} }], [$aborts[0]],
+          "nyi: its reason is -jv's: $aborts[0]");
+my ($st) = grep { $_->{location} =~ /\Q$base\E:$start$/ && $_->{kind} eq 'trace' } @{ $j->{starts} || [] };
+is($st && $st->{aborted}, scalar @aborts, "nyi: the start at line $start aborted as often as -jv says");
+cmp_ok($st && $st->{blacklisted}, '>=', 1, 'nyi: ... and was blacklisted');
+is($st && $st->{attempts}, scalar(() = $jv =~ /^\[TRACE (?:---|\s*\d+) \Q$base\E:$start\b/mg),
+   'nyi: attempts there are -jv\'s trace starts there');
+
+# Every trace -jv starts is an attempt, at its start location.
+my %jv_starts;
+$jv_starts{$1}++ while $jv =~ /^\[TRACE (?:---|\s*\d+) (?:\(\d+\/\S+\) )?\Q$base\E:(\d+)/mg;
+my %ours;
+$ours{ ($_->{location} =~ /:(\d+)$/)[0] } += $_->{attempts} for grep { $_->{location} =~ /\Q$base\E/ } @{ $j->{starts} };
+is_deeply(\%ours, \%jv_starts, 'attempts by start line are -jv\'s trace starts');
+
+# A side exit taken on every other iteration, side traces never made.
+my $exit_code = <<'LUA';
+jit.opt.start("hotexit=2000000000")
+local n = 0
+for i = 1, 4000000 do
+  if i % 2 == 0 then n = n + 1 end   -- EXIT
+end
+print(n)
+LUA
+my $ex = line_of($exit_code, '-- EXIT');
+$r = run_lua($exit_code, env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/exit.bin" });
+is($r->{rc}, 0, 'exit: ran') or diag $r->{err};
+$j = jit_json("$dir/exit.bin");
+my $hot = $j->{exits}[0] || {};
+cmp_ok($hot->{count} // 0, '>=', 1_900_000, "exit: the hottest exit is taken every other iteration ($hot->{count})");
+like($hot->{location} // '', qr/:$ex$/, "exit: ... at line $ex");
+my $sum = 0;
+$sum += $_->{count} for @{ $j->{exits} || [] };
+is($j->{exits_taken}, $sum, "exit: the exits taken add up ($sum)");
+
+# Mode D and L write the events too.
+for my $mode (qw(D L)) {
+  $r = run_lua($code, args => ["$dir/nyi-$mode.jv"], env => { LJPROF => "cpu:mode=$mode,interval=1,path=$dir/$mode.bin" });
+  $j = jit_json("$dir/$mode.bin");
+  ok($j->{events} && $j->{started} > 0 && $j->{aborted} > 0, "mode $mode: events written ($j->{started} started)");
+}
+
+# The JIT off for the whole run: no events, and the report says so.
+$r = run_lua("jit.off()\nlocal s = 0\nfor i = 1, 3e7 do s = s + i end\nprint(s)\n",
+             env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/off.bin" });
+my $text = `ljprof report --jit '$dir/off.bin' 2>&1`;
+like($text, qr/The JIT compiler was off/, 'jit.off(): the report says the compiler was off');
+
+# jit.flush() mid-profile: a flush asked by the program.
+$r = run_lua("local s = 0\nfor r = 1, 50 do\n  for i = 1, 1e5 do s = s + i end\n  jit.flush()\nend\nprint(s)\n",
+             env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/flush.bin" });
+$j = jit_json("$dir/flush.bin");
+is($j->{flushes}{asked}, 50, 'jit.flush(): 50 flushes, asked by the program');
+cmp_ok($j->{started}, '>=', 50, 'jit.flush(): the loop compiled again after each');
+
+done_testing();
