@@ -820,15 +820,19 @@ LJ_PROF_OFF(sysprof)
 
 #if LJ_HASJIT
 /* Never called: no profile records the compiler's events. */
-void lj_sysprof_jitstart(jit_State *J) { UNUSED(J); }
-void lj_sysprof_jitstop(jit_State *J, GCtrace *T) { UNUSED(J); UNUSED(T); }
-void lj_sysprof_jitabort(jit_State *J, int e) { UNUSED(J); UNUSED(e); }
-void lj_sysprof_jitblacklist(jit_State *J, GCproto *pt, const BCIns *pc)
+void lj_sysprof_jitstart(struct jit_State *J) { UNUSED(J); }
+void lj_sysprof_jitstop(struct jit_State *J, struct GCtrace *T)
+{
+  UNUSED(J); UNUSED(T);
+}
+void lj_sysprof_jitabort(struct jit_State *J, int e) { UNUSED(J); UNUSED(e); }
+void lj_sysprof_jitblacklist(struct jit_State *J, GCproto *pt,
+			     const BCIns *pc)
 {
   UNUSED(J); UNUSED(pt); UNUSED(pc);
 }
-void lj_sysprof_jitflush(jit_State *J) { UNUSED(J); }
-void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
+void lj_sysprof_jitflush(struct jit_State *J) { UNUSED(J); }
+void lj_sysprof_jitexit(struct jit_State *J, const BCIns *pc)
 {
   UNUSED(J); UNUSED(pc);
 }
