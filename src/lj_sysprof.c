@@ -68,11 +68,11 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>

@@ -47,23 +47,16 @@ void jitagg_sort_reasons(struct jit_reasons *r) {
 }
 
 static struct jit_line *line_of(struct jitagg *j, uint32_t loc) {
-  if (loc >= j->lines_cap) {
-    size_t old = j->lines_cap;
-    grow_array((void **)&j->lines, &j->lines_cap, (size_t)loc + 1,
-               sizeof *j->lines);
-    memset(j->lines + old, 0, (j->lines_cap - old) * sizeof *j->lines);
-    for (size_t i = old; i < j->lines_cap; i++) j->lines[i].func = SYMBOLS_NONE;
-  }
+  size_t old = j->lines_cap;
+  grow_array_zeroed((void **)&j->lines, &j->lines_cap, (size_t)loc + 1,
+                    sizeof *j->lines);
+  for (size_t i = old; i < j->lines_cap; i++) j->lines[i].func = SYMBOLS_NONE;
   return &j->lines[loc];
 }
 
 static struct jit_reasons *func_of(struct jitagg *j, uint32_t func) {
-  if (func >= j->funcs_cap) {
-    size_t old = j->funcs_cap;
-    grow_array((void **)&j->funcs, &j->funcs_cap, (size_t)func + 1,
-               sizeof *j->funcs);
-    memset(j->funcs + old, 0, (j->funcs_cap - old) * sizeof *j->funcs);
-  }
+  grow_array_zeroed((void **)&j->funcs, &j->funcs_cap, (size_t)func + 1,
+                    sizeof *j->funcs);
   return &j->funcs[func];
 }
 
@@ -230,59 +223,38 @@ size_t jitagg_sample(struct jitagg *j, const struct sysprof_sample *s) {
   return SIZE_MAX;
 }
 
-struct rank {
-  uint64_t first, second;
-  size_t id;
-};
-
-static int by_rank(const void *a, const void *b) {
-  const struct rank *x = a, *y = b;
-  if (x->first != y->first) return x->first > y->first ? -1 : 1;
-  if (x->second != y->second) return x->second > y->second ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-static size_t *ranked(struct rank *items, size_t n) {
-  qsort(items, n, sizeof *items, by_rank);
-  size_t *ids = xmalloc((n ? n : 1) * sizeof *ids);
-  for (size_t i = 0; i < n; i++) ids[i] = items[i].id;
-  free(items);
-  return ids;
-}
-
-size_t *jitagg_rank_starts(const struct jitagg *j) {
-  struct rank *items = xmalloc((j->nstarts ? j->nstarts : 1) * sizeof *items);
+uint32_t *jitagg_rank_starts(const struct jitagg *j) {
+  struct rank_item *items = xmalloc((j->nstarts ? j->nstarts : 1) *
+                                    sizeof *items);
   for (size_t i = 0; i < j->nstarts; i++) {
     const struct jit_start *s = &j->starts[i];
     uint64_t samples = add_sat(add_sat(s->samples[0], s->samples[1]),
                                s->samples[2]);
-    items[i] = (struct rank){samples, s->attempts, i};
+    items[i] = (struct rank_item){samples, s->attempts, (uint32_t)i};
   }
-  return ranked(items, j->nstarts);
+  return rank_ids(items, j->nstarts);
 }
 
 uint32_t *jitagg_rank_lines(const struct jitagg *j, size_t *count) {
-  struct rank *items = xmalloc((j->lines_cap ? j->lines_cap : 1) *
-                               sizeof *items);
+  struct rank_item *items = xmalloc((j->lines_cap ? j->lines_cap : 1) *
+                                    sizeof *items);
   size_t n = 0;
   for (size_t i = 0; i < j->lines_cap; i++) {
     const struct jit_line *l = &j->lines[i];
     uint64_t told = l->blacklisted;
     for (size_t r = 0; r < l->reasons.n; r++)
       told = add_sat(told, l->reasons.items[r].count);
-    if (l->interpreted || told) items[n++] = (struct rank){l->interpreted, told, i};
+    if (l->interpreted || told)
+      items[n++] = (struct rank_item){l->interpreted, told, (uint32_t)i};
   }
-  size_t *ids = ranked(items, n);
-  uint32_t *locs = xmalloc((n ? n : 1) * sizeof *locs);
-  for (size_t i = 0; i < n; i++) locs[i] = (uint32_t)ids[i];
-  free(ids);
   *count = n;
-  return locs;
+  return rank_ids(items, n);
 }
 
-size_t *jitagg_rank_exits(const struct jitagg *j) {
-  struct rank *items = xmalloc((j->nexits ? j->nexits : 1) * sizeof *items);
+uint32_t *jitagg_rank_exits(const struct jitagg *j) {
+  struct rank_item *items = xmalloc((j->nexits ? j->nexits : 1) *
+                                    sizeof *items);
   for (size_t i = 0; i < j->nexits; i++)
-    items[i] = (struct rank){j->exits[i].count, 0, i};
-  return ranked(items, j->nexits);
+    items[i] = (struct rank_item){j->exits[i].count, 0, (uint32_t)i};
+  return rank_ids(items, j->nexits);
 }

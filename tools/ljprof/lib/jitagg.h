@@ -120,12 +120,12 @@ jitagg_func_reasons(const struct jitagg *j, uint32_t func) {
 }
 
 /* Indices of starts by compiler samples, then attempts (malloc'd). */
-size_t *jitagg_rank_starts(const struct jitagg *j);
+uint32_t *jitagg_rank_starts(const struct jitagg *j);
 /* Location ids of lines with interpreted samples or reasons, most
 ** interpreted samples first (malloc'd; *count of them). */
 uint32_t *jitagg_rank_lines(const struct jitagg *j, size_t *count);
 /* Indices of exits, most taken first (malloc'd). */
-size_t *jitagg_rank_exits(const struct jitagg *j);
+uint32_t *jitagg_rank_exits(const struct jitagg *j);
 /* Reasons sorted by count, most first (in place). */
 void jitagg_sort_reasons(struct jit_reasons *r);
 

@@ -427,34 +427,19 @@ void memagg_event_bytes(const struct memstats *st, enum memagg_view view,
                                  : st->realloc_old_bytes;
 }
 
-struct ranked {
-  uint64_t key, tiebreak;
-  uint32_t loc;
-};
-
-static int ranked_cmp(const void *pa, const void *pb) {
-  const struct ranked *a = pa, *b = pb;
-  if (a->key != b->key) return a->key > b->key ? -1 : 1;
-  if (a->tiebreak != b->tiebreak) return a->tiebreak > b->tiebreak ? -1 : 1;
-  return a->loc < b->loc ? -1 : a->loc > b->loc;
-}
-
 uint32_t *memagg_rank(const struct memagg *agg, enum memagg_view view,
                       enum memagg_order order, size_t *count) {
-  struct ranked *rank = xmalloc(agg->nstats * sizeof *rank);
+  struct rank_item *rank = xmalloc((agg->nstats ? agg->nstats : 1) *
+                                   sizeof *rank);
   size_t n = 0;
   for (size_t i = 0; i < agg->nstats; i++) {
     uint64_t events, bytes;
     memagg_view(&agg->stats[i], view, &events, &bytes);
     if (events == 0) continue;
     int by_bytes = order == ORDER_BYTES;
-    rank[n++] = (struct ranked){by_bytes ? bytes : events,
-                                by_bytes ? events : bytes, (uint32_t)i};
+    rank[n++] = (struct rank_item){by_bytes ? bytes : events,
+                                   by_bytes ? events : bytes, (uint32_t)i};
   }
-  qsort(rank, n, sizeof *rank, ranked_cmp);
-  uint32_t *ids = xmalloc(n * sizeof *ids);
-  for (size_t i = 0; i < n; i++) ids[i] = rank[i].loc;
-  free(rank);
   *count = n;
-  return ids;
+  return rank_ids(rank, n);
 }

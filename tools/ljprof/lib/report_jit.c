@@ -119,7 +119,7 @@ static void put_start(struct jtext *t, const struct jit_start *s) {
 
 static void says_compiler(struct jtext *t, uint64_t n) {
   const struct jitagg *j = t->j;
-  size_t *order = jitagg_rank_starts(j);
+  uint32_t *order = jitagg_rank_starts(j);
   uint64_t by_outcome[3] = {0};
   for (size_t i = 0; i < j->nstarts; i++)
     for (unsigned o = 0; o < 3; o++)
@@ -217,7 +217,7 @@ static void put_traces(struct jtext *t, size_t top) {
           " aborted, %" PRIu64 " starts blacklisted\n\n",
           j->started, j->compiled, j->aborted, j->blacklisted);
   fprintf(t->out, "COMPILER TIME BY TRACE START\n");
-  size_t *order = jitagg_rank_starts(j);
+  uint32_t *order = jitagg_rank_starts(j);
   size_t shown = top && top < j->nstarts ? top : j->nstarts;
   for (size_t i = 0; i < shown; i++) put_start(t, &j->starts[order[i]]);
   if (j->nstarts == 0) fprintf(t->out, "(none)\n");
@@ -259,7 +259,7 @@ static void put_lines(struct jtext *t, size_t top) {
 
 static void put_exits(struct jtext *t, size_t top) {
   const struct jitagg *j = t->j;
-  size_t *order = jitagg_rank_exits(j);
+  uint32_t *order = jitagg_rank_exits(j);
   size_t shown = top && top < j->nexits ? top : j->nexits;
   fprintf(t->out, "HOT EXITS (%" PRIu64 " exits taken)\n", j->exits_total);
   for (size_t i = 0; i < shown; i++) {
@@ -337,7 +337,7 @@ static json_t *json_reasons(const struct symbols *sym,
 static json_t *json_starts(const struct sysprof_report_input *in,
                            struct sbuf *sb) {
   const struct jitagg *j = &in->agg->jit;
-  size_t *order = jitagg_rank_starts(j);
+  uint32_t *order = jitagg_rank_starts(j);
   json_t *list = json_array();
   for (size_t i = 0; i < j->nstarts; i++) {
     const struct jit_start *s = &j->starts[order[i]];
@@ -381,7 +381,7 @@ static json_t *json_lines(const struct sysprof_report_input *in,
 static json_t *json_exits(const struct sysprof_report_input *in,
                           struct sbuf *sb) {
   const struct jitagg *j = &in->agg->jit;
-  size_t *order = jitagg_rank_exits(j);
+  uint32_t *order = jitagg_rank_exits(j);
   json_t *list = json_array();
   for (size_t i = 0; i < j->nexits; i++) {
     const struct jit_exit *x = &j->exits[order[i]];

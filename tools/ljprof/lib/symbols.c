@@ -394,12 +394,8 @@ static void format_chunk(const struct symbols *s, uint32_t chunk,
     sbuf_add(sb, str->data, str->len);
     return;
   }
-  if (chunk >= a->cap) {
-    size_t old = a->cap;
-    grow_array((void **)&a->number_of, &a->cap, (size_t)chunk + 1,
-               sizeof *a->number_of);
-    memset(a->number_of + old, 0, (a->cap - old) * sizeof *a->number_of);
-  }
+  grow_array_zeroed((void **)&a->number_of, &a->cap, (size_t)chunk + 1,
+                    sizeof *a->number_of);
   if (!a->number_of[chunk]) {
     grow_array((void **)&a->strings, &a->strings_cap, a->count + 1,
                sizeof *a->strings);

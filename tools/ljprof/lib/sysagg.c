@@ -74,11 +74,8 @@ static void count_stack(struct sysagg *agg, size_t first, size_t n,
 }
 
 static struct sysagg_counts *counts_of(struct sysagg_table *t, uint32_t loc) {
-  if (loc >= t->cap) {
-    size_t old = t->cap;
-    grow_array((void **)&t->items, &t->cap, (size_t)loc + 1, sizeof *t->items);
-    memset(t->items + old, 0, (t->cap - old) * sizeof *t->items);
-  }
+  grow_array_zeroed((void **)&t->items, &t->cap, (size_t)loc + 1,
+                    sizeof *t->items);
   return &t->items[loc];
 }
 
@@ -267,27 +264,6 @@ int sysagg_rate(const struct sysagg *agg, double *achieved, double *asked) {
   return 1;
 }
 
-struct rank_item {
-  uint64_t first, second;
-  uint32_t id;
-};
-
-static int by_counts(const void *a, const void *b) {
-  const struct rank_item *x = a, *y = b;
-  if (x->first != y->first) return x->first > y->first ? -1 : 1;
-  if (x->second != y->second) return x->second > y->second ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Sort items by their counts and return their ids (malloc'd). */
-static uint32_t *sorted_ids(struct rank_item *items, size_t n) {
-  qsort(items, n, sizeof *items, by_counts);
-  uint32_t *ids = xmalloc(n * sizeof *ids);
-  for (size_t i = 0; i < n; i++) ids[i] = items[i].id;
-  free(items);
-  return ids;
-}
-
 uint32_t *sysagg_rank(const struct sysagg_table *t, enum sysagg_key key,
                       size_t *count) {
   struct rank_item *items = xmalloc(t->cap * sizeof *items);
@@ -300,12 +276,12 @@ uint32_t *sysagg_rank(const struct sysagg_table *t, enum sysagg_key key,
                      : (struct rank_item){c->total, c->self, (uint32_t)id};
   }
   *count = n;
-  return sorted_ids(items, n);
+  return rank_ids(items, n);
 }
 
 uint32_t *sysagg_rank_stacks(const struct sysagg *agg) {
   struct rank_item *items = xmalloc(agg->nstacks * sizeof *items);
   for (size_t i = 0; i < agg->nstacks; i++)
     items[i] = (struct rank_item){agg->stacks[i].count, 0, (uint32_t)i};
-  return sorted_ids(items, agg->nstacks);
+  return rank_ids(items, agg->nstacks);
 }

@@ -47,6 +47,28 @@ void grow_array(void **items, size_t *cap, size_t need, size_t elem_size) {
   *cap = ncap;
 }
 
+void grow_array_zeroed(void **items, size_t *cap, size_t need,
+                       size_t elem_size) {
+  size_t old = *cap;
+  grow_array(items, cap, need, elem_size);
+  memset((char *)*items + old * elem_size, 0, (*cap - old) * elem_size);
+}
+
+static int by_rank(const void *a, const void *b) {
+  const struct rank_item *x = a, *y = b;
+  if (x->first != y->first) return x->first > y->first ? -1 : 1;
+  if (x->second != y->second) return x->second > y->second ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+uint32_t *rank_ids(struct rank_item *items, size_t n) {
+  qsort(items, n, sizeof *items, by_rank);
+  uint32_t *ids = xmalloc((n ? n : 1) * sizeof *ids);
+  for (size_t i = 0; i < n; i++) ids[i] = items[i].id;
+  free(items);
+  return ids;
+}
+
 void sbuf_reset(struct sbuf *sb) { sb->len = 0; }
 
 void sbuf_free(struct sbuf *sb) {

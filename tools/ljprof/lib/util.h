@@ -17,6 +17,20 @@ void *xmalloc_table(size_t size);
 
 /* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
+/* The same, the elements it adds zeroed: arrays indexed by an id. */
+void grow_array_zeroed(void **items, size_t *cap, size_t need,
+                       size_t elem_size);
+
+/* What a ranking sorts: most first by first, then by second, then the
+** lower id first. */
+struct rank_item {
+  uint64_t first, second;
+  uint32_t id;
+};
+
+/* Sort n items and return their ids in that order (malloc'd); frees
+** items. */
+uint32_t *rank_ids(struct rank_item *items, size_t n);
 
 /* A growable byte buffer; not NUL-terminated unless sbuf_cstr() is called. */
 struct sbuf {
