@@ -8,6 +8,11 @@
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local
 #
+# Each target installs the Debian packages it lacks (as root; otherwise it
+# prints the apt-get line): building and running need scripts/apt-packages,
+# the test targets add scripts/apt-packages-test, make bench
+# bench/apt-packages.
+#
 # Options (make VAR=value):
 #   LUAJIT_SRC=/path      build against this LuaJIT tree (or tarball) instead of
 #                         Debian's: LuaJIT 2.1 rolling, OpenResty's luajit2
@@ -63,8 +68,14 @@ ljprof: $(BUILD)/.deps
 
 # -- System packages ---------------------------------------------------------
 
+# What building and running need (scripts/apt-packages); the tests add
+# scripts/apt-packages-test, the benchmarks bench/apt-packages.
 $(BUILD)/.deps: scripts/apt-packages scripts/deps
 	@scripts/deps
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/.deps-test: scripts/apt-packages-test scripts/deps | $(BUILD)/.deps
+	@scripts/deps scripts/apt-packages-test
 	@mkdir -p $(@D) && touch $@
 
 deps:
@@ -176,7 +187,8 @@ PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LUA_CPATH="$(BUILD)/test/?.so;;" \
 	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
 
-test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+	 $(BUILD)/.deps-test
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
@@ -188,7 +200,8 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 # VM, its profilers, LJPROF, the C API and the reference's tests (the
 # reader's own tests, test/ljprof and test/formats, and the fuzzing do not
 # depend on the tree).
-test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+	 $(BUILD)/.deps-test
 	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
@@ -208,7 +221,7 @@ ifeq ($(wildcard $(REF_TESTS_TGZ)),)
 test-reference:
 	@echo "==== The reference's tests: skipped, no $(or $(REF_TESTS_TGZ),../shared/upstreams/tarantool-luajit-tests-*.tar.gz)"
 else
-test-reference: all
+test-reference: all $(BUILD)/.deps-test
 	@echo "==== The reference's tests ($(notdir $(REF_TESTS_TGZ))) on $(BUILD)/bin/luajit"
 	@rm -rf $(REF) && mkdir -p $(REF)/cmod $(REF)/var
 	@tar -xzf $(REF_TESTS_TGZ) -C $(REF) --strip-components=1
