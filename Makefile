@@ -6,7 +6,7 @@
 #   make test-vm          only the tests of the VM side (what the tree changes)
 #   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=/staging/root]
 #
 # Each target installs the Debian packages it lacks (as root; otherwise it
 # prints the apt-get line): building and running need scripts/apt-packages,
@@ -284,7 +284,8 @@ install: all
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
 	+@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
 	  XCFLAGS="$(LJ_XCFLAGS)" PREFIX=$(PREFIX)
-	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
+	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) \
+	  DESTDIR=$(DESTDIR) install >/dev/null
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
 	  $(DESTDIR)$(PREFIX)/bin/luajit

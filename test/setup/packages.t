@@ -186,6 +186,7 @@ my @uses = (
   [test  => 'test/sysprof/names.t',    qr/libc6-dbg/,            libc_debug()],
   [test  => 'test/formats/pprof.t',    qr/go tool pprof/,        command('go')],
   [test  => 'test/formats/html.t',     qr/qw\(chromium /,        '/usr/bin/chromium'],
+  [test  => 'test/setup/install.t',    qr/pkg-config --static/,  command('pkg-config')],
   [bench => 'bench/reader/run.sh',     qr{/usr/bin/time -v},     '/usr/bin/time'],
   [bench => 'bench/traces.lua',        qr/valgrind --tool/,      command('valgrind')],
   [bench => 'bench/vm.lua',            qr{"/usr/bin/luajit },    '/usr/bin/luajit'],
