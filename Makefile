@@ -7,6 +7,8 @@
 #   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local [DESTDIR=/staging/root]
+#   make deb              build/ljprof_VERSION_ARCH.deb: the install under
+#                         /usr/lib/ljprof, and /usr/bin/ljprof (scripts/build-deb)
 #
 # Each target installs the Debian packages it lacks (as root; otherwise it
 # prints the apt-get line): building and running need scripts/apt-packages,
@@ -292,6 +294,20 @@ install: all
 	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
 	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+
+# -- Debian package: the install above under DEB_PREFIX, beside Debian's own
+# luajit (scripts/build-deb says what goes where, and why) -----------------
+
+DEB_PREFIX  := /usr/lib/ljprof
+DEB_VERSION ?= 0.1+git$(shell git log -1 --format=%cd.%h \
+		 --date=format:%Y%m%d 2>/dev/null)
+DEB_ROOT    := $(BUILD)/deb/debian/ljprof
+
+.PHONY: deb
+deb: all
+	@rm -rf $(BUILD)/deb $(BUILD)/ljprof_*.deb
+	+@$(MAKE) --no-print-directory install PREFIX=$(DEB_PREFIX) DESTDIR=$(DEB_ROOT)
+	@scripts/build-deb $(DEB_ROOT) $(DEB_PREFIX) $(DEB_VERSION) $(BUILD)
 
 clean:
 	rm -rf $(TREE) $(PRISTINE) $(BUILD)/bin $(BUILD)/lib $(BUILD)/include \

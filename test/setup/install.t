@@ -19,7 +19,6 @@ plan skip_all => "no build in $build" unless -x "$build/bin/luajit";
 plan skip_all => 'pkg-config is not installed (Debian pkgconf)'
   unless system('command -v pkg-config >/dev/null 2>&1') == 0;
 
-my $root = "$FindBin::Bin/../..";
 my $dir = scratch_dir();
 my $dest = "$dir/dest";
 my $prefix = '/opt/ljprof-test';
@@ -27,19 +26,9 @@ my $top = "$dest$prefix";
 
 # -- make install ------------------------------------------------------------
 
-# The build's own tree (make fetches again when LUAJIT_SRC changes), and
-# no jobserver of a make that runs this test.
-my $from = do { local (@ARGV, $/) = "$build/upstream/.fetched"; <> } // 'debian';
-chomp $from;
-my $r = do {
-  local $ENV{MAKEFLAGS} = '';
-  local $ENV{MAKELEVEL};
-  delete $ENV{MAKELEVEL};
-  run_program('make', '-C', $root, "BUILD=$build", "PREFIX=$prefix", "DESTDIR=$dest",
-              ($from eq 'debian' ? () : "LUAJIT_SRC=$from"), 'install');
-};
+my $r = run_make("PREFIX=$prefix", "DESTDIR=$dest", 'install');
 is($r->{rc}, 0, 'make install PREFIX=/opt/ljprof-test DESTDIR=...')
-  or BAIL_OUT("make install failed:\n$r->{out}$r->{err}");
+  or do { diag "$r->{out}$r->{err}"; done_testing(); exit 1 };
 
 my @outside;
 find({ no_chdir => 1, wanted => sub {
