@@ -6,7 +6,14 @@
 #   make test-vm          only the tests of the VM side (what the tree changes)
 #   make test-reference   the reference's own profiler tests on our build
 #   make bench            benchmarks (see bench/README.md)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=/staging/root]
+#   make deb              build/ljprof_VERSION_ARCH.deb: the install under
+#                         /usr/lib/ljprof, and /usr/bin/ljprof (scripts/build-deb)
+#
+# Each target installs the Debian packages it lacks (as root; otherwise it
+# prints the apt-get line): building and running need scripts/apt-packages,
+# the test targets add scripts/apt-packages-test, make bench
+# bench/apt-packages.
 #
 # Options (make VAR=value):
 #   LUAJIT_SRC=/path      build against this LuaJIT tree (or tarball) instead of
@@ -63,8 +70,14 @@ ljprof: $(BUILD)/.deps
 
 # -- System packages ---------------------------------------------------------
 
+# What building and running need (scripts/apt-packages); the tests add
+# scripts/apt-packages-test, the benchmarks bench/apt-packages.
 $(BUILD)/.deps: scripts/apt-packages scripts/deps
 	@scripts/deps
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/.deps-test: scripts/apt-packages-test scripts/deps | $(BUILD)/.deps
+	@scripts/deps scripts/apt-packages-test
 	@mkdir -p $(@D) && touch $@
 
 deps:
@@ -176,7 +189,8 @@ PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LUA_CPATH="$(BUILD)/test/?.so;;" \
 	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
 
-test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+	 $(BUILD)/.deps-test
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
@@ -188,7 +202,8 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 # VM, its profilers, LJPROF, the C API and the reference's tests (the
 # reader's own tests, test/ljprof and test/formats, and the fuzzing do not
 # depend on the tree).
-test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
+test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+	 $(BUILD)/.deps-test
 	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
@@ -208,7 +223,7 @@ ifeq ($(wildcard $(REF_TESTS_TGZ)),)
 test-reference:
 	@echo "==== The reference's tests: skipped, no $(or $(REF_TESTS_TGZ),../shared/upstreams/tarantool-luajit-tests-*.tar.gz)"
 else
-test-reference: all
+test-reference: all $(BUILD)/.deps-test
 	@echo "==== The reference's tests ($(notdir $(REF_TESTS_TGZ))) on $(BUILD)/bin/luajit"
 	@rm -rf $(REF) && mkdir -p $(REF)/cmod $(REF)/var
 	@tar -xzf $(REF_TESTS_TGZ) -C $(REF) --strip-components=1
@@ -271,13 +286,28 @@ install: all
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
 	+@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
 	  XCFLAGS="$(LJ_XCFLAGS)" PREFIX=$(PREFIX)
-	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) install >/dev/null
+	@$(MAKE) --no-print-directory -C $(BUILD)/install-tree PREFIX=$(PREFIX) \
+	  DESTDIR=$(DESTDIR) install >/dev/null
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
 	  $(DESTDIR)$(PREFIX)/bin/luajit
 	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
 	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+
+# -- Debian package: the install above under DEB_PREFIX, beside Debian's own
+# luajit (scripts/build-deb says what goes where, and why) -----------------
+
+DEB_PREFIX  := /usr/lib/ljprof
+DEB_VERSION ?= 0.1+git$(shell git log -1 --format=%cd.%h \
+		 --date=format:%Y%m%d 2>/dev/null)
+DEB_ROOT    := $(BUILD)/deb/debian/ljprof
+
+.PHONY: deb
+deb: all
+	@rm -rf $(BUILD)/deb $(BUILD)/ljprof_*.deb
+	+@$(MAKE) --no-print-directory install PREFIX=$(DEB_PREFIX) DESTDIR=$(DEB_ROOT)
+	@scripts/build-deb $(DEB_ROOT) $(DEB_PREFIX) $(DEB_VERSION) $(BUILD)
 
 clean:
 	rm -rf $(TREE) $(PRISTINE) $(BUILD)/bin $(BUILD)/lib $(BUILD)/include \

@@ -5,9 +5,12 @@ use strict;
 use warnings;
 use Exporter 'import';
 use File::Temp qw(tempdir);
+use File::Basename qw(dirname);
+use Cwd qw(abs_path);
 use JSON::PP;
 
-our @EXPORT = qw(ljprof run_program ljprof_json scratch_dir check_every_cut memprof_items);
+our @EXPORT = qw(ljprof run_program run_make ljprof_json scratch_dir check_every_cut
+                 memprof_items);
 
 my $dir = tempdir(CLEANUP => 1);
 
@@ -31,6 +34,21 @@ sub run_program {
   waitpid $pid, 0;
   my $rc = $? >> 8;
   return { out => slurp("$dir/stdout"), err => slurp("$dir/stderr"), rc => $rc };
+}
+
+# run_make(@args): the top-level make on the tests' build (BUILD and the
+# tree it came from: make fetches again when LUAJIT_SRC changes), outside
+# the jobserver of a make that may be running the tests.
+sub run_make {
+  my $build = $ENV{LJPROF_BUILD_DIR} or die 'LJPROF_BUILD_DIR is not set';
+  my $from = -e "$build/upstream/.fetched" ? slurp("$build/upstream/.fetched") : 'debian';
+  chomp $from;
+  local $ENV{MAKEFLAGS} = '';
+  local $ENV{MAKELEVEL};
+  delete $ENV{MAKELEVEL};
+  my $root = abs_path(dirname(__FILE__) . '/../../..');
+  return run_program('make', '-C', $root, "BUILD=$build",
+                     ($from eq 'debian' ? () : "LUAJIT_SRC=$from"), @_);
 }
 
 # The JSON report of a file, and a map of its locations by name.
