@@ -58,6 +58,10 @@ typedef struct HeapSnap {
   uint64_t nedges, nbytes;
   TValue **frames;		/* A thread's frames, innermost first. */
   MSize nframes, capframes;
+  uint8_t *named;		/* By number: a string that names (a key). */
+  uint32_t *later;		/* Names met after their string was written. */
+  uint32_t nlater, caplater;
+  uint32_t scan;		/* Number of the object being written. */
   uint8_t *ctseen;		/* Ctype ids announced. */
   MSize nctseen;
 } HeapSnap;
@@ -85,10 +89,15 @@ static int hs_grow(HeapSnap *hs)
 {
   uint32_t cap = hs->cap ? 2*hs->cap : HS_CAP0, i;
   GCobj **obj = (GCobj **)realloc(hs->obj, cap * sizeof(GCobj *));
+  uint8_t *named;
   uint32_t *slot;
   if (obj == NULL)
     return 0;
   hs->obj = obj;
+  if ((named = (uint8_t *)realloc(hs->named, cap)) == NULL)
+    return 0;
+  memset(named + hs->cap, 0, cap - hs->cap);
+  hs->named = named;
   if (cap > (1u << 30) ||
       (slot = (uint32_t *)calloc(2*(size_t)cap, sizeof(uint32_t))) == NULL)
     return 0;
@@ -169,6 +178,38 @@ static void hs_root(HeapSnap *hs, int kind, uint64_t arg, GCobj *o)
   }
 }
 
+/* A string that names something (a key, a chunk): its contents are
+** written whatever the config says, in its record or, if that is written
+** already, in a name record after the object being written. */
+static uint64_t hs_nameref(HeapSnap *hs, GCobj *o)
+{
+  uint64_t ref = hs_ref(hs, o);
+  uint32_t id = ref == LJH_TARGET_NEW ? hs->nobj - 1 :
+				       (uint32_t)(ref - LJH_TARGET_ID);
+  if (o->gch.gct != ~LJ_TSTR || hs->nomem || hs->named[id])
+    return ref;
+  hs->named[id] = 1;
+  if (id < hs->scan) {
+    if (hs->nlater == hs->caplater) {
+      uint32_t cap = hs->caplater ? 2*hs->caplater : 64;
+      uint32_t *later = (uint32_t *)realloc(hs->later, cap*sizeof(uint32_t));
+      if (later == NULL) {
+	hs->named[id] = 0;
+	return ref;
+      }
+      hs->later = later;
+      hs->caplater = cap;
+    }
+    hs->later[hs->nlater++] = id;
+  }
+  return ref;
+}
+
+static void hs_content(HeapSnap *hs, GCstr *s, uint64_t max)
+{
+  lj_wbuf_addstring(hs->wb, strdata(s), s->len < max ? s->len : (size_t)max);
+}
+
 static uint64_t hs_zigzag(int64_t v)
 {
   return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
@@ -231,7 +272,7 @@ static void hs_node(HeapSnap *hs, const Node *n)
   cTValue *k = &n->key, *v = &n->val;
   if (tvisgcv(k)) {
     hs_byte(hs, tvisstr(k) ? LJH_E_HSTR : LJH_E_HOBJ);
-    hs_uleb(hs, hs_ref(hs, gcV(k)));
+    hs_uleb(hs, hs_nameref(hs, gcV(k)));
     hs->nedges++;
     hs_tvtarget(hs, v);
     return;
@@ -311,7 +352,9 @@ static void hs_proto(HeapSnap *hs, GCproto *pt)
     const char *name = lj_debug_uvname(pt, i);
     lj_wbuf_addstring(hs->wb, name, strlen(name));
   }
-  hs_edge(hs, LJH_E_CHUNK, obj2gco(proto_chunkname(pt)));
+  hs_byte(hs, LJH_E_CHUNK);
+  hs_uleb(hs, hs_nameref(hs, obj2gco(proto_chunkname(pt))));
+  hs->nedges++;
   for (i = 0; i < pt->sizekgc; i++)
     hs_edgeidx(hs, LJH_E_KGC, i, proto_kgc(pt, ~(ptrdiff_t)i));
 #if LJ_HASJIT
@@ -456,13 +499,30 @@ static void hs_udata(HeapSnap *hs, GCudata *ud)
 static void hs_str(HeapSnap *hs, GCstr *s)
 {
   uint64_t size = lj_str_size(s->len);
-  hs_head(hs, LJH_OBJ_STR, s, size);
+  int named = hs->named[hs->scan];
+  hs_head(hs, LJH_OBJ_STR | (named || hs->cfg->strings ? LJH_CONTENT : 0),
+	  s, size);
   hs_uleb(hs, s->len);
   hs_uleb(hs, size - s->len);
-  if (hs->cfg->strings)
-    lj_wbuf_addstring(hs->wb, strdata(s),
-		      s->len < hs->cfg->strings ? s->len :
-						  (size_t)hs->cfg->strings);
+  if (named)
+    hs_content(hs, s, LJH_NAME_MAX > hs->cfg->strings ? LJH_NAME_MAX :
+							hs->cfg->strings);
+  else if (hs->cfg->strings)
+    hs_content(hs, s, hs->cfg->strings);
+}
+
+/* Names met after their strings were written. */
+static void hs_later(HeapSnap *hs)
+{
+  uint32_t i;
+  for (i = 0; i < hs->nlater; i++) {
+    GCstr *s = gco2str(hs->obj[hs->later[i]]);
+    hs_byte(hs, LJH_REC_NAME);
+    hs_uleb(hs, hs->later[i]);
+    hs_content(hs, s, LJH_NAME_MAX > hs->cfg->strings ? LJH_NAME_MAX :
+							hs->cfg->strings);
+  }
+  hs->nlater = 0;
 }
 
 #if LJ_HASFFI
@@ -674,6 +734,7 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   hs.cfg = cfg;
   if (!hs_grow(&hs)) {
     free(hs.obj);
+    free(hs.named);
     return PROFILE_ERRMEM;
   }
   lj_wbuf_addn(wb, prologue, sizeof(prologue));
@@ -681,8 +742,12 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   hs_uleb(&hs, cfg->strings);
   hs_uleb(&hs, sizeof(GCupval));
   hs_roots(&hs);
-  for (i = 0; i < hs.nobj && !lj_wbuf_failed(wb); i++)
+  for (i = 0; i < hs.nobj && !lj_wbuf_failed(wb); i++) {
+    hs.scan = i;
     hs_object(&hs, hs.obj[i]);
+    if (hs.nlater)
+      hs_later(&hs);
+  }
   hs_byte(&hs, LJH_REC_INFO);
   hs_uleb(&hs, hs_nanotime() - t0);
   hs_uleb(&hs, hs.nobj);
@@ -694,6 +759,8 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   free(hs.slot);
   free(hs.frames);
   free(hs.ctseen);
+  free(hs.named);
+  free(hs.later);
   if (hs.nomem)
     return PROFILE_ERRMEM;
   return (wb->flags & LJ_WBUF_ERRIO) ? PROFILE_ERRIO : PROFILE_SUCCESS;

@@ -105,9 +105,10 @@
 ** heapsnap        := 'l' 'j' 'h' version reserved hs-config hs-record*
 **                    hs-info hs-end
 ** hs-config       := flags strings-max upval-size
-** hs-record       := hs-roots | hs-object | hs-ctype
+** hs-record       := hs-roots | hs-object | hs-ctype | hs-name
 ** hs-roots        := 0x10 hs-edge* 0x00
 ** hs-ctype        := 0x11 ctype-id ctype-name
+** hs-name         := 0x13 object-id content
 ** hs-info         := 0x12 nanoseconds nobjects nedges nbytes
 ** hs-end          := 0x80
 ** hs-object       := obj-header addr-delta obj-body
@@ -135,20 +136,25 @@
 **                  | root-kind arg    ROOT
 ** target          := <ULEB128>        0 none, 1 a new object, id + 2
 ** key-ref         := <ULEB128>        as target, never 0
-** content         := <STRING>         with flags LJH_CONFIG_STRINGS only
+** content         := <STRING>         if the header has LJH_CONTENT
 ** uv-name, ctype-name, slot-name := <STRING>
 ** addr-delta      := <ULEB128>        zigzag: address - previous address
 ** closed, status  := <BYTE>
 ** flags, strings-max, upval-size, nobjects, nedges, nbytes, len, extra,
 ** size, numline, nuv, asize, hsize, ctype-id, ffid, udtype,
-** index, zigzag, bits, pointer, line, slot, root-kind, arg := <ULEB128>
+** index, zigzag, bits, pointer, line, slot, root-kind, arg,
+** object-id := <ULEB128>
 **
 ** Objects are numbered from 0 in the order a target or key-ref first
 ** names them (1, a new object), and their records follow in that order:
 ** the walk is breadth-first from the roots. obj-header: [0 WW 0 TTTT],
-** TTTT the type (LJH_OBJ_*), WW a table's weak keys and values. A string
-** takes len + extra bytes, an upvalue upval-size. A thread's
-** slots follow the FRAME edge of the frame they belong to.
+** TTTT the type (LJH_OBJ_*), WW a table's weak keys and values; for a
+** string, W (LJH_CONTENT): its contents follow, the first strings-max
+** bytes, or LJH_NAME_MAX for a string that names (a key, a chunk name),
+** always written. A name record gives the contents of a string named so
+** after its record was written. A string takes len + extra bytes, an
+** upvalue upval-size. A thread's slots follow the FRAME edge of the
+** frame they belong to.
 **
 ** -- Platform profiler: 'ljp' v3 (ours) and v2 (the reference's) --
 **
@@ -268,11 +274,14 @@
 #define LJH_OBJ_MASK		0x0f
 #define LJH_WEAKKEY		0x20	/* A table's flags in its header. */
 #define LJH_WEAKVAL		0x40
+#define LJH_CONTENT		0x20	/* A string's contents follow. */
+#define LJH_NAME_MAX		256	/* Bytes of a name's contents. */
 
 /* Other records. */
 #define LJH_REC_ROOTS		0x10
 #define LJH_REC_CTYPE		0x11
 #define LJH_REC_INFO		0x12
+#define LJH_REC_NAME		0x13
 #define LJH_END			((uint8_t)0x80)
 
 /* Edge kinds. */
