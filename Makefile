@@ -189,7 +189,8 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
 # reader's own tests, test/ljprof and test/formats, and the fuzzing do not
 # depend on the tree).
 test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP)
-	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
+	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env test/heap \
+	  $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
 # The reference's own tests of its profilers and misc library (Tarantool's
