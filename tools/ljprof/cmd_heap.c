@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "lib/heapreport.h"
+#include "report_cli.h"
 
 #define CMD "heap"
 #define TOP_DEFAULT 20
@@ -46,10 +47,12 @@ static void usage(FILE *out) {
           "  ljprof heap --format=json --graph -o heap.json heap.bin\n");
 }
 
-enum { OPT_FORMAT = 256, OPT_GRAPH, OPT_TOP };
+/* --top is report's own (report_parse_option), --format is not: heap
+** has formats of its own. */
+enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH };
 
 static const struct option long_options[] = {
-    {"format", required_argument, NULL, OPT_FORMAT},
+    {"format", required_argument, NULL, OPT_HEAP_FORMAT},
     {"graph", no_argument, NULL, OPT_GRAPH},
     {"top", required_argument, NULL, OPT_TOP},
     {"output", required_argument, NULL, 'o'},
@@ -66,9 +69,10 @@ static int parse_args(int argc, char **argv, struct args *a) {
   optind = 1;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1;) {
-    char *end;
+    struct report_options top = REPORT_OPTIONS_DEFAULT;
+    int status;
     switch (c) {
-    case OPT_FORMAT:
+    case OPT_HEAP_FORMAT:
       if (!strcmp(optarg, "text"))
         a->report.json = 0;
       else if (!strcmp(optarg, "json"))
@@ -80,12 +84,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
       a->report.graph = 1;
       break;
     case OPT_TOP:
-      errno = 0;
-      a->report.top = strtoul(optarg, &end, 10);
-      if (errno || *end || end == optarg || optarg[0] == '-' ||
-          a->report.top == 0)
-        return usage_error(CMD, "--top wants a positive number, not '%s'",
-                           optarg);
+      if ((status = report_parse_option(CMD, c, optarg, &top)) >= 0)
+        return status;
+      a->report.top = top.top;
       break;
     case 'o':
       a->output = optarg;
@@ -93,10 +94,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     case 'h':
       usage(stdout);
       return EXIT_OK;
-    case ':':
-      return usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
     default:
-      return usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+      return option_error(CMD, c, argv);
     }
   }
   return single_file(CMD, argc, argv, &a->input);
