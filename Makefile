@@ -204,7 +204,8 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 # depend on the tree).
 test-vm: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test
-	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env $(BUILD)/test/
+	@$(PROVE) -r test/setup test/vm test/memprof test/sysprof test/env test/heap \
+	  $(BUILD)/test/
 	@$(MAKE) --no-print-directory test-reference
 
 # The reference's own tests of its profilers and misc library (Tarantool's

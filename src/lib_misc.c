@@ -15,6 +15,7 @@
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_proffile.h"
+#include "lj_heapsnap.h"
 #include "lj_prof.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
@@ -397,6 +398,39 @@ static const luaL_Reg sysprof_lib[] = {
   { NULL, NULL }
 };
 
+/* -- misc.heapsnapshot --------------------------------------------------- */
+
+#define HEAPSNAP_DEFAULT_PATH	"heapsnap.bin"
+
+/* heapsnapshot(path) or heapsnapshot{path = PATH, strings = BYTES}:
+** true, or nil, message, errno. The program goes on either way. */
+static int misc_heapsnapshot(lua_State *L)
+{
+  HeapSnapConfig cfg;
+  const char *path = HEAPSNAP_DEFAULT_PATH, *bad;
+  int status;
+  cfg.strings = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    path = lua_tostring(L, 1);
+  } else if (lua_istable(L, 1)) {
+    lua_getfield(L, 1, "path");
+    lua_getfield(L, 1, "strings");
+    if (!lua_isnil(L, -2) && (path = lua_tostring(L, -2)) == NULL)
+      return prof_misuse(L, "path must be a string");
+    if ((bad = memprof_bytes(L, -1, &cfg.strings,
+			     "strings must be a number of bytes",
+			     "strings must be a whole number of bytes, 1 or more"))
+	!= NULL)
+      return prof_misuse(L, bad);
+  } else if (!lua_isnoneornil(L, 1)) {
+    return prof_misuse(L, "options must be a path or a table");
+  }
+  status = lj_heapsnap_file(L, path, &cfg);
+  if (status == PROFILE_ERRIO)
+    return prof_ioerror(L, path, 0);
+  return prof_result(L, status, NULL);
+}
+
 /* -- Perf map ------------------------------------------------------------ */
 
 static int misc_perfmap(lua_State *L)
@@ -411,6 +445,7 @@ static int misc_perfmap(lua_State *L)
 static const luaL_Reg misc_lib[] = {
   { "getmetrics", misc_getmetrics },
   { "perfmap", misc_perfmap },
+  { "heapsnapshot", misc_heapsnapshot },
   { NULL, NULL }
 };
 

@@ -14,7 +14,7 @@
 /*
 ** A profile is a symbol table and one profiler's stream:
 **
-** stream          := symtab (memprof | sysprof)
+** stream          := symtab (memprof | sysprof) | heapsnap
 **
 ** <BYTE>          one byte
 ** <ULEB128>       unsigned LEB128, at most 10 bytes for 64 bits
@@ -99,6 +99,62 @@
 ** LJM_STACK_DEPTH_MAX frames, innermost first: LJM_FRAME_*, the marker
 ** LJM_FRAME_TRUNC last only; a Lua frame's line is LJM_LINE_UNKNOWN when
 ** none is known. Info records: LJM_INFO_*; config flags: LJM_CONFIG_*.
+**
+** -- Heap snapshot: 'ljh' v1 (ours) --
+**
+** heapsnap        := 'l' 'j' 'h' version reserved hs-config hs-record*
+**                    hs-info hs-end
+** hs-config       := flags strings-max upval-size
+** hs-record       := hs-roots | hs-object | hs-ctype | hs-name
+** hs-roots        := 0x10 hs-edge* 0x00
+** hs-ctype        := 0x11 ctype-id ctype-name
+** hs-name         := 0x13 object-id content
+** hs-info         := 0x12 nanoseconds nobjects nedges nbytes
+** hs-end          := 0x80
+** hs-object       := obj-header addr-delta obj-body
+** obj-body        := len extra content?                        string
+**                  | closed hs-edge* 0x00                      upvalue
+**                  | size status hs-edge* 0x00                 thread
+**                  | size first-line numline nuv uv-name{nuv}
+**                    hs-edge* 0x00                             proto
+**                  | size hs-edge* 0x00                        Lua function
+**                  | size code-addr ffid hs-edge* 0x00         C function
+**                  | size trace-no hs-edge* 0x00               trace
+**                  | size ctype-id                             cdata
+**                  | size asize hsize hs-edge* 0x00            table
+**                  | size udtype hs-edge* 0x00                 userdata
+** hs-edge         := edge-kind edge-name target
+** edge-name       :=                  META ENV VALUE PROTO CHUNK TRACE
+**                  | index            ARRAY UPVAL KGC
+**                  | key-ref          HSTR HOBJ
+**                  | zigzag           HINT
+**                  | bits             HNUM (a double's bits)
+**                  | 0x00 | 0x01      HBOOL
+**                  | pointer          HLIGHT
+**                  | line             FRAME (0: not known)
+**                  | slot slot-name   SLOT
+**                  | root-kind arg    ROOT
+** target          := <ULEB128>        0 none, 1 a new object, id + 2
+** key-ref         := <ULEB128>        as target, never 0
+** content         := <STRING>         if the header has LJH_CONTENT
+** uv-name, ctype-name, slot-name := <STRING>
+** addr-delta      := <ULEB128>        zigzag: address - previous address
+** closed, status  := <BYTE>
+** flags, strings-max, upval-size, nobjects, nedges, nbytes, len, extra,
+** size, numline, nuv, asize, hsize, ctype-id, ffid, udtype,
+** index, zigzag, bits, pointer, line, slot, root-kind, arg,
+** object-id := <ULEB128>
+**
+** Objects are numbered from 0 in the order a target or key-ref first
+** names them (1, a new object), and their records follow in that order:
+** the walk is breadth-first from the roots. obj-header: [0 WW 0 TTTT],
+** TTTT the type (LJH_OBJ_*), WW a table's weak keys and values; for a
+** string, W (LJH_CONTENT): its contents follow, the first strings-max
+** bytes, or LJH_NAME_MAX for a string that names (a key, a chunk name),
+** always written. A name record gives the contents of a string named so
+** after its record was written. A string takes len + extra bytes, an
+** upvalue upval-size. A thread's slots follow the FRAME edge of the
+** frame they belong to.
 **
 ** -- Platform profiler: 'ljp' v3 (ours) and v2 (the reference's) --
 **
@@ -222,6 +278,82 @@
 #define LJM_LINE_UNKNOWN	0xffffffffu
 
 #define LJM_EPILOGUE_HEADER	((uint8_t)0x80)
+
+/* -- Heap snapshot ------------------------------------------------------- */
+
+#define LJH_VERSION		1
+
+#define LJH_CONFIG_STRINGS	1	/* Config flags: contents written. */
+
+/* Object types: the low bits of an object's header. */
+#define LJH_OBJ_STR		1
+#define LJH_OBJ_UPVAL		2
+#define LJH_OBJ_THREAD		3
+#define LJH_OBJ_PROTO		4
+#define LJH_OBJ_LFUNC		5
+#define LJH_OBJ_CFUNC		6
+#define LJH_OBJ_TRACE		7
+#define LJH_OBJ_CDATA		8
+#define LJH_OBJ_TAB		9
+#define LJH_OBJ_UDATA		10
+#define LJH_OBJ_MASK		0x0f
+#define LJH_WEAKKEY		0x20	/* A table's flags in its header. */
+#define LJH_WEAKVAL		0x40
+#define LJH_CONTENT		0x20	/* A string's contents follow. */
+#define LJH_NAME_MAX		256	/* Bytes of a name's contents. */
+
+/* Other records. */
+#define LJH_REC_ROOTS		0x10
+#define LJH_REC_CTYPE		0x11
+#define LJH_REC_INFO		0x12
+#define LJH_REC_NAME		0x13
+#define LJH_END			((uint8_t)0x80)
+
+/* Edge kinds. */
+#define LJH_E_END		0
+#define LJH_E_ARRAY		1
+#define LJH_E_HSTR		2
+#define LJH_E_HINT		3
+#define LJH_E_HNUM		4
+#define LJH_E_HBOOL		5
+#define LJH_E_HLIGHT		6
+#define LJH_E_HOBJ		7
+#define LJH_E_META		8
+#define LJH_E_ENV		9
+#define LJH_E_UPVAL		10
+#define LJH_E_VALUE		11
+#define LJH_E_PROTO		12
+#define LJH_E_KGC		13
+#define LJH_E_CHUNK		14
+#define LJH_E_TRACE		15
+#define LJH_E_FRAME		16
+#define LJH_E_SLOT		17
+#define LJH_E_ROOT		18
+#define LJH_E__MAX		19
+
+/* Targets. */
+#define LJH_TARGET_NONE		0
+#define LJH_TARGET_NEW		1
+#define LJH_TARGET_ID		2	/* Plus the object's number. */
+
+/* Roots: a ROOT edge's kind; arg numbers the roots of one kind. */
+#define LJH_ROOT_GLOBALS	1
+#define LJH_ROOT_REGISTRY	2
+#define LJH_ROOT_MAINTHREAD	3
+#define LJH_ROOT_CURTHREAD	4
+#define LJH_ROOT_BASEMT		5	/* arg: the type's number. */
+#define LJH_ROOT_MMNAME		6	/* arg: the metamethod's number. */
+#define LJH_ROOT_IO		7	/* arg: 0 input, 1 output. */
+#define LJH_ROOT_FINALIZE	8	/* Waiting for its finalizer. */
+#define LJH_ROOT_CDATAFIN	9	/* The table of cdata finalizers. */
+#define LJH_ROOT_CURTRACE	10	/* A constant of the trace recorded. */
+#define LJH_ROOT__MAX		11
+
+/* A thread's status. */
+#define LJH_THREAD_RUNNING	0
+#define LJH_THREAD_SUSPENDED	1
+#define LJH_THREAD_NORMAL	2
+#define LJH_THREAD_DEAD		3
 
 /* -- Platform profiler --------------------------------------------------- */
 

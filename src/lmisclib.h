@@ -281,6 +281,19 @@ LUA_API int luaM_sysprof_report(struct luam_Sysprof_Counters *counters);
 */
 LUA_API int luaM_perfmap(lua_State *L, int on);
 
+/* -- Heap snapshot ------------------------------------------------------- */
+
+/*
+** Write a snapshot of L's heap to path: every live object (type, address,
+** size, ...) and every reference between them, named (docs/formats.md:
+** `ljh`). Taken at once, on the calling thread, which it stops for the
+** walk; strings' contents are not written (misc.heapsnapshot{strings =
+** N} writes their first N bytes). PROFILE_SUCCESS; PROFILE_ERRIO (errno
+** set) when path cannot be written; PROFILE_ERRMEM when the walk's own
+** tables find no memory. The program goes on either way.
+*/
+LUA_API int luaM_heapsnapshot(lua_State *L, const char *path);
+
 /* -- The misc library ---------------------------------------------------- */
 
 #define LUAM_MISCLIBNAME "misc"

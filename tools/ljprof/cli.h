@@ -18,6 +18,7 @@ extern const char *program_name;
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_heap(int argc, char **argv);
 /* argv[0] is the tool's flag, "-tm" or "-ts" (anything else lists them). */
 int cmd_tool(int argc, char **argv);
 

@@ -26,6 +26,9 @@ static const struct command commands[] = {
     {"diff", cmd_diff,
      "compare two memory or two CPU profiles: what grew and what shrank, "
      "by site or stack (text, HTML)"},
+    {"heap", cmd_heap,
+     "who holds the memory in a heap snapshot: retained sizes, the "
+     "shortest path to each retainer (text, JSON)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
@@ -53,7 +56,8 @@ static void usage(FILE *out) {
           "  ljprof report --format=json -o report.json memprof.bin\n"
           "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl "
           ">cpu.svg\n"
-          "  ljprof diff before.bin after.bin\n");
+          "  ljprof diff before.bin after.bin\n"
+          "  ljprof heap heapsnap.bin\n");
 }
 
 int usage_error(const char *cmd, const char *fmt, ...) {

@@ -1,0 +1,240 @@
+#include "heapreport.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "json_out.h"
+
+struct by_type {
+  uint64_t count, bytes;
+};
+
+struct by_pattern {
+  uint32_t pattern;
+  uint64_t count, bytes;
+};
+
+/* What every format says. */
+struct summary {
+  struct by_type types[LJH_OBJ_MASK + 1];
+  struct by_pattern *patterns; /* by bytes, descending */
+  uint32_t npatterns;
+  uint32_t *top; /* objects by retained bytes, descending */
+  uint32_t ntop;
+  uint64_t weak_count, weak_bytes, bytes;
+};
+
+static const struct heapgraph *sort_graph;
+
+static int by_retained(const void *a, const void *b) {
+  uint64_t ra = sort_graph->retained[*(const uint32_t *)a];
+  uint64_t rb = sort_graph->retained[*(const uint32_t *)b];
+  if (ra != rb) return ra < rb ? 1 : -1;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int by_bytes(const void *a, const void *b) {
+  const struct by_pattern *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+  return x->pattern < y->pattern ? -1 : 1;
+}
+
+static void summarize(const struct heapgraph *h, size_t top,
+                      struct summary *m) {
+  const struct heapsnap *s = h->snap;
+  memset(m, 0, sizeof *m);
+  m->patterns = xcalloc(h->npatterns, sizeof *m->patterns);
+  for (uint32_t p = 0; p < h->npatterns; p++) m->patterns[p].pattern = p;
+  uint32_t *ids = xmalloc((s->nobj + 1) * sizeof *ids), n = 0;
+  for (uint32_t v = 0; v < s->nobj; v++) {
+    const struct hs_object *o = &s->obj[v];
+    m->types[o->type].count++;
+    m->types[o->type].bytes += o->size;
+    m->bytes += o->size;
+    if (h->idom[v] == HS_NONE) {
+      m->weak_count++;
+      m->weak_bytes += o->size;
+      continue;
+    }
+    ids[n++] = v;
+    if (h->pattern[v] != HS_NONE) {
+      m->patterns[h->pattern[v]].count++;
+      m->patterns[h->pattern[v]].bytes += o->size;
+    }
+  }
+  qsort(m->patterns, h->npatterns, sizeof *m->patterns, by_bytes);
+  m->npatterns = h->npatterns;
+  while (m->npatterns > 0 && m->patterns[m->npatterns - 1].count == 0)
+    m->npatterns--;
+  if (m->npatterns > top) m->npatterns = (uint32_t)top;
+  sort_graph = h;
+  qsort(ids, n, sizeof *ids, by_retained);
+  m->top = ids;
+  m->ntop = n < top ? n : (uint32_t)top;
+}
+
+static void summary_free(struct summary *m) {
+  free(m->patterns);
+  free(m->top);
+}
+
+/* -- Text ------------------------------------------------------------------ */
+
+static void put_bytes(FILE *out, uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit;
+  double v = binary_units(bytes, sizeof units / sizeof *units, &unit);
+  if (unit == 0)
+    fprintf(out, "%10" PRIu64 " B  ", bytes);
+  else
+    fprintf(out, "%10.1f %-3s", v, units[unit]);
+}
+
+static void write_text(FILE *out, const struct heapreport_input *in,
+                       const struct summary *m, struct sbuf *sb) {
+  const struct heapgraph *h = in->graph;
+  const struct heapsnap *s = h->snap;
+  if (in->reader->status != READER_OK)
+    fprintf(out, "WARNING: damaged stream, the report covers what came "
+                 "before the damage: %s\n\n",
+            in->reader->err_msg);
+  fprintf(out, "HEAP SNAPSHOT %s: %zu objects, %zu references, ", in->source,
+          s->nobj, s->nedge);
+  put_bytes(out, m->bytes);
+  if (s->has_info)
+    fprintf(out, "; the VM paused %.3f ms\n", (double)s->pause_ns / 1e6);
+  else
+    fprintf(out, "; no pause recorded (the stream is cut)\n");
+  fprintf(out, "\nLIVE HEAP BY TYPE\n");
+  for (unsigned t = 0; t <= LJH_OBJ_MASK; t++) {
+    if (!m->types[t].count) continue;
+    put_bytes(out, m->types[t].bytes);
+    fprintf(out, " %10" PRIu64 "  %s\n", m->types[t].count,
+            t ? heapsnap_typename(t) : "never described (cut stream)");
+  }
+  if (m->weak_count) {
+    put_bytes(out, m->weak_bytes);
+    fprintf(out, " %10" PRIu64 "  only weakly reachable\n", m->weak_count);
+  }
+  fprintf(out, "\nTOP RETAINERS (retained, own size, object, shortest "
+               "path)\n");
+  for (uint32_t i = 0; i < m->ntop; i++) {
+    uint32_t v = m->top[i];
+    put_bytes(out, h->retained[v]);
+    put_bytes(out, s->obj[v].size);
+    sbuf_reset(sb);
+    heapgraph_object(s, v, sb);
+    sbuf_add(sb, "  ", 2);
+    heapgraph_path(h, v, sb);
+    fprintf(out, " %s\n", sbuf_cstr(sb));
+  }
+  fprintf(out, "\nBY PATH (own sizes of the objects each path pattern "
+               "reaches first)\n");
+  for (uint32_t i = 0; i < m->npatterns; i++) {
+    put_bytes(out, m->patterns[i].bytes);
+    sbuf_reset(sb);
+    heapgraph_pattern(h, m->patterns[i].pattern, sb);
+    fprintf(out, " %10" PRIu64 "  %s\n", m->patterns[i].count,
+            sbuf_cstr(sb));
+  }
+}
+
+/* -- JSON ------------------------------------------------------------------ */
+
+static json_t *json_sb(struct sbuf *sb) {
+  return json_bytes(sb->data ? sb->data : "", sb->len);
+}
+
+static json_t *json_graph(const struct heapgraph *h) {
+  const struct heapsnap *s = h->snap;
+  json_t *objs = json_array(), *edges = json_array(), *roots = json_array();
+  for (uint32_t v = 0; v < s->nobj; v++) {
+    json_t *o = json_pack("{s:I,s:s,s:o,s:o,s:o}", "id", (json_int_t)v,
+                          "type", heapsnap_typename(s->obj[v].type), "size",
+                          json_u64(s->obj[v].size), "retained",
+                          json_u64(h->retained[v]), "address",
+                          json_u64(s->obj[v].addr));
+    uint32_t d = h->idom[v];
+    json_object_set_new(o, "idom", d == HS_NONE ? json_null()
+                                   : d == h->root ? json_string("root")
+                                                  : json_integer(d));
+    json_array_append_new(objs, o);
+  }
+  for (uint32_t e = 0; e < s->nedge; e++) {
+    const struct hs_edge *ed = &s->edge[e];
+    if (e < s->nroot) {
+      json_array_append_new(roots, json_integer(ed->target));
+      continue;
+    }
+    json_array_append_new(
+        edges, json_pack("[I,I,b]", (json_int_t)heapgraph_source(s, e),
+                         (json_int_t)ed->target, ed->weak));
+  }
+  return json_pack("{s:o,s:o,s:o}", "objects", objs, "edges", edges, "roots",
+                   roots);
+}
+
+static int write_json(FILE *out, const struct heapreport_input *in,
+                      const struct heapreport_options *opt,
+                      const struct summary *m, struct sbuf *sb) {
+  const struct heapgraph *h = in->graph;
+  const struct heapsnap *s = h->snap;
+  json_t *root = json_object(), *types = json_array();
+  json_t *top = json_array(), *pats = json_array();
+  json_object_set_new(root, "objects", json_u64(s->nobj));
+  json_object_set_new(root, "references", json_u64(s->nedge));
+  json_object_set_new(root, "bytes", json_u64(m->bytes));
+  json_object_set_new(root, "pause_ns",
+                      s->has_info ? json_u64(s->pause_ns) : json_null());
+  json_object_set_new(root, "weak_only",
+                      json_pack("{s:o,s:o}", "objects",
+                                json_u64(m->weak_count), "bytes",
+                                json_u64(m->weak_bytes)));
+  for (unsigned t = 1; t <= LJH_OBJ_MASK; t++)
+    if (m->types[t].count)
+      json_array_append_new(
+          types, json_pack("{s:s,s:o,s:o}", "type", heapsnap_typename(t),
+                           "objects", json_u64(m->types[t].count), "bytes",
+                           json_u64(m->types[t].bytes)));
+  for (uint32_t i = 0; i < m->ntop; i++) {
+    uint32_t v = m->top[i];
+    sbuf_reset(sb);
+    heapgraph_path(h, v, sb);
+    json_array_append_new(
+        top, json_pack("{s:I,s:s,s:o,s:o,s:o,s:o}", "id", (json_int_t)v,
+                       "type", heapsnap_typename(s->obj[v].type), "address",
+                       json_u64(s->obj[v].addr), "size",
+                       json_u64(s->obj[v].size), "retained",
+                       json_u64(h->retained[v]), "path", json_sb(sb)));
+  }
+  for (uint32_t i = 0; i < m->npatterns; i++) {
+    sbuf_reset(sb);
+    heapgraph_pattern(h, m->patterns[i].pattern, sb);
+    json_array_append_new(
+        pats, json_pack("{s:o,s:o,s:o}", "pattern", json_sb(sb), "objects",
+                        json_u64(m->patterns[i].count), "bytes",
+                        json_u64(m->patterns[i].bytes)));
+  }
+  json_object_set_new(root, "types", types);
+  json_object_set_new(root, "retainers", top);
+  json_object_set_new(root, "patterns", pats);
+  if (opt->graph) json_object_set_new(root, "graph", json_graph(h));
+  json_add_error(root, in->reader);
+  return json_write(root, out);
+}
+
+int heapreport_write(FILE *out, const struct heapreport_input *in,
+                     const struct heapreport_options *opt) {
+  struct summary m;
+  struct sbuf sb = {0};
+  int status = 0;
+  summarize(in->graph, opt->top, &m);
+  if (opt->json)
+    status = write_json(out, in, opt, &m, &sb);
+  else
+    write_text(out, in, &m, &sb);
+  summary_free(&m);
+  sbuf_free(&sb);
+  if (fflush(out) != 0 || ferror(out)) status = -1;
+  return status;
+}

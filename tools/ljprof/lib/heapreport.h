@@ -1,0 +1,29 @@
+/*
+** Reports of a heap snapshot: the live heap by type, the top retainers
+** with their shortest paths, the heap by path pattern; text or JSON (with
+** the whole graph on request, for other tools and tests).
+*/
+#ifndef LJPROF_HEAPREPORT_H
+#define LJPROF_HEAPREPORT_H
+
+#include <stdio.h>
+
+#include "heapgraph.h"
+
+struct heapreport_options {
+  int json;
+  int graph;  /* JSON: every object and edge too */
+  size_t top; /* entries per section */
+};
+
+struct heapreport_input {
+  const char *source;
+  const struct heapgraph *graph;
+  const struct reader *reader; /* its error, if any, is reported */
+};
+
+/* 0, or -1 if writing failed. */
+int heapreport_write(FILE *out, const struct heapreport_input *in,
+                     const struct heapreport_options *opt);
+
+#endif
