@@ -337,12 +337,15 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 
 /* -- Traces -------------------------------------------------------------- */
 
-/* The trace of that number, unless it is gone. */
+/* The trace of that number, unless it is gone. The array of traces is
+** not read while the allocator moves it (memprof: a trace started from
+** an exit grows it, the state still EXIT). */
 GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
 {
 #if LJ_HASJIT
   jit_State *J = G2J(pw->g);
-  return traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+  return traceno < J->sizetrace && (const void *)J->trace != pw->gone ?
+	 traceref(J, traceno) : NULL;
 #else
   UNUSED(pw); UNUSED(traceno);
   return NULL;
@@ -437,6 +440,8 @@ int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
 #if LJ_HASJIT
   jit_State *J = G2J(pw->g);
   TraceNo i;
+  if ((const void *)J->trace == pw->gone)
+    return 0;
   /* The trace found last, first: walks from C code a trace calls come in
   ** runs. Not trusted by its number alone: traces are freed and reused. */
   if (pw->lasttrace < J->sizetrace &&
