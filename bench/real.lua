@@ -11,6 +11,8 @@
 -- lj_trace_exit), trace (a TRACE frame), GC (the collector's functions),
 -- other. The VM states the report counts are printed for scale.
 -- Usage: luajit bench/real.lua LUAJIT LJPROF WORKDIR [ROUNDS]
+local capture = require("harness").capture
+
 local luajit, ljprof, work = arg[1], arg[2], arg[3]
 assert(luajit and ljprof and work,
        "usage: real.lua LUAJIT LJPROF WORKDIR [ROUNDS]")
@@ -37,12 +39,6 @@ local function exists(path)
   return f ~= nil
 end
 
-local function read(cmd)
-  local p = assert(io.popen(cmd))
-  local s = p:read("*a")
-  p:close()
-  return s
-end
 
 local entries = { _start = true, start_thread = true, clone = true,
                   clone3 = true }
@@ -81,7 +77,7 @@ for _, p in ipairs(programs) do
       local bin = ("%s/real-%d.bin"):format(work, r)
       os.execute(("%sLJPROF=cpu:mode=C,interval=1,path=%s %s >/dev/null"):
                  format(env, bin, p.cmd))
-      local out = read(ljprof .. " report --format=collapsed " .. bin)
+      local out = capture(ljprof .. " report --format=collapsed " .. bin)
       for line in out:gmatch("[^\n]+") do
         local stack, count = line:match("^(.*) (%d+)$")
         if stack then
@@ -96,7 +92,7 @@ for _, p in ipairs(programs) do
           if entries[frames[1]] then b.entry = b.entry + count end
         end
       end
-      local json = read(ljprof .. " report --format=json " .. bin)
+      local json = capture(ljprof .. " report --format=json " .. bin)
       for st, n in json:match('"vmstate": {([^}]*)}'):gmatch('"(%u+)": (%d+)') do
         states[st] = (states[st] or 0) + tonumber(n)
       end

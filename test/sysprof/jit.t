@@ -18,16 +18,10 @@ plan skip_all => 'the JIT is not compiled in'
 # Runs $code (PATH and MODE filled in); the collapsed stacks as
 # [frames, count] pairs, frames outermost first, and the script's name.
 sub profile {
-  my ($name, $code, $mode) = @_;
-  my $bin = scratch() . "/$name.bin";
-  $code =~ s/PATH/"$bin"/g;
-  $code =~ s/MODE/"$mode"/g;
-  my $run = run_lua($code);
-  is($run->{rc}, 0, "$name: ran") or diag $run->{err};
-  my ($stacks, $rc) = collapsed($bin);
+  my ($name) = @_;
+  my ($stacks, undef, $script, $rc) = sysprof_stacks(@_);
   is($rc, 0, "$name: the stream reads back complete");
-  return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks],
-          '@' . $run->{script});
+  return ($stacks, '@' . $script);
 }
 
 # Samples whose frames satisfy $pred, and all samples.
