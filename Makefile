@@ -267,6 +267,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@echo "## Platform profiler: overhead and cost per sample"
 	@LUA_CPATH="$(BUILD)/bench/?.so;;" \
 	  $(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
+	@echo "## Real programs: sysprof's stacks in the JIT's machinery"
+	@$(BENCH_LUA) bench/real.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"

@@ -12,12 +12,7 @@ local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 if dir:sub(1, 1) ~= "/" then dir = os.getenv("PWD") .. "/" .. dir end  -- we cd
 os.execute("mkdir -p " .. work)
 
-local function capture(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("*a")
-  p:close()
-  return out
-end
+local capture = require("harness").capture
 
 print("\n### Map size: traces alive at exit\n")
 print("| program | traces | machine code (bytes) | map (bytes) | map / code | median per trace |")

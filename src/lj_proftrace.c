@@ -418,10 +418,9 @@ static const GCproto *pc_proto(const BCIns *pc)
 
 /* The snapshot's PC is that of the innermost frame; each frame the trace
 ** inlined has its return PC in the snapshot as a constant frame link. */
-static int snap_frames(const GCtrace *T, uintptr_t ip,
+static int snap_frames(const GCtrace *T, const SnapShot *snap,
 		       const GCproto **pts, const BCIns **pcs)
 {
-  const SnapShot *snap = trace_snap(T, ip);
   const SnapEntry *map;
   uint64_t pcbase;
   MSize n;
@@ -460,7 +459,14 @@ int lj_proftrace_frames(const GCtrace *T, uintptr_t ip,
       (n = map_frames(m, map_find(m, (MSize)(ip - (uintptr_t)T->mcode)),
 		      pts, pcs)) > 0)
     return n;
-  return snap_frames(T, ip, pts, pcs);
+  return snap_frames(T, trace_snap(T, ip), pts, pcs);
+}
+
+int lj_proftrace_exitframes(const GCtrace *T, ExitNo exitno,
+			    const GCproto **pts, const BCIns **pcs)
+{
+  /* An exit's number is its snapshot's (lj_snap_restore). */
+  return exitno < T->nsnap ? snap_frames(T, &T->snap[exitno], pts, pcs) : 0;
 }
 
 /* -- The traces of a VM -------------------------------------------------- */

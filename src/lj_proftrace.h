@@ -14,6 +14,7 @@
 #include "lj_obj.h"
 #include "lj_ir.h"
 #include "lj_debug.h"
+#include "lj_jit.h"
 
 /* -- Bytecode positions of the IR ---------------------------------------- */
 
@@ -158,6 +159,10 @@ LJ_FUNC MSize lj_proftrace_mapsize(const struct GCtrace *T);
 */
 LJ_FUNC int lj_proftrace_frames(const struct GCtrace *T, uintptr_t ip,
 				const GCproto **pts, const BCIns **pcs);
+/* The same, where exit exitno of T resumes the interpreter: the frames of
+** its snapshot, the exit's line innermost. */
+LJ_FUNC int lj_proftrace_exitframes(const struct GCtrace *T, ExitNo exitno,
+				    const GCproto **pts, const BCIns **pcs);
 
 /* Every complete trace of g (not the one being recorded), by number. */
 LJ_FUNC void lj_proftrace_each(global_State *g,

@@ -15,9 +15,11 @@
 #include "lj_dispatch.h"
 #include "lj_profframe.h"
 #include "lj_proftrace.h"
+#include "lj_vm.h"
 
 #define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
+#define WALK_CFRAMES		16	/* C frames searched for a trace's. */
 
 /* -- Frames and sinks ---------------------------------------------------- */
 
@@ -134,6 +136,20 @@ static const BCIns *frame_retpc(cTValue *frame)
   return NULL;
 }
 
+/* Is ip in the trace exit handler? Its frame is no interpreter's: it
+** holds the trace's registers (an ExitState) below the C frame the trace
+** ran on. */
+static int native_inexit(uintptr_t ip)
+{
+#if LJ_HASJIT
+  return ip >= (uintptr_t)(void *)lj_vm_exit_handler &&
+	 ip < (uintptr_t)(void *)lj_vm_exit_interp;
+#else
+  UNUSED(ip);
+  return 0;
+#endif
+}
+
 /* -- Lua frames ---------------------------------------------------------- */
 
 static void cursor_addpc(LuaCursor *c, const BCIns *pc)
@@ -245,7 +261,9 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   c->L = L;
   if (st == ~LJ_VMST_INTERP || tvref(L->stack) == pw->gone)
     return;
-  if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC)
+  /* A trace exit publishes the base of the frame the trace was entered
+  ** in: jit_base is gone, L->base moves as its snapshot is restored. */
+  if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC || st == ~LJ_VMST_EXIT)
     base = mref(g->prof.vmbase, TValue);
   else if (lj_prof_intrace(st))
     base = tvref(g->jit_base);  /* The frame a trace started in. */
@@ -280,76 +298,131 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
     cursor_addpc(c, cframe_pc(cframe_raw(L->cframe)));
 }
 
+int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
+{
+  uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+  cTValue *base = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
+  const BCIns *pc = (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC];
+  GCfunc *fn;
+  if (c->L == NULL || !lj_profwalk_invm(pw, ip) || native_inexit(ip) ||
+      (fn = lj_prof_framefunc(c->L, base-1)) == NULL || !isluafunc(fn) ||
+      !lj_proftrace_inproto(funcproto(fn), pc+1))
+    return 0;
+  c->frame = base-1;
+  c->ntoppc = 0;
+  cursor_addpc(c, pc+1);  /* It points at the instruction to run. */
+  return 1;
+}
+
 /* Unwinding C code the interpreter called directly (libm for `^`, its
 ** helpers) has reached the interpreter: the unwinder restored the PC's
-** register, the best candidate for the innermost frame. */
+** register, the best candidate for the innermost frame. A call being
+** entered (lj_dispatch_call: a hot call, a call hook) marks that PC in
+** its low bit; the callee's frame is set up above the frame the cursor
+** has, at the L->base published for the call, and the PC is its. */
 void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 {
+  const BCIns *pc = (const BCIns *)(r->bx & ~(uintptr_t)(sizeof(BCIns)-1));
+  lua_State *L = c->L;
+  cTValue *callee;
+  GCfunc *fn;
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
-  cursor_bestpc(c, (const BCIns *)r->bx);
+  if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
+      (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
+      lj_proftrace_inproto(funcproto(fn), pc) &&
+      lj_prof_framebelow(L, callee, 0) == c->frame)
+    c->frame = callee;
+  cursor_bestpc(c, pc);
 }
 
 /* -- Traces -------------------------------------------------------------- */
 
-/* The trace of that number, unless it is gone. */
+/* The trace of that number, unless it is gone. The array of traces is
+** not read while the allocator moves it (memprof: a trace started from
+** an exit grows it, the state still EXIT). */
 GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
 {
 #if LJ_HASJIT
   jit_State *J = G2J(pw->g);
-  return traceno < J->sizetrace ? traceref(J, traceno) : NULL;
+  return traceno < J->sizetrace && (const void *)J->trace != pw->gone ?
+	 traceref(J, traceno) : NULL;
 #else
   UNUSED(pw); UNUSED(traceno);
   return NULL;
 #endif
 }
 
+/* Trace T, number traceno, running the n frames pts, pcs (innermost
+** first): those it inlined, and the one it was entered in, the cursor's,
+** with its PC. The trace's frame says how many Lua frames follow. A sink
+** that takes no trace frame still gets the Lua frames. */
+static void trace_frames(ProfSink *s, LuaCursor *c, int32_t traceno,
+			 GCtrace *T, int n, const GCproto **pts,
+			 const BCIns **pcs)
+{
+  GCproto *pt = &gcref(T->startpt)->pt;
+  int i, nlua = n > 0 ? n : 1;
+  if (walk_frame(s, FR_TRACE_LUA)) {
+    uint64_t v[4];
+    v[0] = (uint64_t)traceno;
+    v[1] = (uintptr_t)pt;
+    v[2] = (uint64_t)lj_proftrace_line(pt, mref(T->startpc, const BCIns) + 1);
+    v[3] = (uint64_t)(nlua < s->maxframes - s->nframes ? nlua :
+		      s->maxframes - s->nframes);
+    s->put(s, FR_TRACE_LUA, v);
+  }
+  for (i = 0; i < n-1; i++)
+    walk_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
+  c->ntoppc = 0;
+  if (n > 0)
+    cursor_addpc(c, pcs[n-1]);
+}
+
 /* The trace running at ip, the frames it inlined, and (through c) the
-** frames below it. The trace's frame says how many of the Lua frames that
-** follow its code runs: those it inlined and the one it was entered in,
-** the cursor's, with its PC. A sink that takes no trace frame still gets
-** the Lua frames. */
+** frames below it. */
 void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
 		       int32_t traceno, uintptr_t ip)
 {
   GCtrace *T = lj_profwalk_gettrace(pw, (TraceNo)traceno), *root;
-  GCproto *pt;
-  const BCIns *startpc;
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
   const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
-  int n = 0, i, nlua;
+  int n = 0;
   if (T == NULL || s->nframes >= s->maxframes)
     return;
-  pt = &gcref(T->startpt)->pt;
-  startpc = mref(T->startpc, const BCIns) + 1;
 #if LJ_HASJIT
   n = lj_proftrace_frames(T, ip, pts, pcs);
 #else
   UNUSED(ip);
 #endif
-  if (walk_frame(s, FR_TRACE_LUA)) {
-    uint64_t v[4];
-    nlua = n > 0 ? n : 1;
-    v[0] = (uint64_t)traceno;
-    v[1] = (uintptr_t)pt;
-    v[2] = (uint64_t)lj_proftrace_line(pt, startpc);
-    v[3] = (uint64_t)(nlua < s->maxframes - s->nframes ? nlua :
-		      s->maxframes - s->nframes);
-    s->put(s, FR_TRACE_LUA, v);
-  }
-  if (n > 0) {
-    for (i = 0; i < n-1; i++)
-      walk_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
-    c->ntoppc = 0;
-    cursor_addpc(c, pcs[n-1]);
+  trace_frames(s, c, traceno, T, n, pts, pcs);
+  if (n > 0)
     return;
-  }
   /* Outside the trace's snapshots (exit stubs, a walk that got lost):
   ** where the trace started, or, for a side trace that started in a
   ** deeper frame, where its root did, in the frame it was entered from. */
-  c->ntoppc = 0;
-  cursor_addpc(c, startpc);
+  cursor_addpc(c, mref(T->startpc, const BCIns) + 1);
   if (T->root != 0 && (root = lj_profwalk_gettrace(pw, T->root)) != NULL)
     cursor_addpc(c, mref(root->startpc, const BCIns) + 1);
+}
+
+int lj_profwalk_exit(ProfWalk *pw, ProfSink *s, LuaCursor *c)
+{
+#if LJ_HASJIT
+  jit_State *J = G2J(pw->g);
+  TraceNo traceno = J->parent;
+  GCtrace *T = lj_profwalk_gettrace(pw, traceno);
+  const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
+  const BCIns *pcs[LJ_PROFTRACE_MAXFRAMES];
+  int n;
+  if (T == NULL || s->nframes >= s->maxframes ||
+      (n = lj_proftrace_exitframes(T, J->exitno, pts, pcs)) == 0)
+    return 0;
+  trace_frames(s, c, (int32_t)traceno, T, n, pts, pcs);
+  return 1;
+#else
+  UNUSED(pw); UNUSED(s); UNUSED(c);
+  return 0;
+#endif
 }
 
 /* The trace whose machine code holds ip, or 0: C code called from a
@@ -367,6 +440,8 @@ int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
 #if LJ_HASJIT
   jit_State *J = G2J(pw->g);
   TraceNo i;
+  if ((const void *)J->trace == pw->gone)
+    return 0;
   /* The trace found last, first: walks from C code a trace calls come in
   ** runs. Not trusted by its number alone: traces are freed and reused. */
   if (pw->lasttrace < J->sizetrace &&
@@ -397,6 +472,42 @@ static int native_vmcaller(const char *cf, const ProfUnwStack *stk,
   r->sp = at + CFRAME_SIZE;
   r->exact = 0;
   return 1;
+}
+
+/* Does the activation of the C frame cf own none of the cursor's frames?
+** A C call protected without a Lua frame (lj_vm_cpcall from C: the
+** compiler's, a trace exit's, the parser's) saves, as a negative nres,
+** the stack top it was called with: the frames below are those of the
+** activations further out. Until the walk meets the exit handler of a
+** trace exit under way (exiting), that top is stale: the exit's frames
+** are the handler's. */
+static int cframe_nolua(const LuaCursor *c, const char *cf,
+			const ProfUnwStack *stk, int exiting)
+{
+  uintptr_t v;
+  int32_t nres;
+  if (c->L == NULL || c->frame == NULL || cf == NULL ||
+      !lj_profunwind_read(stk, (uintptr_t)cf + CFRAME_OFS_NRES, &v))
+    return 0;
+  nres = (int32_t)(uint32_t)v;  /* Little-endian: the low half. */
+  return nres < 0 && (exiting ||
+		      c->frame < (cTValue *)((char *)tvref(c->L->stack) - nres));
+}
+
+/* The C frame the exiting trace ran on: the first of L's C frames above
+** the exit handler's stack pointer sp (lj_trace_exit's protected call
+** may be the innermost). */
+static const char *exit_cframe(lua_State *L, uintptr_t sp,
+			       const ProfUnwStack *stk)
+{
+  uintptr_t cf = L != NULL ? (uintptr_t)cframe_raw(L->cframe) : 0;
+  int n;
+  for (n = 0; cf != 0 && cf <= sp && n < WALK_CFRAMES; n++)
+    if (!lj_profunwind_read(stk, cf + CFRAME_OFS_PREV, &cf))
+      return NULL;
+    else
+      cf = (uintptr_t)cframe_raw((void *)cf);
+  return cf > sp ? (const char *)cf : NULL;
 }
 
 /* The coroutine whose activation owns an interpreter frame further out on
@@ -434,10 +545,13 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
 {
   LuaCursor cur[WALK_THREADS];
   int ncur = 1, i, innermost = 1, lost = 0, stepped = !r->exact;
+  int exiting = st == ~LJ_VMST_EXIT;  /* Its trace not written yet. */
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
   uintptr_t ip0 = r->ip;
   cTValue *top;
   lj_profwalk_top(pw, &cur[0], st, uc);
+  if (traceno && uc != NULL && lj_profwalk_leftrace(pw, &cur[0], uc))
+    traceno = 0;
   top = cur[0].frame;
   while (s->nframes < s->maxframes) {
     uintptr_t ip = lost ? 0 : r->ip;
@@ -452,23 +566,33 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
 	(traceno && innermost && (lost || !lj_profwalk_incode(pw, ip)))) {
       /* An interpreter activation (or a trace, which runs in one). */
       LuaCursor *c = &cur[0];
-      /* Only v2 keeps it: v3 has the Lua frames. */
-      if (lj_profwalk_invm(pw, ip))
+      int inexit = native_inexit(ip), own;
+      if (inexit)  /* Named: the JIT's code, not the Lua it runs. */
+	lj_profwalk_addr(s, FR_NATIVE, (uintptr_t)ip);
+      else if (lj_profwalk_invm(pw, ip))  /* Only v2 keeps it. */
 	lj_profwalk_addr(s, FR_VMCODE, (uintptr_t)ip);
-      if (innermost) {
-	if (traceno)
-	  lj_profwalk_trace(pw, s, c, traceno,  /* ip: in the call. */
-			    lost ? ip0 : (uintptr_t)ip - (stepped != 0));
+      if (innermost && traceno)
+	lj_profwalk_trace(pw, s, c, traceno,  /* ip: in the call. */
+			  lost ? ip0 : (uintptr_t)ip - (stepped != 0));
+      if (inexit) {
+	cf = exit_cframe(cur[0].L, r->sp, stk);
+	c = cursor_for(pw, cur, &ncur, cf, stk);
+      } else if (innermost) {
 	cf = cur[0].L != NULL ? (const char *)cframe_raw(cur[0].L->cframe) :
 				NULL;
       } else {
 	cf = (const char *)r->sp;
 	c = cursor_for(pw, cur, &ncur, cf, stk);
       }
-      if (c == &cur[0] && stepped && c->frame == top && top != NULL)
+      own = c != NULL &&
+	    ((innermost && traceno) || !cframe_nolua(c, cf, stk, exiting));
+      if (own && !inexit && c == &cur[0] && stepped && c->frame == top &&
+	  top != NULL)
 	lj_profwalk_vmreturn(c, r);
       innermost = lost = 0;
-      if (c != NULL)
+      if (own && c == &cur[0] && exiting)
+	exiting = !lj_profwalk_exit(pw, s, c);
+      if (own)
 	activation_frames(s, c, 0);
       if (!native_vmcaller(cf, stk, r))
 	break;
@@ -483,6 +607,8 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
       break;
   }
   /* Frames of activations the native walk did not reach. */
+  if (exiting)
+    lj_profwalk_exit(pw, s, &cur[0]);
   for (i = 0; i < ncur; i++)
     lj_profwalk_frames(s, &cur[i], s->maxframes);
 }

@@ -124,11 +124,23 @@ LJ_FUNC void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
 			     const ucontext_t *uc);
 LJ_FUNC void lj_profwalk_frames(ProfSink *s, LuaCursor *c, int max);
 LJ_FUNC void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r);
+/* A trace that links to the interpreter (lj_vm_exit_interp: a stitch, a
+** link to the interpreter) has left before the state says so: it loaded
+** the interpreter's BASE and PC (of the instruction to run), which uc
+** holds. 1 if they name a frame and its PC: the cursor starts there and
+** no trace runs. Checked: a helper a trace calls may hold its values in
+** those registers. */
+LJ_FUNC int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c,
+				 const ucontext_t *uc);
 /* Traces: by number, unless gone; the frames of one running at ip; the
 ** one whose code holds ip, or 0. */
 LJ_FUNC GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno);
 LJ_FUNC void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
 			       int32_t traceno, uintptr_t ip);
 LJ_FUNC int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip);
+/* A trace exit under way (state EXIT): the trace that exits, the frames
+** of its exit's snapshot, the cursor at the frame the trace was entered
+** in (lj_profwalk_top's). 0 if J->parent and J->exitno name no exit. */
+LJ_FUNC int lj_profwalk_exit(ProfWalk *pw, ProfSink *s, LuaCursor *c);
 
 #endif

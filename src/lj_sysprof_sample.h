@@ -133,14 +133,21 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   LuaCursor c;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
+  int exiting = st == ~LJ_VMST_EXIT;
   uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
   lj_profwalk_top(&sp->walk, &c, st, uc);
-  if (!lj_profwalk_invm(&sp->walk, ip) && lj_profwalk_incode(&sp->walk, ip))
+  if (traceno && lj_profwalk_leftrace(&sp->walk, &c, uc))
+    traceno = 0;
+  if (!exiting && !lj_profwalk_invm(&sp->walk, ip) &&
+      lj_profwalk_incode(&sp->walk, ip))
     traceno = leaf_caller(sp, &c, uc, traceno, &ip);
-  /* The trace, if one runs, and one frame of Lua: the innermost. */
-  s->sink.maxframes = traceno ? 2 : 1;
+  /* The trace, if one runs or exits, and one frame of Lua: the
+  ** innermost. */
+  s->sink.maxframes = traceno || exiting ? 2 : 1;
   if (traceno)
     lj_profwalk_trace(&sp->walk, &s->sink, &c, traceno, ip);
+  else if (exiting)
+    lj_profwalk_exit(&sp->walk, &s->sink, &c);
   /* A vararg frame writes nothing. */
   lj_profwalk_frames(&s->sink, &c, s->sink.maxframes);
   s->sink.maxframes = s->sink.nframes + 1;
@@ -163,7 +170,9 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
 {
   LuaCursor c;
   lj_profwalk_top(&sp->walk, &c, st, uc);
-  if (lj_prof_intrace(st))
+  if (st == ~LJ_VMST_EXIT)
+    lj_profwalk_exit(&sp->walk, &s->sink, &c);
+  else if (lj_prof_intrace(st) && !lj_profwalk_leftrace(&sp->walk, &c, uc))
     lj_profwalk_trace(&sp->walk, &s->sink, &c, st,
 		      (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
   lj_profwalk_frames(&s->sink, &c, SAMPLE_FRAMES);
@@ -279,6 +288,7 @@ static int sysprof_idle(SysProf *sp)
   return (L == NULL || L->cframe == NULL) &&
 	 mainthread(g)->cframe == NULL;
 }
+
 
 /* A sample: its VM state counted and, but in mode D, its stack written. */
 static void sysprof_sample(SysProf *sp, ucontext_t *uc)

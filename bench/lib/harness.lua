@@ -23,6 +23,14 @@ local function run(cmd)
   return t
 end
 
+-- The standard output of a command.
+function harness.capture(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("*a")
+  p:close()
+  return out
+end
+
 local function median(xs)
   table.sort(xs)
   local n = #xs

@@ -17,15 +17,9 @@ my $has_jit = `luajit -e 'io.write(jit.status() and 1 or 0)'` eq '1';
 # Runs $code (PATH and MODE filled in) and returns the collapsed stacks
 # as [frames, count] pairs, frames outermost first, plus the JSON report.
 sub profile {
-  my ($name, $code, $mode) = @_;
-  my $bin = scratch() . "/$name.bin";
-  $code =~ s/PATH/"$bin"/g;
-  $code =~ s/MODE/"$mode"/g;
-  my $run = run_lua($code);
-  is($run->{rc}, 0, "$name: ran") or diag $run->{err};
-  my ($stacks) = collapsed($bin);
+  my ($stacks, $bin, $script) = sysprof_stacks(@_);
   my $doc = eval { JSON::PP->new->decode(scalar `ljprof report --format=json '$bin' 2>/dev/null`) };
-  return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks], $doc, $run->{script});
+  return ($stacks, $doc, $script);
 }
 
 # The innermost Lua frame of a stack, or undef.

@@ -7,7 +7,7 @@ use File::Temp qw(tempdir);
 use JSON::PP;
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
-                 line_of memprof_stacks two_callers);
+                 sysprof_stacks line_of memprof_stacks two_callers);
 
 my $dir = tempdir(CLEANUP => 1);
 my $seq = 0;
@@ -89,6 +89,22 @@ sub collapsed {
     $stacks{$1} += $2 if /^(.*) (\d+)$/;
   }
   return (\%stacks, $rc);
+}
+
+# Runs $code with PATH and MODE filled in (a sysprof stream's path, its
+# mode), as test $name: the collapsed stacks as [frames, count] pairs,
+# frames outermost first; the stream's path, the script's, and the
+# report's exit status.
+sub sysprof_stacks {
+  my ($name, $code, $mode) = @_;
+  my $bin = "$dir/$name.bin";
+  $code =~ s/PATH/"$bin"/g;
+  $code =~ s/MODE/"$mode"/g;
+  my $run = run_lua($code);
+  Test::More::is($run->{rc}, 0, "$name: ran") or Test::More::diag($run->{err});
+  my ($stacks, $rc) = collapsed($bin);
+  return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks], $bin,
+          $run->{script}, $rc);
 }
 
 # The collapsed stacks of a memprof file (bytes allocated, or in use with

@@ -1,0 +1,124 @@
+-- How true sysprof's stacks are on real programs the project did not write,
+-- from Debian's Lua packages (bench/apt-packages): luacheck on Penlight's
+-- sources (compile-heavy: most samples are in the JIT compiler), and
+-- dkjson with markdown.lua rendering documents in a loop (real/docs.lua).
+-- Each runs ROUNDS times under LJPROF=cpu:mode=C,interval=1; from the
+-- collapsed stacks: the share of samples with a Lua frame at "line ?"
+-- (inside traces too), and the share whose native stack reaches the
+-- program's entry (outermost frame _start, or a thread's start), by what
+-- the sample was doing, told by its frames (the collapsed stacks carry no
+-- VM state): compiler (trace_state), trace exit (lj_vm_exit_handler,
+-- lj_trace_exit), trace (a TRACE frame), GC (the collector's functions),
+-- other. The VM states the report counts are printed for scale.
+-- Usage: luajit bench/real.lua LUAJIT LJPROF WORKDIR [ROUNDS]
+local capture = require("harness").capture
+
+local luajit, ljprof, work = arg[1], arg[2], arg[3]
+assert(luajit and ljprof and work,
+       "usage: real.lua LUAJIT LJPROF WORKDIR [ROUNDS]")
+local rounds = tonumber(arg[4]) or 3
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+os.execute("mkdir -p " .. work)
+
+local share = "/usr/share/lua/5.1"
+local env = ("LUA_PATH='%s/?.lua;%s/?/init.lua;;' " ..
+             "LUA_CPATH='/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;' ")
+            :format(share, share)
+local programs = {
+  { name = "luacheck on Penlight",
+    cmd = luajit .. " -e 'require \"luacheck.main\"' " .. share ..
+          "/pl/*.lua", need = share .. "/luacheck/main.lua" },
+  { name = "dkjson + markdown.lua",
+    cmd = luajit .. " " .. dir .. "/real/docs.lua 2",
+    need = share .. "/markdown.lua" },
+}
+
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() end
+  return f ~= nil
+end
+
+
+local entries = { _start = true, start_thread = true, clone = true,
+                  clone3 = true }
+
+-- What a sample was doing, from its frames (outermost first).
+local function kind(frames)
+  local k = "other"
+  for _, f in ipairs(frames) do
+    if f == "trace_state" then return "compiler" end
+    if f == "lj_vm_exit_handler" or f == "lj_trace_exit" then k = "exit"
+    elseif k == "other" and f:match("^TRACE ") then k = "trace"
+    elseif k == "other" and (f:match("^lj_gc_") or f:match("^gc_")) then
+      k = "GC"
+    end
+  end
+  return k
+end
+
+local kinds = { "compiler", "exit", "trace", "GC", "other" }
+
+local function pct(n, d)
+  return d > 0 and ("%5.2f%%"):format(100 * n / d) or "   - "
+end
+
+print("Stacks on real programs, " .. rounds ..
+      " runs each, LJPROF=cpu:mode=C,interval=1")
+for _, p in ipairs(programs) do
+  if not exists(p.need) then
+    print(("%s: skipped (%s missing: bench/apt-packages)"):format(p.name,
+                                                                  p.need))
+  else
+    local by = {}
+    for _, k in ipairs(kinds) do by[k] = { n = 0, unknown = 0, entry = 0 } end
+    local states = {}
+    for r = 1, rounds do
+      local bin = ("%s/real-%d.bin"):format(work, r)
+      os.execute(("%sLJPROF=cpu:mode=C,interval=1,path=%s %s >/dev/null"):
+                 format(env, bin, p.cmd))
+      local out = capture(ljprof .. " report --format=collapsed " .. bin)
+      for line in out:gmatch("[^\n]+") do
+        local stack, count = line:match("^(.*) (%d+)$")
+        if stack then
+          local frames = {}
+          for f in (stack .. ";"):gmatch("(.-);") do frames[#frames + 1] = f end
+          local b = by[kind(frames)]
+          count = tonumber(count)
+          b.n = b.n + count
+          if stack:find("(line ?)", 1, true) then
+            b.unknown = b.unknown + count
+          end
+          if entries[frames[1]] then b.entry = b.entry + count end
+        end
+      end
+      local json = capture(ljprof .. " report --format=json " .. bin)
+      for st, n in json:match('"vmstate": {([^}]*)}'):gmatch('"(%u+)": (%d+)') do
+        states[st] = (states[st] or 0) + tonumber(n)
+      end
+      os.remove(bin)
+    end
+    local all = { n = 0, unknown = 0, entry = 0 }
+    for _, k in ipairs(kinds) do
+      for f, v in pairs(by[k]) do all[f] = all[f] + v end
+    end
+    print(("\n%s (%d samples)"):format(p.name, all.n))
+    print(("  %-9s %8s %8s %10s %10s"):format("kind", "samples", "share",
+                                             "line ?", "to entry"))
+    for _, k in ipairs(kinds) do
+      local b = by[k]
+      print(("  %-9s %8d %8s %10s %10s"):format(k, b.n, pct(b.n, all.n),
+            pct(b.unknown, b.n), pct(b.entry, b.n)))
+    end
+    print(("  %-9s %8d %8s %10s %10s"):format("all", all.n, "",
+          pct(all.unknown, all.n), pct(all.entry, all.n)))
+    local sl = {}
+    for _, st in ipairs({ "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT",
+                          "RECORD", "OPT", "ASM", "TRACE" }) do
+      if (states[st] or 0) > 0 then
+        sl[#sl + 1] = st .. " " .. pct(states[st], all.n):gsub("^%s+", "")
+      end
+    end
+    print("  VM states: " .. table.concat(sl, ", "))
+  end
+end
