@@ -84,8 +84,9 @@ LUA
   cmp_ok($n, '>=', 0.1 * $all, "exits: many samples in lj_trace_exit ($n of $all)");
   my ($unk) = count($stacks, sub { $inexit->($_[0]) && unknown($_[0]) });
   is($unk, 0, 'exits: no sample in an exit has a Lua frame at "line ?"');
-  # host ... lua_pcall ; line 13 ; f at the exit ; the trace ; its exit.
-  my $order = qr/(^|;)main;(.*;)?lua_pcall;\Q$src\E:13;\Q$src\E:[45];TRACE \[\d+\] \Q$src\E:\d+;lj_vm_exit_handler;lj_trace_exit(;|$)/;
+  # host ... lua_pcall ; line 13 ; f at the exit ; the trace ; the reader's
+  # [exit] frame naming that trace and its exit ; the exit handler.
+  my $order = qr/(^|;)main;(.*;)?lua_pcall;\Q$src\E:13;\Q$src\E:[45];TRACE \[(\d+)\] \Q$src\E:\d+;\[exit\] TRACE \3 exit \d+;lj_vm_exit_handler;lj_trace_exit(;|$)/;
   my ($right) = count($stacks, sub { $inexit->($_[0]) && join(';', @{ $_[0] }) =~ $order });
   cmp_ok($right, '>=', 0.99 * $n, "exits: from main through the exit's line and the trace to lj_trace_exit ($right of $n)");
   my ($restore) = count($stacks, sub { join(';', @{ $_[0] }) =~ /;lj_trace_exit;trace_exit_cp;lj_snap_restore(;|$)/ });
