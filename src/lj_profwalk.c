@@ -260,9 +260,9 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   ** but has stored its own in the link of the new frame, at BASE. C code
   ** saved the PC it called from in the C frame. */
   if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
-      lj_profwalk_invm(pw, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
-    cTValue *nb = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
-    cursor_addpc(c, (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC]);
+      lj_profwalk_invm(pw, LJ_PROFUNW_UCPC(uc))) {
+    cTValue *nb = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE);
+    cursor_addpc(c, (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC));
     if (nb-1 > c->frame && lj_prof_framefunc(L, nb-1) != NULL &&
 	frame_islua(nb-1))
       cursor_addpc(c, frame_pc(nb-1));
@@ -285,7 +285,9 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
 ** register, the best candidate for the innermost frame. */
 void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 {
+#if LJ_TARGET_X64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+#endif
   cursor_bestpc(c, (const BCIns *)r->bx);
 }
 
@@ -391,8 +393,8 @@ static int native_vmcaller(const char *cf, const ProfUnwStack *stk,
 {
   uintptr_t at = (uintptr_t)cf;
   if (cf == NULL || !lj_profunwind_read(stk, at + CFRAME_OFS_RET, &r->ip) ||
-      !lj_profunwind_read(stk, at + CFRAME_OFS_RBP, &r->bp) ||
-      !lj_profunwind_read(stk, at + CFRAME_OFS_RBX, &r->bx))
+      !lj_profunwind_read(stk, at + CFRAME_OFS_FP, &r->bp) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_PCREG, &r->bx))
     return 0;
   r->sp = at + CFRAME_SIZE;
   r->exact = 0;
