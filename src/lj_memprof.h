@@ -10,8 +10,9 @@
 #include "lj_obj.h"
 #include "lj_profstream.h"
 
-/* The VM states it relies on are split in the x64 interpreter only. */
-#if LJ_TARGET_X64 && LJ_TARGET_LINUX && LJ_GC64 && \
+/* The VM states it relies on are split in the x64 and ARM64 interpreters
+** only. */
+#if (LJ_TARGET_X64 || LJ_TARGET_ARM64) && LJ_TARGET_LINUX && LJ_GC64 && \
     !defined(LUAJIT_DISABLE_MEMPROF)
 #define LJ_HASMEMPROF		1
 #else

@@ -68,6 +68,18 @@ typedef struct ProfUnwRegs {
   int exact;
 } ProfUnwRegs;
 
+/* The registers of an interrupted context (<sys/ucontext.h>): its PC, its
+** stack pointer and general register n (CFRAME_GREG_* of lj_frame.h). */
+#if defined(__x86_64__)
+#define LJ_PROFUNW_UCPC(uc)	((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#define LJ_PROFUNW_UCSP(uc)	((uintptr_t)(uc)->uc_mcontext.gregs[REG_RSP])
+#define LJ_PROFUNW_UCREG(uc, n)	((uintptr_t)(uc)->uc_mcontext.gregs[(n)])
+#elif defined(__aarch64__)
+#define LJ_PROFUNW_UCPC(uc)	((uintptr_t)(uc)->uc_mcontext.pc)
+#define LJ_PROFUNW_UCSP(uc)	((uintptr_t)(uc)->uc_mcontext.sp)
+#define LJ_PROFUNW_UCREG(uc, n)	((uintptr_t)(uc)->uc_mcontext.regs[(n)])
+#endif
+
 /* Not async-signal-safe: they read the process's list of objects. */
 void lj_profunwind_addobjs(ProfUnwObjs *objs);
 /* The same, when the loader counts a change since; 1 if it did. */

@@ -278,9 +278,9 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   ** but has stored its own in the link of the new frame, at BASE. C code
   ** saved the PC it called from in the C frame. */
   if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
-      lj_profwalk_invm(pw, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])) {
-    cTValue *nb = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
-    cursor_addpc(c, (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC]);
+      lj_profwalk_invm(pw, LJ_PROFUNW_UCPC(uc))) {
+    cTValue *nb = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE);
+    cursor_addpc(c, (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC));
     if (nb-1 > c->frame && lj_prof_framefunc(L, nb-1) != NULL &&
 	frame_islua(nb-1))
       cursor_addpc(c, frame_pc(nb-1));
@@ -300,9 +300,9 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
 
 int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
 {
-  uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-  cTValue *base = (cTValue *)uc->uc_mcontext.gregs[CFRAME_GREG_BASE];
-  const BCIns *pc = (const BCIns *)uc->uc_mcontext.gregs[CFRAME_GREG_PC];
+  uintptr_t ip = LJ_PROFUNW_UCPC(uc);
+  cTValue *base = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE);
+  const BCIns *pc = (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC);
   GCfunc *fn;
   if (c->L == NULL || !lj_profwalk_invm(pw, ip) || native_inexit(ip) ||
       (fn = lj_prof_framefunc(c->L, base-1)) == NULL || !isluafunc(fn) ||
@@ -326,7 +326,9 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
   lua_State *L = c->L;
   cTValue *callee;
   GCfunc *fn;
+#if LJ_TARGET_X64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+#endif
   if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
       (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
       lj_proftrace_inproto(funcproto(fn), pc) &&
@@ -466,8 +468,8 @@ static int native_vmcaller(const char *cf, const ProfUnwStack *stk,
 {
   uintptr_t at = (uintptr_t)cf;
   if (cf == NULL || !lj_profunwind_read(stk, at + CFRAME_OFS_RET, &r->ip) ||
-      !lj_profunwind_read(stk, at + CFRAME_OFS_RBP, &r->bp) ||
-      !lj_profunwind_read(stk, at + CFRAME_OFS_RBX, &r->bx))
+      !lj_profunwind_read(stk, at + CFRAME_OFS_FP, &r->bp) ||
+      !lj_profunwind_read(stk, at + CFRAME_OFS_PCREG, &r->bx))
     return 0;
   r->sp = at + CFRAME_SIZE;
   r->exact = 0;
