@@ -194,6 +194,10 @@ my @uses = (
   [bench => 'bench/reader/run.sh',     qr{/usr/bin/time -v},     '/usr/bin/time'],
   [bench => 'bench/traces.lua',        qr/valgrind --tool/,      command('valgrind')],
   [bench => 'bench/vm.lua',            qr{"/usr/bin/luajit },    '/usr/bin/luajit'],
+  [bench => 'bench/real.lua',          qr{"/luacheck/main\.lua"}, '/usr/share/lua/5.1/luacheck/main.lua'],
+  [bench => 'bench/real.lua',          qr{"/pl/\*\.lua"},        '/usr/share/lua/5.1/pl/utils.lua'],
+  [bench => 'bench/real.lua',          qr{"/markdown\.lua"},      '/usr/share/lua/5.1/markdown.lua'],
+  [bench => 'bench/real/docs.lua',     qr/require\("dkjson"\)/,   '/usr/share/lua/5.1/dkjson.lua'],
 );
 
 my %owners;   # package -> set of the uses it serves
