@@ -341,11 +341,14 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
     return NULL;
   if (!lua_istable(L, 1))
     return "options must be a table";
+  lua_getfield(L, 1, "jit");
   lua_getfield(L, 1, "mode");
   lua_getfield(L, 1, "interval");
   lua_getfield(L, 1, "clock");
   lua_getfield(L, 1, "format");
   lua_getfield(L, 1, "path");
+  if (!prof_bool(L, -6, &cfg->jitev))
+    return "jit must be a boolean";
   prof_choice(L, -5, modes, &cfg->mode);
   if (!lua_isnil(L, -4))  /* Not a number: 0, refused. */
     cfg->interval = lj_sysprof_interval(lua_tonumber(L, -4));

@@ -223,6 +223,7 @@ static const EnvKey env_cpukeys[] = {
     "interval must be milliseconds, from 0.001 to 1000000", NULL },
   { "clock", env_choice, ENV_AT(cpu.clock), "clock must be cpu or wall",
     env_clocks },
+  { "jit", env_flag, ENV_AT(cpu.jitev), "jit must be 1 or 0", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 

@@ -37,6 +37,7 @@ void lj_sysprof_defaults(SysprofConfig *cfg)
   cfg->format = LUAM_SYSPROF_V3;
   cfg->clock = SYSPROF_CLOCK_CPU;
   cfg->interval = 10000;  /* 10 ms. */
+  cfg->jitev = 1;
 }
 
 uint64_t lj_sysprof_interval(double ms)

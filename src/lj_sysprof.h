@@ -33,6 +33,7 @@ typedef struct SysprofConfig {
   int format;		/* LUAM_SYSPROF_V2 or _V3: the stream version. */
   int clock;		/* SYSPROF_CLOCK_*. */
   uint64_t interval;	/* Microseconds between samples. */
+  int jitev;		/* v3: the trace compiler's events too. */
   uint8_t *buf;
   size_t len;
   void *ctx;

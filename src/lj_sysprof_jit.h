@@ -284,10 +284,13 @@ void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
 /* -- A profile's start and end ------------------------------------------- */
 
 /* Whether the compiler runs, at the start: a profile of a VM whose JIT is
-** off has no events, and says why. */
+** off has no events, and says why. A profile asked without the events has
+** no jit record: its stream reads as one written before they were. */
 static void jit_begin(SysProf *sp)
 {
   jit_State *J = G2J(sp->g);
+  if (!sp->cfg.jitev)
+    return;
   lj_wbuf_addbyte(&sp->out, REC_JIT);
   lj_wbuf_adduleb(&sp->out, (J->flags & JIT_F_ON) ? 1 : 0);
   sp->exits = calloc(EXIT_SLOTS, sizeof(SysprofExit));

@@ -114,7 +114,8 @@ usage_error(['--cpu', '--interval=0', '--', $alloc], qr/--interval wants a posit
 usage_error(['--cpu', '--interval=fast', '--', $alloc], qr/--interval wants a positive number/, 'interval not a number');
 usage_error(['--cpu', '--interval=1000001', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '1000001'/, 'interval above what sysprof takes');
 usage_error(['--cpu', '--interval=0.0009', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '0\.0009'/, 'interval below what sysprof takes');
-usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval is for --cpu/, 'interval without --cpu');
+usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval and --no-jit-events are for --cpu/, 'interval without --cpu');
+usage_error(['--mem', '--no-jit-events', '--', $alloc], qr/--interval and --no-jit-events are for --cpu/, 'no-jit-events without --cpu');
 usage_error(['--mem', '--stack-budget=1048575', '--', $alloc], qr/--stack-budget wants a whole number of bytes from 1048576 \(2\^20\) to 1099511627776 \(2\^40\), not '1048575'/, 'stack budget below 2^20');
 usage_error(['--cpu', '--stack-budget=1048576', '--', $alloc], qr/--stack-budget is for --mem/, 'stack budget without --mem');
 usage_error(['--mem'], qr/no SCRIPT given/, 'no script');

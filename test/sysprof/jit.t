@@ -101,6 +101,36 @@ $r = run_lua("jit.off()\nlocal s = 0\nfor i = 1, 3e7 do s = s + i end\nprint(s)\
 my $text = `ljprof report --jit '$dir/off.bin' 2>&1`;
 like($text, qr/The JIT compiler was off/, 'jit.off(): the report says the compiler was off');
 
+# Asked without the events (LJPROF jit=0, misc.sysprof.start{jit=false},
+# record --no-jit-events): the same program's stream has none, its
+# samples in the compiler none of their trace, and the report says so.
+for my $way (['LJPROF jit=0', { LJPROF => "cpu:mode=C,interval=1,jit=0,path=$dir/noev.bin" }, ''],
+             ['start{jit=false}', {}, "assert(misc.sysprof.start({mode='C', interval=1, jit=false, path='$dir/noev.bin'}))\n"]) {
+  my ($name, $env, $head) = @$way;
+  unlink "$dir/noev.bin";
+  $r = run_lua($head . $code, args => ["$dir/noev.jv"], env => $env);
+  is($r->{rc}, 0, "$name: ran") or diag $r->{err};
+  $j = jit_json("$dir/noev.bin");
+  ok(!$j->{events} && $j->{started} == 0 && @{ $j->{starts} } == 0,
+     "$name: no events, no starts") or diag explain $j;
+  my @why = map { @{ $_->{aborts} } } @{ $j->{lines} };
+  ok(@{ $j->{lines} } > 0 && !@why, "$name: lines interpreted, none with a reason") or diag explain $j;
+  cmp_ok($j->{samples}, '>', 10, "$name: the samples are there ($j->{samples})");
+  my $folded = `ljprof report --format=collapsed '$dir/noev.bin' 2>&1`;
+  unlike($folded, qr/\[JIT\] trace|\[exit\] TRACE/, "$name: no [JIT] or [exit] frame without the events");
+  like(`ljprof report --jit '$dir/noev.bin' 2>&1`, qr/none of the compiler's events \(.*jit=false/,
+       "$name: report --jit says the stream has none, and why it may not");
+}
+{
+  open my $fh, '>', "$dir/rec.lua" or die $!;
+  print $fh $code;
+  close $fh;
+  system("ljprof record --cpu --interval=1 --no-jit-events -o '$dir/rec.bin' -- '$dir/rec.lua' '$dir/rec.jv' >/dev/null 2>&1");
+  is($?, 0, 'record --no-jit-events: ran');
+  $j = jit_json("$dir/rec.bin");
+  ok(!$j->{events} && $j->{samples} > 10, "record --no-jit-events: no events, $j->{samples} samples");
+}
+
 # jit.flush() mid-profile: a flush asked by the program.
 $r = run_lua("local s = 0\nfor r = 1, 50 do\n  for i = 1, 1e5 do s = s + i end\n  jit.flush()\nend\nprint(s)\n",
              env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/flush.bin" });

@@ -44,6 +44,8 @@ triple("a negative interval", "^profiler misuse: interval must be", EINVAL, sp.s
 triple("an interval that is not a number", "^profiler misuse: interval must be", EINVAL,
        sp.start({ interval = 0/0, path = tmp }))
 triple("an unknown clock", "^profiler misuse: clock must be", EINVAL, sp.start({ clock = "sun", path = tmp }))
+triple("a jit that is not a boolean", "^profiler misuse: jit must be a boolean$", EINVAL,
+       sp.start({ jit = 1, path = tmp }))
 triple("options that are not a table", "^profiler misuse: options must be a table", EINVAL, sp.start("C"))
 triple("an unknown format", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
        sp.start({ format = "v4", path = tmp }))

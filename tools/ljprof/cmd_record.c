@@ -64,6 +64,9 @@ static void usage(FILE *out) {
           "                      the default), L (leaf) or D (VM states only)\n"
           "  --interval=MS       sampling interval in milliseconds, 0.001 to\n"
           "                      1000000, may be fractional (default: 10)\n"
+          "  --no-jit-events     with --cpu: leave the trace compiler's events\n"
+          "                      out of the stream (report --jit then has\n"
+          "                      time by kind only)\n"
           "  -o, --output=FILE   the stream file (default: memprof.bin or\n"
           "                      sysprof.bin in the current directory)\n"
           "  --report-out=FILE   write the report to FILE (default: stdout)\n"
@@ -98,7 +101,8 @@ enum {
   OPT_STACKS,
   OPT_NATIVE,
   OPT_SAMPLE,
-  OPT_STACK_BUDGET
+  OPT_STACK_BUDGET,
+  OPT_NO_JIT_EVENTS
 };
 
 static const struct option long_options[] = {
@@ -115,6 +119,7 @@ static const struct option long_options[] = {
     {"native", no_argument, NULL, OPT_NATIVE},
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"stack-budget", required_argument, NULL, OPT_STACK_BUDGET},
+    {"no-jit-events", no_argument, NULL, OPT_NO_JIT_EVENTS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -136,6 +141,7 @@ struct args {
   int native;               /* --mem --native */
   unsigned long long sample; /* --mem --sample: bytes; 0: every event */
   unsigned long long budget; /* --mem --stack-budget: bytes; 0: default */
+  int no_jit_events;        /* --cpu --no-jit-events */
 };
 
 /* What memprof takes (lj_memprof_check in the VM): sampling intervals of
@@ -248,6 +254,9 @@ static int parse_own_option(int c, char **argv, void *ud) {
                               "from 1048576 (2^20) to 1099511627776 (2^40), "
                               "not '%s'", optarg);
     return -1;
+  case OPT_NO_JIT_EVENTS:
+    a->no_jit_events = 1;
+    return -1;
   case OPT_DURATION:
     if (!parse_positive(optarg, &a->duration))
       return usage_error(CMD, "--duration wants a positive number of "
@@ -269,19 +278,19 @@ static int parse_args(int argc, char **argv, struct args *a) {
   if (status >= 0) return status;
   if (a->pid) {
     if (a->interval || a->stream || a->luajit || a->stacks || a->native ||
-        a->sample || a->budget || optind < argc)
+        a->sample || a->budget || a->no_jit_events || optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "
                               "LJPROF says: no SCRIPT, -o, --interval, "
-                              "--luajit, --stacks, --native, --sample or "
-                              "--stack-budget");
+                              "--luajit, --stacks, --native, --sample, "
+                              "--stack-budget or --no-jit-events");
     return -1;
   }
   if (a->duration)
     return usage_error(CMD, "--duration is for --pid");
   if (a->profiler == PROFILER_NONE)
     return usage_error(CMD, "say which profiler: --mem or --cpu");
-  if (a->interval && a->profiler != PROFILER_CPU)
-    return usage_error(CMD, "--interval is for --cpu");
+  if ((a->interval || a->no_jit_events) && a->profiler != PROFILER_CPU)
+    return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
   if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
     return usage_error(CMD, "--stacks, --native and --sample are for --mem");
   if (a->budget && a->profiler != PROFILER_MEM)
@@ -322,8 +331,9 @@ static void start_chunk(const struct args *a, char *buf, size_t size) {
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "
-             "path=os.getenv(\"" STREAM_ENV "\")}))",
-             a->mode, strtod(a->interval ? a->interval : "10", NULL));
+             "%spath=os.getenv(\"" STREAM_ENV "\")}))",
+             a->mode, strtod(a->interval ? a->interval : "10", NULL),
+             a->no_jit_events ? "jit=false, " : "");
 }
 
 /*

@@ -296,8 +296,9 @@ int report_jit_text(FILE *out, const struct sysprof_report_input *in,
             in->reader->err_msg);
   if (!t.j->has_events)
     fprintf(out, "The stream has none of the compiler's events (a v2 "
-                 "stream, one written before they were, or a VM without "
-                 "the JIT): time by kind only.\n");
+                 "stream, one recorded without them, jit=false, or before "
+                 "they were, or a VM without the JIT): time by kind "
+                 "only.\n");
   else if (!t.j->jit_on && t.j->started == 0)
     fprintf(out, "The JIT compiler was off: no trace was compiled during "
                  "the profile.\n");
