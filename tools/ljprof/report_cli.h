@@ -48,7 +48,7 @@ enum {
   "                      what ran, compiler time by trace start and outcome,\n" \
   "                      interpreted lines and why, hot exits, flushes\n"
 
-#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES}
+#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0}
 
 #define REPORT_OPTION_NOT_MINE (-2)
 
