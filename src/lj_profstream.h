@@ -216,7 +216,8 @@
 ** LuaJIT's LJ_TRERR_* error and the reason as -jv prints it, where
 ** recording stopped. A flush says LJP_FLUSH_*. Exits are counts since
 ** the last exits record, where each exit resumes, written before a trace
-** number may be given again (any trace-start) and at the end. Records: REC_*; the config's mode (LJP_MODE_*),
+** number with counts pending is given again (a trace-start) and at the
+** end. Records: REC_*; the config's mode (LJP_MODE_*),
 ** interval (microseconds) and clock (LJP_CLOCK_*); the stats' counts by
 ** VM state.
 */

@@ -144,6 +144,7 @@ typedef struct SysProf {
   /* The trace compiler's events (lj_sysprof_jit.h): exits counted by the
   ** VM's thread, written when the drain thread says they are due. */
   struct SysprofExit *exits;	/* NULL: no events (v2, no JIT). */
+  uint8_t *exittraces;		/* A bit per trace with counts pending. */
   uint32_t nexits;
   _Atomic int exits_due;
   ProfWalk walk;		/* The handler's; the drain adds code. */

@@ -8,7 +8,7 @@
 ** aborted, a start blacklisted, the traces flushed. Exits are too many
 ** for a record each: they are counted by trace and exit, and the counts
 ** written now and then (each REC_EXITS holds what was counted since the
-** last), always before a trace number may be given again.
+** last), always before the number of a trace with counts is given again.
 */
 
 #if LJ_HASJIT
@@ -63,17 +63,23 @@ static void exits_write(SysProf *sp, struct lj_wbuf *out)
     lj_wbuf_adduleb(out, e->count);
     lj_wbuf_adduleb(out, e->pt);
     lj_wbuf_adduleb(out, e->line);
+    sp->exittraces[e->key >> 19] = 0;
     e->key = 0;
   }
   sp->nexits = 0;
   atomic_store_explicit(&sp->exits_due, 0, memory_order_relaxed);
 }
 
-/* What was counted goes out before the event that follows. */
 static void exits_flush(SysProf *sp, struct lj_wbuf *out)
 {
   if (sp->nexits != 0)
     exits_write(sp, out);
+}
+
+/* Whether exits of trace n are counted and not yet written. */
+static int exits_pending(SysProf *sp, TraceNo n)
+{
+  return (sp->exittraces[(n >> 3) & 0x1fff] >> (n & 7)) & 1;
 }
 
 /* The slot of key: its own, or the free one it takes. */
@@ -101,10 +107,9 @@ static void exit_where(jit_State *J, const BCIns *pc, SysprofExit *e)
 
 /* -- Events -------------------------------------------------------------- */
 
-/* A record from the VM's thread, with the counts before it. */
+/* A record from the VM's thread. */
 #define JIT_RECORD(sp, u, body) \
-  { RingUpdate u; update_begin(sp, &u); exits_flush(sp, &u.out); body; \
-    update_end(sp, &u); }
+  { RingUpdate u; update_begin(sp, &u); body; update_end(sp, &u); }
 
 void lj_sysprof_jitstart(jit_State *J)
 {
@@ -118,6 +123,8 @@ void lj_sysprof_jitstart(jit_State *J)
 		    kind == LJP_TRACE_STITCH ? J->exitno : 0;
     J2G(J)->prof.flushwhy = LJ_PROF_FLUSH_ASKED;
     JIT_RECORD(sp, u,
+      if (exits_pending(sp, J->cur.traceno))  /* Counts of the old one. */
+	exits_write(sp, &u.out);
       lj_wbuf_addbyte(&u.out, REC_TRACE_START);
       lj_wbuf_adduleb(&u.out, J->cur.traceno);
       lj_wbuf_adduleb(&u.out, (uint64_t)kind);
@@ -268,17 +275,18 @@ void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
   e = exits_slot(sp, key);
   if (e->key == 0) {
     if (sp->nexits == EXIT_SLOTS/2) {  /* Half full: out with them. */
-      JIT_RECORD(sp, u, (void)0)
+      JIT_RECORD(sp, u, exits_write(sp, &u.out))
       e = exits_slot(sp, key);
     }
     e->key = key;
+    sp->exittraces[(key >> 19) & 0x1fff] |= (uint8_t)(1u << ((key >> 16) & 7));
     e->count = 0;
     exit_where(J, pc, e);
     sp->nexits++;
   }
   e->count++;
   if (atomic_load_explicit(&sp->exits_due, memory_order_relaxed))
-    JIT_RECORD(sp, u, (void)0)
+    JIT_RECORD(sp, u, exits_write(sp, &u.out))
 }
 
 /* -- A profile's start and end ------------------------------------------- */
@@ -293,7 +301,9 @@ static void jit_begin(SysProf *sp)
     return;
   lj_wbuf_addbyte(&sp->out, REC_JIT);
   lj_wbuf_adduleb(&sp->out, (J->flags & JIT_F_ON) ? 1 : 0);
-  sp->exits = calloc(EXIT_SLOTS, sizeof(SysprofExit));
+  /* The bits of 65536 trace numbers after the slots: one allocation. */
+  sp->exits = calloc(1, EXIT_SLOTS*sizeof(SysprofExit) + 65536/8);
+  sp->exittraces = (uint8_t *)(sp->exits + EXIT_SLOTS);
   sp->nexits = 0;
   atomic_store(&sp->exits_due, 0);
 }

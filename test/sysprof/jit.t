@@ -101,6 +101,39 @@ $r = run_lua("jit.off()\nlocal s = 0\nfor i = 1, 3e7 do s = s + i end\nprint(s)\
 my $text = `ljprof report --jit '$dir/off.bin' 2>&1`;
 like($text, qr/The JIT compiler was off/, 'jit.off(): the report says the compiler was off');
 
+# Trace numbers given again: two loops, each with an exit taken on every
+# other iteration, take turns, every trace flushed between them, so that
+# each round's traces have the numbers of the last round's. Each exit is
+# counted under its own loop's start, never under the other's.
+{
+  my $turns = <<'LUA';
+jit.opt.start("hotexit=1000")  -- above 255: never a side trace, always an exit
+local function f(n) local s = 0 for i = 1, n do if i % 2 == 0 then s = s + 1 else s = s - 1 end end return s end -- F
+local function g(n) local s = 0 for i = 1, n do if i % 2 == 0 then s = s + 2 else s = s - 2 end end return s end -- G
+local x = 0
+for r = 1, 40 do
+  x = x + (r % 2 == 1 and f(2e5) or g(2e5))
+  jit.flush()
+end
+print(x)
+LUA
+  my ($lf, $lg) = (line_of($turns, '-- F'), line_of($turns, '-- G'));
+  $r = run_lua($turns, env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/turns.bin" });
+  is($r->{rc}, 0, 'turns: ran') or diag $r->{err};
+  $j = jit_json("$dir/turns.bin");
+  my %at;  # the line an exit's start is on => the lines it resumes at
+  for (@{ $j->{exits} || [] }) {
+    my ($s) = $_->{start} =~ /:(\d+)$/;
+    my ($l) = $_->{location} =~ /:(\d+)$/;
+    $at{$s // '?'}{$l // '?'} += $_->{count};
+  }
+  is_deeply([sort keys %at], [sort { $a <=> $b } $lf, $lg], "turns: exits under the starts of both loops")
+    or diag explain $j->{exits};
+  is_deeply([keys %{ $at{$lf} || {} }], [$lf], "turns: f's exits resume in f only");
+  is_deeply([keys %{ $at{$lg} || {} }], [$lg], "turns: g's exits resume in g only");
+  cmp_ok(($at{$lf}{$lf} // 0) + ($at{$lg}{$lg} // 0), '>', 1e6, 'turns: millions of exits counted');
+}
+
 # Asked without the events (LJPROF jit=0, misc.sysprof.start{jit=false},
 # record --no-jit-events): the same program's stream has none, its
 # samples in the compiler none of their trace, and the report says so.
