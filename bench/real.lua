@@ -10,8 +10,14 @@
 -- VM state): compiler (trace_state), trace exit (lj_vm_exit_handler,
 -- lj_trace_exit), trace (a TRACE frame), GC (the collector's functions),
 -- other. The VM states the report counts are printed for scale.
+-- Then the JIT's story on the same runs: how much of the compiler's time
+-- `report --jit` charges to a start location with a known outcome
+-- (compiled or aborted); and what recording the compiler's events costs:
+-- the same program unprofiled, under sysprof without the events (jit=0)
+-- and with them, interleaved, and the stream's bytes per sample.
 -- Usage: luajit bench/real.lua LUAJIT LJPROF WORKDIR [ROUNDS]
-local capture = require("harness").capture
+local harness = require("harness")
+local capture = harness.capture
 
 local luajit, ljprof, work = arg[1], arg[2], arg[3]
 assert(luajit and ljprof and work,
@@ -27,11 +33,19 @@ local env = ("LUA_PATH='%s/?.lua;%s/?/init.lua;;' " ..
 local programs = {
   { name = "luacheck on Penlight",
     cmd = luajit .. " -e 'require \"luacheck.main\"' " .. share ..
-          "/pl/*.lua", need = share .. "/luacheck/main.lua" },
+          "/pl/*.lua", need = share .. "/luacheck/main.lua",
+    warns = true },  -- exits 1: it found warnings
   { name = "dkjson + markdown.lua",
     cmd = luajit .. " " .. dir .. "/real/docs.lua 2",
     need = share .. "/markdown.lua" },
 }
+
+-- A program's shell command, with the variables VARS: a subshell whose
+-- status is 0 when the program did its job.
+local function shell(p, vars)
+  return ("(%s%s %s%s)"):format(env, vars or "", p.cmd,
+                                p.warns and " || [ $? -eq 1 ]" or "")
+end
 
 local function exists(path)
   local f = io.open(path)
@@ -75,8 +89,8 @@ for _, p in ipairs(programs) do
     local states = {}
     for r = 1, rounds do
       local bin = ("%s/real-%d.bin"):format(work, r)
-      os.execute(("%sLJPROF=cpu:mode=C,interval=1,path=%s %s >/dev/null"):
-                 format(env, bin, p.cmd))
+      os.execute(shell(p, "LJPROF=cpu:mode=C,interval=1,path=" .. bin) ..
+                 " >/dev/null")
       local out = capture(ljprof .. " report --format=collapsed " .. bin)
       for line in out:gmatch("[^\n]+") do
         local stack, count = line:match("^(.*) (%d+)$")
@@ -95,6 +109,16 @@ for _, p in ipairs(programs) do
       local json = capture(ljprof .. " report --format=json " .. bin)
       for st, n in json:match('"vmstate": {([^}]*)}'):gmatch('"(%u+)": (%d+)') do
         states[st] = (states[st] or 0) + tonumber(n)
+      end
+      -- The JIT report's starts: samples with their outcome known.
+      local jit = capture(ljprof .. " report --jit --format=json " .. bin)
+      p.compiler = (p.compiler or 0) +
+                   tonumber(jit:match('"jit_compiler": (%d+)') or 0)
+      p.explained = p.explained or 0
+      for _, outcome in ipairs({ "compiled", "aborted" }) do
+        for n in jit:gmatch('"samples_' .. outcome .. '": (%d+)') do
+          p.explained = p.explained + tonumber(n)
+        end
       end
       os.remove(bin)
     end
@@ -120,5 +144,53 @@ for _, p in ipairs(programs) do
       end
     end
     print("  VM states: " .. table.concat(sl, ", "))
+    print(("  compiler samples charged to a start and its outcome: %s of %d")
+          :format(pct(p.explained, p.compiler), p.compiler))
   end
 end
+
+-- What the compiler's events cost: interleaved runs of each program
+-- plain, under sysprof C at 1 ms without the events and with them.
+local function size(path)
+  local f = io.open(path, "rb")
+  if not f then return 0 end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+local function samples(bin)
+  return tonumber(capture(ljprof .. " report --format=json " .. bin)
+                  :match('"samples": (%d+)') or 0)
+end
+
+local order = { "plain", "no_events", "events" }
+local rows, streams = {}, {}
+for _, p in ipairs(programs) do
+  if exists(p.need) then
+    local bin = work .. "/real-cost.bin"
+    local prof = "LJPROF=cpu:mode=C,interval=1,path=" .. bin
+    local cmds = {
+      plain = shell(p),
+      no_events = shell(p, prof .. ",jit=0"),
+      events = shell(p, prof),
+    }
+    rows[#rows + 1] = { name = p.name,
+                        med = harness.compare(cmds, order, 2 * rounds + 1) }
+    local per = {}
+    for _, v in ipairs({ "no_events", "events" }) do
+      os.execute(cmds[v] .. " >/dev/null")
+      per[v] = size(bin) / math.max(samples(bin), 1)
+    end
+    streams[#streams + 1] = ("  %s: %.1f bytes per sample without the " ..
+      "events, %.1f with them (the events %.1f%% of the stream)")
+      :format(p.name, per.no_events, per.events,
+              100 * (1 - per.no_events / per.events))
+    os.remove(bin)
+  end
+end
+harness.table("The compiler's events: median wall time of " ..
+              (2 * rounds + 1) .. " interleaved runs, sysprof C at 1 ms",
+              order, { { "events", "no_events" }, { "events", "plain" } },
+              rows)
+print("\n" .. table.concat(streams, "\n"))
