@@ -4,7 +4,8 @@
 # without; frames a trace runs inlined are one location with a line each,
 # the inlined callee's line above its caller's call line; memory profiles
 # carry allocated and in-use objects and bytes, the largest live site first
-# under inuse_space; every value sums to the JSON report's totals.
+# under inuse_space; every value sums to the JSON report's totals; CPU
+# samples carry their VM state and trace as labels (-tags, -tagfocus).
 use strict;
 use warnings;
 use FindBin;
@@ -209,6 +210,41 @@ SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
   is($rc, 1, 'damaged: exit 1');
   ($prc, $out) = pprof('-comments', $file);
   like($out, qr/damaged stream, profile of what came before: .*offset \d+/, 'damaged: the comment says where') or diag $out;
+}
+
+{ # Labels: a loop compiled again after every jit.flush(), so that most
+  # samples are in the compiler, each at work on trace 1.
+  my $run = run_lua(<<'LUA', env => { LJPROF => 'cpu:mode=C,interval=1,path=' . scratch() . '/labels.bin' });
+local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+local s, t0 = 0, os.clock()
+while os.clock() - t0 < 1 do
+  s = s + work(300)
+  jit.flush()
+end
+print(s)
+LUA
+  is($run->{rc}, 0, 'labels: ran') or diag $run->{err};
+  my $file = scratch() . '/labels.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, scratch() . '/labels.bin');
+  is($rc, 0, 'labels: pprof written') or diag $err;
+  my ($prc, $out) = pprof('-tags', $file);
+  is($prc, 0, 'labels: go tool pprof -tags reads them') or diag $out;
+  # A tag's values in milliseconds: { value => ms } and the total.
+  my $ms = sub { my ($n, $u) = $_[0] =~ /^([\d.]+)(ms|s)$/ or return 0; $u eq 's' ? 1000 * $n : $n };
+  my $tag = sub {
+    my ($key) = @_;
+    my ($total, $rows) = $out =~ /^ \Q$key\E: Total (\S+)\n(.*?)(?:\n\n|\z)/ms or return ({}, 0);
+    return ({ map { /^\s+(\S+) \(.*\): (\S+)$/ ? ($2 => $ms->($1)) : () } split /\n/, $rows }, $ms->($total));
+  };
+  my ($by, $vm) = $tag->('vmstate');
+  my ($trace) = $tag->('trace');
+  my $compiler = ($by->{RECORD} // 0) + ($by->{OPT} // 0) + ($by->{ASM} // 0);
+  cmp_ok($compiler, '>', 0.5 * $vm, "labels: most samples are the compiler's ($compiler of $vm ms)") or diag $out;
+  cmp_ok($trace->{1} // 0, '>=', $compiler, "labels: every compiler sample is labelled trace 1 ($trace->{1} ms)") or diag $out;
+  ($prc, $out) = pprof('-tagfocus=vmstate=ASM', '-nodefraction=0', '-top', $file);
+  my ($kept) = $out =~ /^Showing nodes accounting for (\S+),/m;
+  cmp_ok($ms->($kept // ''), '==', $by->{ASM}, "labels: -tagfocus=vmstate=ASM keeps the $by->{ASM} ms in the assembler") or diag $out;
+  like($out, qr/\slj_asm_trace$/m, 'labels: ... and lj_asm_trace is among them') or diag $out;
 }
 
 done_testing();

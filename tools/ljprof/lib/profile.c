@@ -107,7 +107,8 @@ void profile_from_sysprof(struct profile *p, const char *source,
     const struct sysagg_stack *st = &agg->stacks[s];
     struct profile_stack *out = &p->stacks[p->nstacks++];
     *out = (struct profile_stack){(uint32_t)p->nstack_frames, st->depth,
-                                  {st->count, mul_sat(st->count, p->period)}};
+                                  {st->count, mul_sat(st->count, p->period)},
+                                  st->vmstate, st->trace};
     for (size_t f = 0; f < st->depth; f++) {
       const struct sysagg_frame *frame = &agg->frames[st->first + f];
       push_frame(p, frame->loc, frame->func, frame->inlined);

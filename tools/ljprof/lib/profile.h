@@ -59,6 +59,10 @@ struct profile_stack_frame {
 struct profile_stack {
   uint32_t first, depth; /* at stack_frames[first ..], innermost first */
   uint64_t values[PROFILE_MAX_VALUES];
+  /* CPU: what the VM was doing (LJP_VMST_*) and the trace that ran,
+     exited or was being compiled (0: none), for the formats with labels */
+  uint32_t vmstate;
+  uint64_t trace;
 };
 
 struct profile {

@@ -15,7 +15,11 @@
 ** - One mapping holds every location: the stream names no objects, and the
 **   names are already resolved (has_functions etc. set).
 ** - Samples leaf first, values as the profile's sample types; the default
-**   sample type is profile_weight()'s: CPU time, or memory as shown.
+**   sample type is profile_weight()'s: CPU time, or memory as shown. A CPU
+**   sample is labelled with what the VM was doing, `vmstate` (INTERP,
+**   TRACE, RECORD, ...), and the trace that ran, exited or was being
+**   compiled, `trace` (a number; none outside traces and the compiler), so
+**   that `go tool pprof -tagfocus=vmstate=RECORD` keeps the compiler's.
 ** - CPU: period type cpu/nanoseconds, period the sampling interval,
 **   duration the profile's elapsed time. Memory: period type space/bytes.
 ** - Comments: the source, and where the stream is damaged, if it is.
@@ -35,6 +39,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Label Label;
 
 /* The string table: distinct byte strings, by index; [0] is "". */
 struct strings {
@@ -102,6 +107,7 @@ struct pprof {
   ProtobufCBinaryData *string_table;
   Mapping mapping, *mappings[1];
   Sample *samples;
+  Label *labels, **label_ptrs; /* two per sample at most */
   uint64_t *location_ids;
   int64_t *values;
   Location *locations;
@@ -254,6 +260,23 @@ static void runs_free(struct runs *runs) {
   hashtab_free(&runs->index);
 }
 
+/* A CPU sample's labels: its VM state, its trace if it has one. */
+static void add_labels(struct pprof *pp, Sample *sample, size_t s,
+                       const struct profile_stack *st) {
+  Label *l = &pp->labels[2 * s];
+  sample->label = &pp->label_ptrs[2 * s];
+  perftools__profiles__label__init(l);
+  l->key = cstring_id(&pp->strings, "vmstate");
+  l->str = cstring_id(&pp->strings, sysprof_vmstate_name(st->vmstate));
+  sample->label[sample->n_label++] = l++;
+  if (st->trace) {
+    perftools__profiles__label__init(l);
+    l->key = cstring_id(&pp->strings, "trace");
+    l->num = clamp_i64(st->trace);
+    sample->label[sample->n_label++] = l;
+  }
+}
+
 /* The samples, leaf first as pprof's, and the runs their locations are. */
 static void add_samples(struct pprof *pp, const struct profile *p,
                         struct runs *runs) {
@@ -261,6 +284,10 @@ static void add_samples(struct pprof *pp, const struct profile *p,
   pp->sample_ptrs = xcalloc(p->nstacks + 1, sizeof *pp->sample_ptrs);
   pp->location_ids = xcalloc(p->nstack_frames + 1, sizeof *pp->location_ids);
   pp->values = xcalloc(p->nstacks * p->ntypes + 1, sizeof *pp->values);
+  if (p->kind == PROFILE_CPU) {
+    pp->labels = xcalloc(2 * p->nstacks + 1, sizeof *pp->labels);
+    pp->label_ptrs = xcalloc(2 * p->nstacks + 1, sizeof *pp->label_ptrs);
+  }
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
     Sample *sample = &pp->samples[s];
@@ -275,6 +302,7 @@ static void add_samples(struct pprof *pp, const struct profile *p,
     sample->value = &pp->values[s * p->ntypes];
     for (size_t v = 0; v < p->ntypes; v++)
       sample->value[v] = clamp_i64(st->values[v]);
+    if (p->kind == PROFILE_CPU) add_labels(pp, sample, s, st);
     pp->sample_ptrs[s] = sample;
   }
   pp->msg.n_sample = p->nstacks;
@@ -354,6 +382,8 @@ static void pprof_free(struct pprof *pp) {
   free(pp->string_table);
   free(pp->samples);
   free(pp->sample_ptrs);
+  free(pp->labels);
+  free(pp->label_ptrs);
   free(pp->location_ids);
   free(pp->values);
   free(pp->locations);
