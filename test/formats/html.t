@@ -154,6 +154,36 @@ sub self_contained {
   like($dom, qr/<span id="match-info">Matched: \d+ samples/, 'wide: the search ran');
 }
 
+# What ran: a loop compiled again after every jit.flush(), most of its
+# time in the compiler. The page's legend gives each kind's share, as the
+# stacks it embeds add up; frames are coloured by the kind.
+{
+  my $bin = "$dir/kinds.bin";
+  my $run = LJProf::Lua::run_lua(<<'LUA', env => { LJPROF => "cpu:mode=C,interval=1,path=$bin" });
+local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+local s, t0 = 0, os.clock()
+while os.clock() - t0 < 0.6 do
+  s = s + work(300)
+  jit.flush()
+end
+print(s)
+LUA
+  is($run->{rc}, 0, 'kinds: ran') or diag $run->{err};
+  my $file = html_report($bin, 'kinds');
+  my $data = embedded($file);
+  is(scalar @{ $data->{stack_kinds} }, scalar @{ $data->{stacks} }, 'kinds: each stack says what ran');
+  my %sum;
+  $sum{ $data->{kinds}[ $data->{stack_kinds}[$_] ] } += $data->{values}[$_] for 0 .. $#{ $data->{stacks} };
+  my $dom = dom($file);
+  my %legend;
+  $legend{ unescape_html($1) } = $2 while $dom =~ m{<li data-kind="([^"]*)" data-value="(\d+)">}g;
+  is_deeply(\%legend, { map { $_ => $sum{$_} // 0 } @{ $data->{kinds} } }, 'kinds: the legend gives each kind its stacks\' samples')
+    or diag explain \%legend;
+  cmp_ok($legend{'JIT compiler'} // 0, '>', 0.5 * $data->{total}, "kinds: most of the time is the JIT compiler's ($legend{'JIT compiler'} of $data->{total})");
+  like($dom, qr{<li data-kind="JIT compiler" data-value="\d+"><span class="swatch" style="background: rgb\(80, 140, 230\);">}, 'kinds: the compiler\'s swatch is blue')
+    or diag(($dom =~ m{(<ul id="kind-legend".*?</ul>)}s)[0]);
+}
+
 # The bundled example, as `make demo` shows it: its flame graph names the
 # example's own lines, and its screenshot is the one the README shows
 # (docs/demo-flamegraph.png is a copy of $LJPROF_BUILD_DIR/demo-flamegraph.png).

@@ -3,6 +3,8 @@
 ** template flamegraph.html (embedded at build time as flamegraph_html[])
 ** with the profile inserted as JSON at its data marker. Every '<' in the
 ** JSON is written \u003c, so no name can end the script element it is in.
+** A CPU profile's stacks say what ran (sysprof_kind_of their VM state):
+** the page colours each frame by the kind most of its time was.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +54,17 @@ static json_t *json_data(const struct profile *p) {
   }
   sbuf_free(&scratch);
   json_t *stacks = json_array(), *values = json_array();
+  json_t *kinds = json_array(), *stack_kinds = json_array();
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
     json_array_append_new(stacks, json_profile_stack(p, st));
     json_array_append_new(values, json_u64(st->values[p->shown]));
+    if (p->kind == PROFILE_CPU)
+      json_array_append_new(stack_kinds,
+                            json_integer(sysprof_kind_of(st->vmstate)));
   }
+  for (unsigned k = 0; p->kind == PROFILE_CPU && k < KIND_COUNT; k++)
+    json_array_append_new(kinds, json_string(sysprof_kind_name(k)));
   json_t *root = json_object();
   json_object_set_new(root, "title", json_bytes(p->source, strlen(p->source)));
   json_object_set_new(root, "kind",
@@ -79,6 +87,8 @@ static json_t *json_data(const struct profile *p) {
   json_object_set_new(root, "frames", frames);
   json_object_set_new(root, "stacks", stacks);
   json_object_set_new(root, "values", values);
+  json_object_set_new(root, "kinds", kinds);
+  json_object_set_new(root, "stack_kinds", stack_kinds);
   return root;
 }
 

@@ -12,27 +12,11 @@
 #include "json_out.h"
 #include "report.h"
 
-/* What ran, as a Lua programmer asks: VM states grouped. */
-enum time_kind { TIME_COMPILED, TIME_INTERPRETED, TIME_C, TIME_JIT,
-                 TIME_EXITS, TIME_GC, TIME_KINDS };
-
-static const struct {
-  const char *name, *json;
-  unsigned states; /* bits of VM states */
-} time_kinds[TIME_KINDS] = {
-    {"compiled (traces)", "compiled", 1u << VMSTATE_TRACE},
-    {"interpreted", "interpreted",
-     1u << VMSTATE_INTERP | 1u << VMSTATE_LFUNC | 1u << VMSTATE_FFUNC},
-    {"C functions, FFI", "c", 1u << VMSTATE_CFUNC},
-    {"JIT compiler", "jit_compiler",
-     1u << VMSTATE_RECORD | 1u << VMSTATE_OPT | 1u << VMSTATE_ASM},
-    {"trace exits", "exits", 1u << VMSTATE_EXIT},
-    {"GC", "gc", 1u << VMSTATE_GC}};
-
-static uint64_t time_of(const struct sysagg *agg, enum time_kind k) {
+/* The samples of one kind of what ran. */
+static uint64_t time_of(const struct sysagg *agg, enum sysprof_kind k) {
   uint64_t n = 0;
   for (unsigned s = 0; s < VMSTATE_COUNT; s++)
-    if (time_kinds[k].states & 1u << s)
+    if (sysprof_kind_of(s) == k)
       n = add_sat(n, sysagg_vmstate_samples(agg, s));
   return n;
 }
@@ -181,8 +165,8 @@ static void says_interpreted(struct jtext *t, uint64_t n) {
 
 static void put_says(struct jtext *t) {
   const struct sysagg *agg = t->in->agg;
-  uint64_t jit = time_of(agg, TIME_JIT), interp = time_of(agg,
-                                                          TIME_INTERPRETED);
+  uint64_t jit = time_of(agg, KIND_JIT), interp = time_of(agg,
+                                                          KIND_INTERPRETED);
   int compiler = percent(jit, t->total) >= SAYS_COMPILER;
   int interpreter = percent(interp, t->total) >= SAYS_INTERPRETED &&
                     t->j->has_events;
@@ -203,9 +187,9 @@ void report_jit_says(FILE *out, const struct sysprof_report_input *in) {
 
 static void put_time(struct jtext *t) {
   fprintf(t->out, "WHERE TIME WENT (%" PRIu64 " samples)\n", t->total);
-  for (unsigned k = 0; k < TIME_KINDS; k++) {
+  for (unsigned k = 0; k < KIND_COUNT; k++) {
     uint64_t n = time_of(t->in->agg, k);
-    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", time_kinds[k].name, n,
+    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", sysprof_kind_name(k), n,
             percent(n, t->total));
   }
   fprintf(t->out, "\n");
@@ -414,8 +398,8 @@ int report_jit_json(FILE *out, const struct sysprof_report_input *in,
   json_object_set_new(root, "events", json_boolean(j->has_events));
   json_object_set_new(root, "jit_on", json_boolean(j->jit_on));
   json_object_set_new(root, "samples", json_u64(sysagg_samples(in->agg)));
-  for (unsigned k = 0; k < TIME_KINDS; k++)
-    json_object_set_new(time, time_kinds[k].json,
+  for (unsigned k = 0; k < KIND_COUNT; k++)
+    json_object_set_new(time, sysprof_kind_key(k),
                         json_u64(time_of(in->agg, k)));
   json_object_set_new(root, "time", time);
   json_object_set_new(root, "started", json_u64(j->started));

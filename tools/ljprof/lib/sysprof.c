@@ -13,6 +13,34 @@ const char *sysprof_vmstate_name(unsigned state) {
   return state < VMSTATE_COUNT ? vmstate_names[state] : "?";
 }
 
+static const struct {
+  const char *name, *key;
+} kinds[KIND_COUNT] = {
+    [KIND_COMPILED] = {"compiled (traces)", "compiled"},
+    [KIND_INTERPRETED] = {"interpreted", "interpreted"},
+    [KIND_C] = {"C functions, FFI", "c"},
+    [KIND_JIT] = {"JIT compiler", "jit_compiler"},
+    [KIND_EXITS] = {"trace exits", "exits"},
+    [KIND_GC] = {"GC", "gc"}};
+
+enum sysprof_kind sysprof_kind_of(unsigned state) {
+  static const enum sysprof_kind of[VMSTATE_COUNT] = {
+      [VMSTATE_INTERP] = KIND_INTERPRETED, [VMSTATE_LFUNC] = KIND_INTERPRETED,
+      [VMSTATE_FFUNC] = KIND_INTERPRETED,  [VMSTATE_CFUNC] = KIND_C,
+      [VMSTATE_GC] = KIND_GC,              [VMSTATE_EXIT] = KIND_EXITS,
+      [VMSTATE_RECORD] = KIND_JIT,         [VMSTATE_OPT] = KIND_JIT,
+      [VMSTATE_ASM] = KIND_JIT,            [VMSTATE_TRACE] = KIND_COMPILED};
+  return state < VMSTATE_COUNT ? of[state] : KIND_INTERPRETED;
+}
+
+const char *sysprof_kind_name(enum sysprof_kind kind) {
+  return kinds[kind].name;
+}
+
+const char *sysprof_kind_key(enum sysprof_kind kind) {
+  return kinds[kind].key;
+}
+
 const char *sysprof_mode_name(enum sysprof_mode mode) {
   static const char *const names[] = {"D", "L", "C"};
   return names[mode];

@@ -36,6 +36,21 @@ enum vmstate {
 /* "INTERP", "LFUNC", ... */
 const char *sysprof_vmstate_name(unsigned state);
 
+/* What ran, as a Lua programmer asks: the VM states grouped. */
+enum sysprof_kind {
+  KIND_COMPILED,    /* TRACE */
+  KIND_INTERPRETED, /* INTERP, LFUNC, FFUNC */
+  KIND_C,           /* CFUNC: C functions, the FFI */
+  KIND_JIT,         /* RECORD, OPT, ASM: the trace compiler */
+  KIND_EXITS,       /* EXIT */
+  KIND_GC,
+  KIND_COUNT
+};
+enum sysprof_kind sysprof_kind_of(unsigned state);
+/* "compiled (traces)", ...; and as a JSON key: "compiled", ... */
+const char *sysprof_kind_name(enum sysprof_kind kind);
+const char *sysprof_kind_key(enum sysprof_kind kind);
+
 enum sysprof_mode {
   SYSPROF_DEFAULT = LJP_MODE_DEFAULT,
   SYSPROF_LEAF = LJP_MODE_LEAF,
