@@ -182,6 +182,17 @@ LUA
   cmp_ok($legend{'JIT compiler'} // 0, '>', 0.5 * $data->{total}, "kinds: most of the time is the JIT compiler's ($legend{'JIT compiler'} of $data->{total})");
   like($dom, qr{<li data-kind="JIT compiler" data-value="\d+"><span class="swatch" style="background: rgb\(80, 140, 230\);">}, 'kinds: the compiler\'s swatch is blue')
     or diag(($dom =~ m{(<ul id="kind-legend".*?</ul>)}s)[0]);
+  my ($note) = $dom =~ m{<pre id="note">(.*?)</pre>}s;
+  like(unescape_html($note // ''), qr/^WHAT THE JIT SAYS .*\n- \d+% of the time is the JIT compiler; most on the trace at \@\S+:1 /,
+       'kinds: above the graph, what the JIT says, as the text report does') or diag $dom;
+
+  # --jit: the whole story above the same graph.
+  $file = html_report($bin, 'kinds-jit', '--jit');
+  $dom = dom($file);
+  ($note) = $dom =~ m{<pre id="note">(.*?)</pre>}s;
+  my $text = `ljprof report --jit '$bin' 2>&1`;
+  is(unescape_html($note // ''), $text, '--jit --format=html: the page tells the text report\'s story');
+  like($dom, qr/data-draw-ms="[\d.]+"/, '--jit --format=html: ... above the flame graph');
 }
 
 # The bundled example, as `make demo` shows it: its flame graph names the

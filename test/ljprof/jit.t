@@ -103,7 +103,7 @@ like($r->{out}, qr/^\@m\.lua \(main chunk\): /m, 'report: the main chunk by name
 # Refused: --jit of a memory profile, or in another format.
 $r = ljprof('report', '--jit', '--format=pprof', $file);
 is($r->{rc}, 2, '--jit --format=pprof: usage error');
-like($r->{err}, qr/--jit writes text or json/, '... says why');
+like($r->{err}, qr/--jit writes text, json or html, not another format/, '... says why');
 
 # A stream without events (older, or v2): time by kind only.
 my $old = write_file("$dir/old.bin", $head . sysprof(3, sp_config(MODE_C, 1000, 2), sp_sample(RECORD, f_lua($M, 12))));

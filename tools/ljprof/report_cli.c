@@ -106,18 +106,40 @@ int report_parse_option(const char *cmd, int c, const char *arg,
   }
 }
 
+/* What the HTML page of a CPU profile says above its flame graph: the
+** JIT's whole story with --jit, else its words when they matter (the
+** text report's own, report_jit_*). malloc'd, or NULL. */
+static char *jit_note(const char *name, const struct stream_file *f,
+                      const struct report_options *opt) {
+  struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
+  char *note = NULL;
+  size_t len;
+  FILE *m = open_memstream(&note, &len);
+  if (!m) return NULL;
+  if (opt->jit)
+    report_jit_text(m, &in, opt);
+  else
+    report_jit_says(m, &in);
+  fclose(m);
+  return note;
+}
+
 /* A profile for other tools, of either kind of stream. */
 static int render_profile(FILE *out, const char *name,
                           const struct stream_file *f,
                           const struct report_options *opt) {
   struct profile profile;
-  if (f->kind == STREAM_SYSPROF)
+  char *note = NULL;
+  if (f->kind == STREAM_SYSPROF) {
     profile_from_sysprof(&profile, name, &f->sysagg, &f->reader);
-  else
+    if (opt->format == REPORT_HTML) profile.note = note = jit_note(name, f, opt);
+  } else {
     profile_from_memprof(&profile, name, &f->memagg, &f->reader,
                          opt->leak_only, opt->count);
+  }
   int written = report_profile(out, &profile, opt->format);
   profile_free(&profile);
+  free(note);
   return written;
 }
 
@@ -128,7 +150,7 @@ static int render(FILE *out, const char *name, const char *output,
   int written;
   if (f->kind != STREAM_MEMPROF && f->kind != STREAM_SYSPROF)
     return EXIT_OK; /* nothing to report */
-  if (opt->jit) {
+  if (opt->jit && opt->format != REPORT_HTML) {
     struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
     written = opt->format == REPORT_JSON ? report_jit_json(out, &in, opt)
                                          : report_jit_text(out, &in, opt);
@@ -147,12 +169,14 @@ static int render(FILE *out, const char *name, const char *output,
   return EXIT_FAILED;
 }
 
-/* --jit reads a CPU profile, as text or JSON. */
+/* --jit reads a CPU profile, as text, JSON or HTML. */
 static int check_jit(const char *name, const struct stream_file *f,
                      const struct report_options *opt) {
   if (!opt->jit) return EXIT_OK;
-  if (opt->format != REPORT_TEXT && opt->format != REPORT_JSON) {
-    fprintf(stderr, "ljprof: --jit writes text or json, not another format\n");
+  if (opt->format != REPORT_TEXT && opt->format != REPORT_JSON &&
+      opt->format != REPORT_HTML) {
+    fprintf(stderr, "ljprof: --jit writes text, json or html, not another "
+                    "format\n");
     return EXIT_USAGE;
   }
   if (f->kind == STREAM_MEMPROF) {

@@ -44,7 +44,7 @@ enum {
   "  --count=bytes|events memprof profiles: what collapsed, speedscope and\n" \
   "                      html weigh sites by (default: bytes); allocated, or\n" \
   "                      in use at the end with --leak-only\n"            \
-  "  --jit               sysprof: the JIT's story (text or json): time by\n" \
+  "  --jit               sysprof: the JIT's story (text, json, html): time by\n" \
   "                      what ran, compiler time by trace start and outcome,\n" \
   "                      interpreted lines and why, hot exits, flushes\n"
 

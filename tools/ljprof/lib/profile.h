@@ -81,6 +81,8 @@ struct profile {
                             event (values are estimates otherwise) */
   const struct heapline *heap; /* memory: the heap over time; NULL: none
                                   (a diff) */
+  const char *note;      /* words the page shows above its graph (HTML):
+                            the JIT's story; NULL or "": none */
   struct profile_frame *frames; /* by frame id */
   size_t nframes, frames_cap;
   struct hashtab frame_index;

@@ -87,6 +87,9 @@ static json_t *json_data(const struct profile *p) {
   json_object_set_new(root, "frames", frames);
   json_object_set_new(root, "stacks", stacks);
   json_object_set_new(root, "values", values);
+  json_object_set_new(root, "note", p->note && *p->note
+                                        ? json_bytes(p->note, strlen(p->note))
+                                        : json_null());
   json_object_set_new(root, "kinds", kinds);
   json_object_set_new(root, "stack_kinds", stack_kinds);
   return root;
