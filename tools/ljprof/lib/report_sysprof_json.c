@@ -2,13 +2,15 @@
 ** Sysprof JSON report: the stream's configuration and statistics, samples
 ** by VM state, every distinct stack (frames outermost first) with its
 ** count, and functions and lines with self and total samples. Names are
-** given in full (no aliases).
+** given in full (no aliases); a Lua function's source name, when its
+** source gives one (srcname.h), as `lua_name`.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "json_out.h"
 #include "report.h"
+#include "srcname.h"
 
 static json_t *json_vmstates(const struct sysagg *agg) {
   json_t *o = json_object();
@@ -42,6 +44,7 @@ static json_t *json_stacks(const struct sysprof_report_input *in,
 static json_t *json_ranking(const struct sysprof_report_input *in,
                             const struct sysagg_table *table, size_t top,
                             int functions, struct sbuf *scratch) {
+  struct srcnames srcnames = {0};
   size_t count;
   uint32_t *ids = sysagg_rank(table, KEY_SELF, &count);
   if (top && top < count) count = top;
@@ -55,11 +58,19 @@ static json_t *json_ranking(const struct sysprof_report_input *in,
     else
       symbols_format(in->sym, ids[i], NULL, scratch);
     json_object_set_new(item, "name", json_bytes(scratch->data, scratch->len));
+    const struct location *l = &in->sym->locations[ids[i]];
+    sbuf_reset(scratch);
+    if (functions && l->kind == LOC_LUA && l->name != SYMBOLS_NONE &&
+        srcnames_find(&srcnames, in->sym->strings[l->name].data,
+                      in->sym->strings[l->name].len, l->line, scratch))
+      json_object_set_new(item, "lua_name",
+                          json_bytes(scratch->data, scratch->len));
     json_object_set_new(item, "self", json_u64(c->self));
     json_object_set_new(item, "total", json_u64(c->total));
     json_array_append_new(list, item);
   }
   free(ids);
+  srcnames_free(&srcnames);
   return list;
 }
 

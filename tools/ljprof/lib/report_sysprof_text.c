@@ -9,19 +9,22 @@
 #include <stdlib.h>
 
 #include "report.h"
+#include "srcname.h"
 
 struct text {
   FILE *out;
   const struct sysprof_report_input *in;
   const struct report_options *opt;
   struct aliases aliases;
+  struct srcnames srcnames;
   struct sbuf name;
 };
 
 static const char *loc_name(struct text *t, uint32_t loc, int function) {
   sbuf_reset(&t->name);
   if (function)
-    symbols_format_function(t->in->sym, loc, &t->aliases, &t->name);
+    srcnames_format_function(&t->srcnames, t->in->sym, loc, &t->aliases,
+                             &t->name);
   else
     symbols_format(t->in->sym, loc, &t->aliases, &t->name);
   return sbuf_cstr(&t->name);
@@ -125,7 +128,7 @@ static void put_aliases(struct text *t) {
 
 int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
                         const struct report_options *opt) {
-  struct text t = {out, in, opt, {0}, {0}};
+  struct text t = {out, in, opt, {0}, {0}, {0}};
   fprintf(out, "SYSPROF REPORT: %s\n", in->source);
   if (in->reader->status != READER_OK)
     fprintf(out, "WARNING: damaged stream, this report covers what came "
@@ -142,6 +145,7 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
   put_ranking(&t, "FUNCTIONS BY TOTAL", &in->agg->funcs, KEY_TOTAL, 1);
   put_aliases(&t);
   aliases_free(&t.aliases);
+  srcnames_free(&t.srcnames);
   sbuf_free(&t.name);
   return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
