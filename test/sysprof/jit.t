@@ -101,6 +101,36 @@ $r = run_lua("jit.off()\nlocal s = 0\nfor i = 1, 3e7 do s = s + i end\nprint(s)\
 my $text = `ljprof report --jit '$dir/off.bin' 2>&1`;
 like($text, qr/The JIT compiler was off/, 'jit.off(): the report says the compiler was off');
 
+# Coroutines: recording stops where a coroutine yields or is resumed, and
+# traces go on stitched there; each start is -jv's, with its kind.
+{
+  my $co = <<'LUA';
+local jv = require("jit.v")
+jv.on(arg[1])
+local gen = coroutine.wrap(function()
+  local i = 0
+  while true do i = i + 1; coroutine.yield(i) end
+end)
+local s = 0
+for r = 1, 3e5 do
+  s = s + gen()
+end
+jv.off()
+print(s)
+LUA
+  $r = run_lua($co, args => ["$dir/co.jv"], env => { LJPROF => "cpu:mode=C,interval=1,path=$dir/co.bin" });
+  is($r->{rc}, 0, 'coroutines: ran') or diag $r->{err};
+  my $jvco = do { local $/; open my $fh, '<', "$dir/co.jv" or die $!; <$fh> };
+  my $cobase = (split m{/}, $r->{script})[-1];
+  my @want = sort map { my ($p, $l) = /^\[TRACE\s+\d+ (\(\d+\/(?:\d+|stitch)\) )?\Q$cobase\E:(\d+) /;
+                        (!$p ? 'trace' : $p =~ /stitch/ ? 'stitched trace' : 'side trace') . " $l" }
+             grep { /^\[TRACE\s+\d+ / } split /\n/, $jvco;
+  $j = jit_json("$dir/co.bin");
+  my @got = sort map { my ($l) = $_->{location} =~ /:(\d+)$/; ("$_->{kind} $l") x $_->{attempts} } @{ $j->{starts} };
+  cmp_ok(scalar @want, '>=', 3, 'coroutines: -jv made traces, stitched among them (' . join(', ', @want) . ')');
+  is_deeply(\@got, \@want, "coroutines: the events' starts are -jv's, kind and line");
+}
+
 # Trace numbers given again: two loops, each with an exit taken on every
 # other iteration, take turns, every trace flushed between them, so that
 # each round's traces have the numbers of the last round's. Each exit is
