@@ -158,17 +158,7 @@ sub self_contained {
 # time in the compiler. The page's legend gives each kind's share, as the
 # stacks it embeds add up; frames are coloured by the kind.
 {
-  my $bin = "$dir/kinds.bin";
-  my $run = LJProf::Lua::run_lua(<<'LUA', env => { LJPROF => "cpu:mode=C,interval=1,path=$bin" });
-local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
-local s, t0 = 0, os.clock()
-while os.clock() - t0 < 0.6 do
-  s = s + work(300)
-  jit.flush()
-end
-print(s)
-LUA
-  is($run->{rc}, 0, 'kinds: ran') or diag $run->{err};
+  my $bin = compiler_profile()->{bin};
   my $file = html_report($bin, 'kinds');
   my $data = embedded($file);
   is(scalar @{ $data->{stack_kinds} }, scalar @{ $data->{stacks} }, 'kinds: each stack says what ran');

@@ -214,18 +214,8 @@ SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
 
 { # Labels: a loop compiled again after every jit.flush(), so that most
   # samples are in the compiler, each at work on trace 1.
-  my $run = run_lua(<<'LUA', env => { LJPROF => 'cpu:mode=C,interval=1,path=' . scratch() . '/labels.bin' });
-local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
-local s, t0 = 0, os.clock()
-while os.clock() - t0 < 1 do
-  s = s + work(300)
-  jit.flush()
-end
-print(s)
-LUA
-  is($run->{rc}, 0, 'labels: ran') or diag $run->{err};
   my $file = scratch() . '/labels.pb.gz';
-  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, scratch() . '/labels.bin');
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, compiler_profile()->{bin});
   is($rc, 0, 'labels: pprof written') or diag $err;
   my ($prc, $out) = pprof('-tags', $file);
   is($prc, 0, 'labels: go tool pprof -tags reads them') or diag $out;

@@ -13,7 +13,7 @@ use JSON::PP;
 use LJProf::Lua;
 use LJProf::Stream;
 
-our @EXPORT = qw(cpu_profile inlined_profile inlined_stream memory_profile
+our @EXPORT = qw(cpu_profile compiler_profile inlined_profile inlined_stream memory_profile
                  json_report ljprof_out file_text);
 
 # Lines of the CPU payload: hot()'s loop, hot()'s first line.
@@ -39,6 +39,24 @@ LUA
   die "CPU payload failed: $run->{err}" if $run->{rc};
   return { bin => $bin, script => $run->{script}, name => '@' . $run->{script},
 	   hot_line => HOT_LINE, hot_first_line => HOT_FIRST_LINE };
+}
+
+# A loop compiled again after every jit.flush(), for about a second: most
+# samples are the JIT compiler's, each at work on trace 1 (sysprof C at
+# 1 ms, from LJPROF). { bin, script }; dies when the payload fails.
+sub compiler_profile {
+  my $bin = scratch() . '/compiler.bin';
+  my $run = run_lua(<<'LUA', env => { LJPROF => "cpu:mode=C,interval=1,path=$bin" });
+local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+local s, t0 = 0, os.clock()
+while os.clock() - t0 < 1 do
+  s = s + work(300)
+  jit.flush()
+end
+print(s)
+LUA
+  die "compiler payload failed: $run->{err}" if $run->{rc};
+  return { bin => $bin, script => $run->{script} };
 }
 
 # JIT on: a small function, fill(), is called in a hot loop and inlined
