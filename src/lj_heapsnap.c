@@ -227,6 +227,20 @@ static void hs_head(HeapSnap *hs, int type, const void *o, uint64_t size)
 
 /* -- Tables -------------------------------------------------------------- */
 
+#if LJ_HASFFI
+/* The table of cdata finalizers: a GC root in the newer trees (patch
+** ffi-fin-root/0013 says so), CTState's before. */
+static GCtab *hs_ffifin(global_State *g)
+{
+#ifdef LJ_PROF_FFIFIN_ROOT
+  return tabref(g->gcroot[GCROOT_FFI_FIN]);
+#else
+  CTState *cts = ctype_ctsG(g);
+  return cts != NULL ? cts->finalizer : NULL;
+#endif
+}
+#endif
+
 /* A table's weak parts, as the GC sees them (gc_traverse_tab). */
 static int hs_weak(HeapSnap *hs, GCtab *t, GCtab *mt)
 {
@@ -241,7 +255,7 @@ static int hs_weak(HeapSnap *hs, GCtab *t, GCtab *mt)
   }
 #if LJ_HASFFI
   /* The finalizers of cdata: weak keys, strong values, whatever its mode. */
-  if (weak && ctype_ctsG(hs->g) && ctype_ctsG(hs->g)->finalizer == t)
+  if (weak && hs_ffifin(hs->g) == t)
     weak = LJH_WEAKKEY;
 #else
   UNUSED(t);
@@ -703,8 +717,8 @@ static void hs_roots(HeapSnap *hs)
     } while (o != u);
   }
 #if LJ_HASFFI
-  if (ctype_ctsG(g) != NULL)
-    hs_root(hs, LJH_ROOT_CDATAFIN, 0, obj2gco(ctype_ctsG(g)->finalizer));
+  if (hs_ffifin(g) != NULL)
+    hs_root(hs, LJH_ROOT_CDATAFIN, 0, obj2gco(hs_ffifin(g)));
 #endif
 #if LJ_HASJIT
   if (G2J(g)->cur.traceno != 0)
