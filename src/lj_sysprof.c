@@ -571,7 +571,7 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
     lj_profnap_free(&sp->nap);
     drain_once(sp);  /* What the last samples left. */
   }
-  jit_end(sp);  /* The last exits counted. */
+  jit_last(sp);  /* The last exits counted. */
   if (!lj_wbuf_failed(&sp->out))
     write_end(sp);
   lj_wbuf_flush(&sp->out);

@@ -31,6 +31,13 @@ static const char *const trace_errfmt[] = {
 #include "lj_traceerr.h"
 };
 
+/* Bytecode names, for a tree whose NYIBC says "%s": -jv pads them to 6. */
+static const char *const trace_bcname[] = {
+#define BCNAME(name, ma, mb, mc, mt)	#name,
+BCDEF(BCNAME)
+#undef BCNAME
+};
+
 /* The profile of J's VM if it records the compiler's events. */
 static SysProf *jit_profile(jit_State *J)
 {
@@ -191,6 +198,9 @@ static size_t jit_reason(jit_State *J, int e, char *buf, size_t sz)
     return (size_t)snprintf(buf, sz, "%s", fmt);
   if (tvisfunc(info))
     jit_fmtfunc(arg, sizeof(arg), funcV(info));
+  else if (tvisnumber(info) && e == LJ_TRERR_NYIBC &&
+	   (uint32_t)numberVint(info) < BC__MAX)
+    snprintf(arg, sizeof(arg), "%-6s", trace_bcname[numberVint(info)]);
   else if (tvisstr(info))
     snprintf(arg, sizeof(arg), "%s", strVdata(info));
   else
@@ -319,15 +329,18 @@ static void jit_off(SysProf *sp)
   sp->g->prof.jitev = 0;
 }
 
-/* The last counts, then the table. */
+/* The last counts, as the stream ends. */
+static void jit_last(SysProf *sp)
+{
+  if (sp->exits != NULL && !lj_wbuf_failed(&sp->out))
+    exits_flush(sp, &sp->out);
+}
+
+/* The table, without a word: a fork's child has no stream to write. */
 static void jit_end(SysProf *sp)
 {
-  if (sp->exits != NULL) {
-    if (!lj_wbuf_failed(&sp->out))
-      exits_flush(sp, &sp->out);
-    free(sp->exits);
-    sp->exits = NULL;
-  }
+  free(sp->exits);
+  sp->exits = NULL;
 }
 
 #else
@@ -335,6 +348,7 @@ static void jit_end(SysProf *sp)
 static void jit_begin(SysProf *sp) { UNUSED(sp); }
 static void jit_on(SysProf *sp) { UNUSED(sp); }
 static void jit_off(SysProf *sp) { UNUSED(sp); }
+static void jit_last(SysProf *sp) { UNUSED(sp); }
 static void jit_end(SysProf *sp) { UNUSED(sp); }
 
 #endif
