@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/heapdiff.h"
 #include "lib/heapreport.h"
 #include "report_cli.h"
 
@@ -20,6 +21,7 @@
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: ljprof heap [OPTIONS] SNAPSHOT\n"
+          "       ljprof heap --diff [OPTIONS] OLD NEW\n"
           "\n"
           "Read a heap snapshot and report who holds the memory: the live\n"
           "heap by type, the objects that retain the most (the bytes freed\n"
@@ -29,8 +31,19 @@ static void usage(FILE *out) {
           "line. Weak references retain nothing. SNAPSHOT '-' reads\n"
           "standard input.\n"
           "\n"
+          "With --diff: what grew from OLD to NEW (two snapshots of one\n"
+          "program), objects and bytes by type and by path pattern, most\n"
+          "grown first; 'fresh' counts the objects of NEW at an address\n"
+          "where OLD had none of their type.\n"
+          "\n"
           "Options:\n"
-          "  --format=FORMAT     text (default) or json\n"
+          "  --format=FORMAT     text (default), json, html (the dominator\n"
+          "                      tree as a flame graph sized by retained\n"
+          "                      bytes) or heapsnapshot (Chrome DevTools'\n"
+          "                      .heapsnapshot, for its Memory panel and\n"
+          "                      memlab)\n"
+          "  --diff              compare two snapshots, OLD and NEW (text or\n"
+          "                      json)\n"
           "  --graph             json: every object (size, retained size,\n"
           "                      immediate dominator) and every reference\n"
           "  --top=N             at most N entries in each section (default "
@@ -44,16 +57,24 @@ static void usage(FILE *out) {
           "\n"
           "Examples:\n"
           "  ljprof heap heap.bin\n"
-          "  ljprof heap --format=json --graph -o heap.json heap.bin\n");
+          "  ljprof heap --format=json --graph -o heap.json heap.bin\n"
+          "  ljprof heap --format=html -o heap.html heap.bin\n"
+          "  ljprof heap --format=heapsnapshot -o lua.heapsnapshot heap.bin\n"
+          "  ljprof heap --diff before.bin after.bin\n");
 }
 
 /* --top is report's own (report_parse_option), --format is not: heap
 ** has formats of its own. */
-enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH };
+enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH, OPT_DIFF };
+
+static const char *const format_names[] = {
+    [HEAP_TEXT] = "text", [HEAP_JSON] = "json", [HEAP_HTML] = "html",
+    [HEAP_HEAPSNAPSHOT] = "heapsnapshot"};
 
 static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_HEAP_FORMAT},
     {"graph", no_argument, NULL, OPT_GRAPH},
+    {"diff", no_argument, NULL, OPT_DIFF},
     {"top", required_argument, NULL, OPT_TOP},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
@@ -62,8 +83,19 @@ static const struct option long_options[] = {
 
 struct args {
   struct heapreport_options report;
-  const char *input, *output;
+  int diff;
+  const char *input[2], *output;
 };
+
+static int parse_format(const char *name, struct heapreport_options *o) {
+  for (size_t f = 0; f < sizeof format_names / sizeof *format_names; f++)
+    if (!strcmp(name, format_names[f])) {
+      o->format = (enum heapreport_format)f;
+      return -1;
+    }
+  return usage_error(CMD, "unknown format '%s' (text, json, html or "
+                          "heapsnapshot)", name);
+}
 
 static int parse_args(int argc, char **argv, struct args *a) {
   optind = 1;
@@ -73,12 +105,10 @@ static int parse_args(int argc, char **argv, struct args *a) {
     int status;
     switch (c) {
     case OPT_HEAP_FORMAT:
-      if (!strcmp(optarg, "text"))
-        a->report.json = 0;
-      else if (!strcmp(optarg, "json"))
-        a->report.json = 1;
-      else
-        return usage_error(CMD, "unknown format '%s' (text or json)", optarg);
+      if ((status = parse_format(optarg, &a->report)) >= 0) return status;
+      break;
+    case OPT_DIFF:
+      a->diff = 1;
       break;
     case OPT_GRAPH:
       a->report.graph = 1;
@@ -98,47 +128,90 @@ static int parse_args(int argc, char **argv, struct args *a) {
       return option_error(CMD, c, argv);
     }
   }
-  return single_file(CMD, argc, argv, &a->input);
+  if (!a->diff) return single_file(CMD, argc, argv, &a->input[0]);
+  if (argc - optind != 2)
+    return usage_error(CMD, "--diff wants two snapshots, OLD and NEW");
+  if (a->report.format > HEAP_JSON)
+    return usage_error(CMD, "--diff writes text or json");
+  a->input[0] = argv[optind];
+  a->input[1] = argv[optind + 1];
+  return -1;
+}
+
+/* A snapshot read to its end or its damage, and its graph. */
+struct snapshot {
+  const char *name;
+  int fd;
+  struct reader r;
+  struct heapsnap snap;
+  struct heapgraph graph;
+};
+
+/* 0, or -1 if the file cannot be opened (said on stderr). */
+static int snapshot_load(struct snapshot *s, const char *path) {
+  int stdin_input = !strcmp(path, "-");
+  s->name = stdin_input ? "<stdin>" : path;
+  s->fd = stdin_input ? STDIN_FILENO : open(path, O_RDONLY);
+  if (s->fd < 0) {
+    fprintf(stderr, "ljprof: %s: %s\n", s->name, strerror(errno));
+    return -1;
+  }
+  reader_init_fd(&s->r, s->fd, 1 << 20);
+  heapsnap_read(&s->r, &s->snap);
+  heapgraph_build(&s->graph, &s->snap);
+  return 0;
+}
+
+/* Says the damage on stderr; EXIT_FAILED if any. */
+static int snapshot_free(struct snapshot *s) {
+  int status = EXIT_OK;
+  if (s->r.status != READER_OK) {
+    fprintf(stderr, "ljprof: %s: %s\n", s->name, s->r.err_msg);
+    status = EXIT_FAILED;
+  }
+  heapgraph_free(&s->graph);
+  heapsnap_free(&s->snap);
+  reader_free(&s->r);
+  if (s->fd != STDIN_FILENO) close(s->fd);
+  return status;
+}
+
+static int write_report(FILE *out, const struct snapshot *s, int n,
+                        const struct heapreport_options *opt) {
+  if (n == 1) {
+    struct heapreport_input in = {s[0].name, &s[0].graph, &s[0].r};
+    return heapreport_write(out, &in, opt);
+  }
+  struct heapdiff d;
+  struct heapdiff_input in = {{s[0].name, s[1].name}, {&s[0].r, &s[1].r}};
+  heapdiff_build(&d, &s[0].graph, &s[1].graph);
+  int rc = heapdiff_write(out, &d, &in, opt);
+  heapdiff_free(&d);
+  return rc;
 }
 
 int cmd_heap(int argc, char **argv) {
   struct args a = {.report = {.top = TOP_DEFAULT}};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-  int stdin_input = !strcmp(a.input, "-");
-  const char *name = stdin_input ? "<stdin>" : a.input;
-  int fd = stdin_input ? STDIN_FILENO : open(a.input, O_RDONLY);
-  if (fd < 0) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, strerror(errno));
-    return EXIT_FAILED;
-  }
-  struct reader r;
-  struct heapsnap snap;
-  struct heapgraph graph;
-  reader_init_fd(&r, fd, 1 << 20);
-  heapsnap_read(&r, &snap);
-  heapgraph_build(&graph, &snap);
-  status = EXIT_OK;
-  FILE *out = a.output ? fopen(a.output, "w") : stdout;
-  if (!out) {
+  int n = a.diff ? 2 : 1, loaded = 0;
+  struct snapshot s[2];
+  if (a.diff && !strcmp(a.input[0], "-") && !strcmp(a.input[1], "-"))
+    return usage_error(CMD, "only one snapshot can be standard input");
+  while (loaded < n && snapshot_load(&s[loaded], a.input[loaded]) == 0)
+    loaded++;
+  status = loaded < n ? EXIT_FAILED : EXIT_OK;
+  FILE *out = status != EXIT_OK ? NULL : a.output ? fopen(a.output, "w") : stdout;
+  if (status == EXIT_OK && !out) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
-  } else {
-    struct heapreport_input in = {name, &graph, &r};
-    if (heapreport_write(out, &in, &a.report) != 0 ||
-        (a.output && fclose(out) != 0)) {
-      fprintf(stderr, "ljprof: %s: write error: %s\n",
-              a.output ? a.output : "<stdout>", strerror(errno));
-      status = EXIT_FAILED;
-    }
-  }
-  if (r.status != READER_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, r.err_msg);
+  } else if (out && (write_report(out, s, n, &a.report) != 0 ||
+                     (a.output && fclose(out) != 0))) {
+    fprintf(stderr, "ljprof: %s: write error: %s\n",
+            a.output ? a.output : "<stdout>", strerror(errno));
     status = EXIT_FAILED;
   }
-  heapgraph_free(&graph);
-  heapsnap_free(&snap);
-  reader_free(&r);
-  if (!stdin_input) close(fd);
+  for (int i = 0; i < loaded; i++)
+    if (snapshot_free(&s[i]) != EXIT_OK) status = EXIT_FAILED;
   return status;
 }

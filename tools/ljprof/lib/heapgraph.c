@@ -259,7 +259,10 @@ static void add_slot(const struct heapgraph *h, uint32_t th, uint32_t e,
     const struct hs_edge *fr = &s->edge[f - 1];
     sbuf_add(out, " of ", 4);
     add_function(s, fr->target, out);
-    if (fr->name) sbuf_printf(out, " at line %" PRIu64, fr->name);
+    if (fr->name && pat) /* where it runs is no part of the structure */
+      sbuf_add(out, " at line *", 10);
+    else if (fr->name)
+      sbuf_printf(out, " at line %" PRIu64, fr->name);
   }
   sbuf_add(out, " in ", 4);
   add_thread(h, th, pat, out);
@@ -400,6 +403,44 @@ static void add_step(const struct heapgraph *h, uint32_t src, uint32_t e,
   }
 }
 
+void heapgraph_step(const struct heapgraph *h, uint32_t src, uint32_t e,
+                    struct sbuf *out) {
+  int fresh;
+  add_step(h, src, e, 0, out, &fresh);
+}
+
+void heapgraph_name(const struct heapsnap *s, uint32_t v, struct sbuf *out) {
+  const struct hs_object *o = &s->obj[v];
+  const char *text = NULL;
+  uint32_t len, name;
+  switch (o->type) {
+  case LJH_OBJ_LFUNC:
+  case LJH_OBJ_CFUNC:
+    add_function(s, v, out);
+    return;
+  case LJH_OBJ_STR:
+    text = heapsnap_string(s, v, &len);
+    if (text) add_quoted(out, text, len > 40 ? 40 : len);
+    break;
+  case LJH_OBJ_CDATA:
+    name = keymap_get(&s->ctypes, o->aux);
+    if (name != HASHTAB_NONE) {
+      text = heapsnap_text(s, name, &len);
+      sbuf_add(out, "cdata ", 6);
+      sbuf_add(out, text, len);
+    }
+    break;
+  case LJH_OBJ_THREAD:
+    text = "coroutine";
+    sbuf_add(out, text, strlen(text));
+    break;
+  }
+  if (!text) {
+    text = heapsnap_typename(o->type);
+    sbuf_add(out, text, strlen(text));
+  }
+}
+
 /* -- Shortest paths and their patterns ------------------------------------- */
 
 struct pattern_key {
@@ -526,6 +567,27 @@ void heapgraph_pattern(const struct heapgraph *h, uint32_t p,
     sbuf_add(out, h->steps.data + n->off, n->len);
   }
   free(chain);
+}
+
+static void tally_add(struct heap_tally *t, uint64_t bytes) {
+  t->count++;
+  t->bytes = add_sat(t->bytes, bytes);
+}
+
+void heapgraph_tally(const struct heapgraph *h, struct heap_tally *types,
+                     struct heap_tally *patterns, struct heap_tally *weak) {
+  const struct heapsnap *s = h->snap;
+  memset(types, 0, (LJH_OBJ_MASK + 1) * sizeof *types);
+  memset(patterns, 0, h->npatterns * sizeof *patterns);
+  memset(weak, 0, sizeof *weak);
+  for (uint32_t v = 0; v < s->nobj; v++) {
+    const struct hs_object *o = &s->obj[v];
+    tally_add(&types[o->type], o->size);
+    if (h->idom[v] == HS_NONE)
+      tally_add(weak, o->size);
+    else if (h->pattern[v] != HS_NONE)
+      tally_add(&patterns[h->pattern[v]], o->size);
+  }
 }
 
 void heapgraph_free(struct heapgraph *h) {

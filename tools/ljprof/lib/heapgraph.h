@@ -36,6 +36,17 @@ struct heapgraph {
 void heapgraph_build(struct heapgraph *h, const struct heapsnap *s);
 void heapgraph_free(struct heapgraph *h);
 
+/* Objects and their own bytes. */
+struct heap_tally {
+  uint64_t count, bytes;
+};
+
+/* Every object by type, into types[LJH_OBJ_MASK + 1] (zeroed first); the
+** strongly reachable ones by their path's pattern, into
+** patterns[npatterns]; those only weakly reachable into *weak. */
+void heapgraph_tally(const struct heapgraph *h, struct heap_tally *types,
+                     struct heap_tally *patterns, struct heap_tally *weak);
+
 /* The path to object v, or "(only weakly reachable)". */
 void heapgraph_path(const struct heapgraph *h, uint32_t v, struct sbuf *out);
 /* The object edge e leaves; HS_NONE for the root's. */
@@ -43,6 +54,14 @@ uint32_t heapgraph_source(const struct heapsnap *s, uint32_t e);
 /* A pattern's text. */
 void heapgraph_pattern(const struct heapgraph *h, uint32_t p,
                        struct sbuf *out);
+/* Edge e, which leaves src (HS_NONE: the root), in the words of a path:
+** ".cache", "[3]", "<upvalue "memo" of function app.lua:5>", "_G". */
+void heapgraph_step(const struct heapgraph *h, uint32_t src, uint32_t e,
+                    struct sbuf *out);
+/* What object v is, in a few words: its type, or for a function where it
+** is defined, for a string its contents (if written), for a cdata its
+** ctype. */
+void heapgraph_name(const struct heapsnap *s, uint32_t v, struct sbuf *out);
 /* "table 0x55...": an object's type and address. */
 void heapgraph_object(const struct heapsnap *s, uint32_t v, struct sbuf *out);
 

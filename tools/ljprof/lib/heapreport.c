@@ -2,12 +2,11 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "heapchrome.h"
+#include "heaphtml.h"
 #include "json_out.h"
-
-struct by_type {
-  uint64_t count, bytes;
-};
 
 struct by_pattern {
   uint32_t pattern;
@@ -16,12 +15,13 @@ struct by_pattern {
 
 /* What every format says. */
 struct summary {
-  struct by_type types[LJH_OBJ_MASK + 1];
+  struct heap_tally types[LJH_OBJ_MASK + 1];
   struct by_pattern *patterns; /* by bytes, descending */
   uint32_t npatterns;
   uint32_t *top; /* objects by retained bytes, descending */
   uint32_t ntop;
-  uint64_t weak_count, weak_bytes, bytes;
+  struct heap_tally weak;
+  uint64_t bytes;
 };
 
 static const struct heapgraph *sort_graph;
@@ -43,30 +43,22 @@ static void summarize(const struct heapgraph *h, size_t top,
                       struct summary *m) {
   const struct heapsnap *s = h->snap;
   memset(m, 0, sizeof *m);
-  m->patterns = xcalloc(h->npatterns, sizeof *m->patterns);
-  for (uint32_t p = 0; p < h->npatterns; p++) m->patterns[p].pattern = p;
-  uint32_t *ids = xmalloc((s->nobj + 1) * sizeof *ids), n = 0;
-  for (uint32_t v = 0; v < s->nobj; v++) {
-    const struct hs_object *o = &s->obj[v];
-    m->types[o->type].count++;
-    m->types[o->type].bytes += o->size;
-    m->bytes += o->size;
-    if (h->idom[v] == HS_NONE) {
-      m->weak_count++;
-      m->weak_bytes += o->size;
-      continue;
-    }
-    ids[n++] = v;
-    if (h->pattern[v] != HS_NONE) {
-      m->patterns[h->pattern[v]].count++;
-      m->patterns[h->pattern[v]].bytes += o->size;
-    }
-  }
+  struct heap_tally *tally = xmalloc((h->npatterns + 1) * sizeof *tally);
+  heapgraph_tally(h, m->types, tally, &m->weak);
+  for (unsigned t = 0; t <= LJH_OBJ_MASK; t++)
+    m->bytes = add_sat(m->bytes, m->types[t].bytes);
+  m->patterns = xcalloc(h->npatterns + 1, sizeof *m->patterns);
+  for (uint32_t p = 0; p < h->npatterns; p++)
+    m->patterns[p] = (struct by_pattern){p, tally[p].count, tally[p].bytes};
+  free(tally);
   qsort(m->patterns, h->npatterns, sizeof *m->patterns, by_bytes);
   m->npatterns = h->npatterns;
   while (m->npatterns > 0 && m->patterns[m->npatterns - 1].count == 0)
     m->npatterns--;
   if (m->npatterns > top) m->npatterns = (uint32_t)top;
+  uint32_t *ids = xmalloc((s->nobj + 1) * sizeof *ids), n = 0;
+  for (uint32_t v = 0; v < s->nobj; v++)
+    if (h->idom[v] != HS_NONE) ids[n++] = v;
   sort_graph = h;
   qsort(ids, n, sizeof *ids, by_retained);
   m->top = ids;
@@ -80,14 +72,20 @@ static void summary_free(struct summary *m) {
 
 /* -- Text ------------------------------------------------------------------ */
 
-static void put_bytes(FILE *out, uint64_t bytes) {
+void heapreport_put_bytes(FILE *out, uint64_t bytes, char sign) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   size_t unit;
   double v = binary_units(bytes, sizeof units / sizeof *units, &unit);
+  char num[32], prefix[2] = {sign, 0};
   if (unit == 0)
-    fprintf(out, "%10" PRIu64 " B  ", bytes);
+    snprintf(num, sizeof num, "%s%" PRIu64, prefix, bytes);
   else
-    fprintf(out, "%10.1f %-3s", v, units[unit]);
+    snprintf(num, sizeof num, "%s%.1f", prefix, v);
+  fprintf(out, "%10s %-3s", num, units[unit]);
+}
+
+static void put_bytes(FILE *out, uint64_t bytes) {
+  heapreport_put_bytes(out, bytes, 0);
 }
 
 static void write_text(FILE *out, const struct heapreport_input *in,
@@ -112,9 +110,9 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     fprintf(out, " %10" PRIu64 "  %s\n", m->types[t].count,
             t ? heapsnap_typename(t) : "never described (cut stream)");
   }
-  if (m->weak_count) {
-    put_bytes(out, m->weak_bytes);
-    fprintf(out, " %10" PRIu64 "  only weakly reachable\n", m->weak_count);
+  if (m->weak.count) {
+    put_bytes(out, m->weak.bytes);
+    fprintf(out, " %10" PRIu64 "  only weakly reachable\n", m->weak.count);
   }
   fprintf(out, "\nTOP RETAINERS (retained, own size, object, shortest "
                "path)\n");
@@ -188,8 +186,8 @@ static int write_json(FILE *out, const struct heapreport_input *in,
                       s->has_info ? json_u64(s->pause_ns) : json_null());
   json_object_set_new(root, "weak_only",
                       json_pack("{s:o,s:o}", "objects",
-                                json_u64(m->weak_count), "bytes",
-                                json_u64(m->weak_bytes)));
+                                json_u64(m->weak.count), "bytes",
+                                json_u64(m->weak.bytes)));
   for (unsigned t = 1; t <= LJH_OBJ_MASK; t++)
     if (m->types[t].count)
       json_array_append_new(
@@ -225,11 +223,15 @@ static int write_json(FILE *out, const struct heapreport_input *in,
 
 int heapreport_write(FILE *out, const struct heapreport_input *in,
                      const struct heapreport_options *opt) {
+  if (opt->format == HEAP_HTML)
+    return heaphtml_write(out, in->source, in->graph, in->reader);
+  if (opt->format == HEAP_HEAPSNAPSHOT)
+    return heapchrome_write(out, in->graph);
   struct summary m;
   struct sbuf sb = {0};
   int status = 0;
   summarize(in->graph, opt->top, &m);
-  if (opt->json)
+  if (opt->format == HEAP_JSON)
     status = write_json(out, in, opt, &m, &sb);
   else
     write_text(out, in, &m, &sb);

@@ -10,8 +10,15 @@
 
 #include "heapgraph.h"
 
+enum heapreport_format {
+  HEAP_TEXT,
+  HEAP_JSON,
+  HEAP_HTML,         /* the dominator tree as a flame graph (heaphtml.h) */
+  HEAP_HEAPSNAPSHOT  /* Chrome DevTools' .heapsnapshot (heapchrome.h) */
+};
+
 struct heapreport_options {
-  int json;
+  enum heapreport_format format;
   int graph;  /* JSON: every object and edge too */
   size_t top; /* entries per section */
 };
@@ -25,5 +32,9 @@ struct heapreport_input {
 /* 0, or -1 if writing failed. */
 int heapreport_write(FILE *out, const struct heapreport_input *in,
                      const struct heapreport_options *opt);
+
+/* A size in 14 columns: "  1.5 MiB", "    12 B  "; with sign ('+', '-';
+** 0: none) before its number. */
+void heapreport_put_bytes(FILE *out, uint64_t bytes, char sign);
 
 #endif
