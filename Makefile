@@ -221,12 +221,24 @@ $(TEST_SIGSTEP): test/sysprof/sigstep.c $(STAGED)
 	@$(CC) $(TEST_CFLAGS) -o $@ $<
 endif
 
+# What the tests run from the npm registry (test/npm: memlab, which reads
+# our .heapsnapshot), installed as locked into $(BUILD)/npm, without
+# install scripts (puppeteer's would download a browser). Without the
+# registry the tests that need it skip and say so.
+NPM_TEST := $(BUILD)/npm/.installed
+$(NPM_TEST): test/npm/package.json test/npm/package-lock.json | $(BUILD)/.deps-test
+	@echo "==== npm ci: test/npm into $(@D)"
+	@mkdir -p $(@D) && cp test/npm/package.json test/npm/package-lock.json $(@D)/
+	@cd $(@D) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit \
+	  --no-fund --loglevel=error && touch $@ || \
+	  echo "ljprof: npm ci failed: the tests that run memlab will skip"
+
 PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LUA_CPATH="$(BUILD)/test/?.so;;" \
 	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
 
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
-	 $(BUILD)/.deps-test
+	 $(BUILD)/.deps-test $(NPM_TEST)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
 	  { tail -n 30 $(BUILD)/fuzz.log; exit 1; }
@@ -251,7 +263,7 @@ VM_TESTS := test/setup test/vm/metrics.t test/vm/memprof_api.t \
 	    lines.t named.t nested.t) $(BUILD)/test/capi_metrics.t
 endif
 test-vm: all noprof $(if $(CROSS),,asan) $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
-	 $(BUILD)/.deps-test
+	 $(BUILD)/.deps-test $(NPM_TEST)
 	$(if $(CROSS),@echo "==== ARM64 under qemu-aarch64: the ported tests (Makefile: VM_TESTS)")
 	@$(PROVE) -r $(VM_TESTS)
 	@$(MAKE) --no-print-directory test-reference
