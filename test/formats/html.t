@@ -10,15 +10,14 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/../lib";
 use Cwd ();
-use File::Temp qw(tempdir);
 use JSON::PP;
 use Test::More;
 use LJProf::Lua ();
 use LJProf::Profiles;
 use LJProf::Stream;
+use LJProf::Chromium;
 
-my ($chromium) = grep { -x } map { "/usr/bin/$_" } qw(chromium chromium-browser);
-plan skip_all => 'chromium is not installed (Debian chromium)' unless $chromium;
+plan skip_all => 'chromium is not installed (Debian chromium)' unless chromium_path();
 
 my $dir = LJProf::Lua::scratch();
 
@@ -30,55 +29,10 @@ sub html_report {
   return $file;
 }
 
-# The data the page embeds.
-sub embedded {
-  my ($file) = @_;
-  my ($json) = file_text($file) =~ m{<script type="application/json" id="profile-data">(.*?)</script>}s;
-  return JSON::PP->new->decode($json // 'null');
-}
-
-# Chromium, headless, in a fresh profile; nothing from the network.
-sub chromium {
-  my (@args) = @_;
-  my $profile = tempdir(CLEANUP => 1);
-  my $cmd = join ' ', map { "'$_'" } 'timeout', '90', $chromium, qw(--headless --no-sandbox --disable-gpu
-    --disable-quic --no-first-run --disable-background-networking --disable-component-update
-    --disable-sync), '--window-size=1200,800', "--user-data-dir=$profile", @args;
-  my $out = `$cmd 2>'$dir/chromium.err'`;
-  return ($? >> 8, $out);
-}
-
-sub dom {
-  my ($file, $search) = @_;
-  my $url = "file://$file" . (defined $search ? '#search=' . uri_escape($search) : '');
-  my ($rc, $dom) = chromium('--dump-dom', $url);
-  is($rc, 0, 'chromium rendered ' . ($search // 'the page')) or diag file_text("$dir/chromium.err");
-  return $dom;
-}
-
-sub uri_escape {
-  my ($s) = @_;
-  $s =~ s/([^A-Za-z0-9._~-])/sprintf '%%%02X', ord $1/ge;
-  return $s;
-}
-
-sub unescape_html {
-  my ($s) = @_;
-  $s =~ s/&lt;/</g; $s =~ s/&gt;/>/g; $s =~ s/&quot;/"/g; $s =~ s/&amp;/&/g;
-  return $s;
-}
-
 sub first_top_frame {
   my ($dom) = @_;
   my ($name) = $dom =~ m{<tr class="frame"><td class="name">(.*?)</td>};
   return unescape_html($name // '');
-}
-
-sub self_contained {
-  my ($file, $what) = @_;
-  my $text = file_text($file);
-  unlike($text, qr/\b(?:src|href)\s*=|https?:|\@import|url\(|<link/i, "$what: nothing is fetched from anywhere");
-  is(() = $text =~ /<script\b/g, 2, "$what: the script and the data inline");
 }
 
 { # CPU

@@ -188,7 +188,7 @@ my @uses = (
         $d ? "$d/libclang_rt.fuzzer-x86_64.a" : '' }],
   [test  => 'test/sysprof/names.t',    qr/libc6-dbg/,            libc_debug()],
   [test  => 'test/formats/pprof.t',    qr/go tool pprof/,        command('go')],
-  [test  => 'test/formats/html.t',     qr/qw\(chromium /,        '/usr/bin/chromium'],
+  [test  => 'test/lib/LJProf/Chromium.pm', qr/qw\(chromium /,    '/usr/bin/chromium'],
   [test  => 'test/setup/install.t',    qr/pkg-config --static/,  command('pkg-config')],
   [test  => 'Makefile',                qr/\bnpm ci\b/,           command('npm')],
   [test  => 'test/heap/heapsnapshot.t', qr/'node'/,              command('node')],

@@ -1,0 +1,95 @@
+#!/usr/bin/env perl
+# ljprof heap --format=html: the dominator tree as the project's flame
+# graph (flamegraph.html's data model: stacks of frames with values). A
+# frame is an object named by its shortest path, as wide as what it
+# retains, above its immediate dominator: checked against ljprof's JSON
+# graph. Then in headless Chromium a search for the leak's retainer
+# selects what it retains, and lists it by its path (the name a click,
+# zooming into the frame, shows).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use JSON::PP;
+use LJProf::Lua;
+use LJProf::Run;
+use LJProf::Chromium;
+
+my $dir = scratch();
+my ($snap, $html) = ("$dir/heap.bin", "$dir/heap.html");
+my $run = run_lua(<<"LUA");
+sessions = {}
+for id = 1, 10 do
+  local s = { history = {} }
+  for i = 1, 300 do s.history[i] = { at = i, data = { i } } end
+  sessions["s" .. id] = s
+end
+local function make()
+  local cache = {}
+  return function(k) cache[k] = { k } end
+end
+handler = make()
+for i = 1, 2000 do handler(i) end
+assert(misc.heapsnapshot("$snap"))
+LUA
+is($run->{rc}, 0, 'the script ran') or diag $run->{err};
+my $r = ljprof('heap', '--format=html', '-o', $html, $snap);
+is($r->{rc}, 0, 'the page is written') or diag $r->{err};
+self_contained($html, 'heap');
+my $data = embedded($html);
+my $g = decode_json(ljprof('heap', '--format=json', '--graph', '--top=100000', $snap)->{out});
+my @obj = @{ $g->{graph}{objects} };
+my %by_path = map { ($_->{path} => $_) } @{ $g->{retainers} };
+
+my $strong = 0;
+$strong += $_->{size} for grep { defined $_->{idom} } @obj;
+is($data->{unit}, 'bytes', 'in bytes');
+like($data->{what}, qr/retained.*dominator tree/, 'it says what a frame is');
+is($data->{total}, $strong, "all it draws: the $strong bytes strongly reachable");
+my $sum = 0;
+$sum += $_ for @{ $data->{values} };
+is($sum, $strong, 'which the stacks add up to');
+
+# A frame's name: path (type address). Its stack: its dominators' frames.
+my %frame_of = map { ($data->{frames}[$_] => $_) } 0 .. $#{ $data->{frames} };
+my %addr = map { (sprintf('0x%x', $_->{address}) => $_) } @obj;
+sub frame_object {
+  my ($name) = @_;
+  my ($addr) = $name =~ / \(\w[\w ]* (0x[0-9a-f]+)\)$/ or return undef;
+  return $addr{$addr};
+}
+my ($wrong_chain, $checked) = (0, 0);
+for my $stack (@{ $data->{stacks} }) {
+  my @o = map { frame_object($data->{frames}[$_]) } @$stack;
+  next if grep { !defined } @o;   # the roots' small objects
+  $checked++;
+  my $ok = $o[0]{idom} eq 'root';
+  $ok &&= $o[$_]{idom} eq $o[$_ - 1]{id} for 1 .. $#o;
+  $wrong_chain++ unless $ok;
+}
+cmp_ok($checked, '>', 100, "$checked stacks of objects");
+is($wrong_chain, 0, 'each is the chain of immediate dominators from a root down');
+
+my $leak = $by_path{'_G.sessions'};
+my $name = sprintf '_G.sessions (table 0x%x)', $leak->{address};
+ok(exists $frame_of{$name}, "the leak's retainer has a frame: $name");
+my $under = 0;
+for my $i (0 .. $#{ $data->{stacks} }) {
+  $under += $data->{values}[$i] if grep { $_ == $frame_of{$name} } @{ $data->{stacks}[$i] };
+}
+is($under, $leak->{retained}, "as wide as it retains: $leak->{retained} bytes");
+my ($cache) = grep { /^<upvalue "cache" of function \S+payload\d+\.lua:9>$/ } keys %by_path;
+ok($cache && grep({ index($_, "$cache (table ") == 0 } @{ $data->{frames} }), 'the closure\'s cache too, by its upvalue');
+cmp_ok(scalar @{ $data->{frames} }, '<=', 2001, 'at most 2000 objects drawn, and the rest\'s frame');
+
+SKIP: {
+  skip 'chromium is not installed (Debian chromium)', 3 unless chromium_path();
+  my $dom = dom($html, '_G.sessions (');
+  my ($value) = $dom =~ /data-matched-value="(\d+)"/;
+  is($value, $leak->{retained}, 'chromium: a search for _G.sessions selects what it retains');
+  my @matches = map { unescape_html($_) } $dom =~ m{<li class="match">(.*?) — }g;
+  is_deeply(\@matches, [$name], 'chromium: the match listed by its path');
+}
+
+done_testing();
