@@ -24,12 +24,11 @@ for id = 1, 10 do
   for i = 1, 200 do s.history[i] = { at = i, line = "entry " .. i } end
   sessions["s" .. id] = s
 end
-local function make()
-  local cache = {}
-  return function(k) cache[k] = { k } end
+do
+  local seen = {}
+  on_data = function(k) seen[k] = { k } end
 end
-handler = make()
-for i = 1, 300 do handler(i) end
+for i = 1, 300 do on_data(i) end
 weakv = setmetatable({}, { __mode = "v" })
 for i = 1, 50 do weakv[i] = { i } end
 keep = weakv[7]

@@ -20,17 +20,15 @@ my $dir = scratch();
 my ($snap, $html) = ("$dir/heap.bin", "$dir/heap.html");
 my $run = run_lua(<<"LUA");
 sessions = {}
-for id = 1, 10 do
-  local s = { history = {} }
-  for i = 1, 300 do s.history[i] = { at = i, data = { i } } end
-  sessions["s" .. id] = s
+for user = 1, 10 do
+  sessions[user] = { history = {} }
+  for n = 1, 300 do table.insert(sessions[user].history, { n, data = { n } }) end
 end
-local function make()
-  local cache = {}
-  return function(k) cache[k] = { k } end
-end
-handler = make()
-for i = 1, 2000 do handler(i) end
+local worker = coroutine.wrap(function()
+  local pending = {}
+  while true do pending[#pending + 1] = { coroutine.yield() } end
+end)
+for n = 1, 2001 do worker(n) end
 assert(misc.heapsnapshot("$snap"))
 LUA
 is($run->{rc}, 0, 'the script ran') or diag $run->{err};
@@ -79,8 +77,9 @@ for my $i (0 .. $#{ $data->{stacks} }) {
   $under += $data->{values}[$i] if grep { $_ == $frame_of{$name} } @{ $data->{stacks}[$i] };
 }
 is($under, $leak->{retained}, "as wide as it retains: $leak->{retained} bytes");
-my ($cache) = grep { /^<upvalue "cache" of function \S+payload\d+\.lua:9>$/ } keys %by_path;
-ok($cache && grep({ index($_, "$cache (table ") == 0 } @{ $data->{frames} }), 'the closure\'s cache too, by its upvalue');
+my ($pending) = grep { /^<local "pending" of function \S+payload\d+\.lua:6 at line 8 in coroutine 0x[0-9a-f]+>$/ } keys %by_path;
+ok($pending && grep({ index($_, "$pending (table ") == 0 } @{ $data->{frames} }),
+   'a coroutine\'s local too: ' . ($pending // 'none'));
 cmp_ok(scalar @{ $data->{frames} }, '<=', 2001, 'at most 2000 objects drawn, and the rest\'s frame');
 
 SKIP: {
