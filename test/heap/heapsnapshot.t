@@ -105,6 +105,19 @@ for my $k (0 .. $nodes->[$hn + 4] - 1) {
 is($named{element}, 200, 'a history table: its 200 entries as elements');
 is($ntypes[ $nodes->[$hn] ], 'object', 'a table is an object');
 
+# A cut snapshot: what came, still a well-formed file, and exit 1.
+my $bin = LJProf::Lua::slurp($snap);
+my $cut = "$dir/cut.bin";
+{ open my $fh, '>:raw', $cut or die; print $fh substr($bin, 0, int(length($bin) * 0.6)); }
+$r = ljprof('heap', '--format=heapsnapshot', '-o', "$dir/cut.heapsnapshot", $cut);
+is($r->{rc}, 1, 'a cut snapshot: exit 1');
+like($r->{err}, qr/^ljprof: \S+cut\.bin: truncated at offset \d+: .*\n\z/, 'one line says where it was cut');
+my $ch = eval { decode_json(LJProf::Lua::slurp("$dir/cut.heapsnapshot")) } || {};
+my $cut_objects = decode_json(ljprof('heap', '--format=json', $cut)->{out})->{objects};
+is(@{ $ch->{nodes} || [] } / $NF, $cut_objects + 1, "the file holds the $cut_objects objects that came");
+my $cut_bad = grep { $_ % $EF == 2 && ($ch->{edges}[$_] % $NF || $ch->{edges}[$_] >= @{ $ch->{nodes} }) } 0 .. $#{ $ch->{edges} || [] };
+is($cut_bad, 0, 'and every edge of it goes to a node');
+
 # memlab.
 SKIP: {
   my $modules = ($ENV{LJPROF_BUILD_DIR} // '') . '/npm/node_modules';

@@ -82,6 +82,13 @@ ok($pending && grep({ index($_, "$pending (table ") == 0 } @{ $data->{frames} })
    'a coroutine\'s local too: ' . ($pending // 'none'));
 cmp_ok(scalar @{ $data->{frames} }, '<=', 2001, 'at most 2000 objects drawn, and the rest\'s frame');
 
+# A cut snapshot: the page of what came says so.
+my $bin = LJProf::Lua::slurp($snap);
+{ open my $fh, '>:raw', "$dir/cut.bin" or die; print $fh substr($bin, 0, int(length($bin) * 0.6)); }
+$r = ljprof('heap', '--format=html', '-o', "$dir/cut.html", "$dir/cut.bin");
+is($r->{rc}, 1, 'a cut snapshot: exit 1');
+like(embedded("$dir/cut.html")->{damaged} // '', qr/^truncated at offset \d+/, 'its page says where it was cut');
+
 SKIP: {
   skip 'chromium is not installed (Debian chromium)', 3 unless chromium_path();
   my $dom = dom($html, '_G.sessions (');

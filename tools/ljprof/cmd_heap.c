@@ -131,8 +131,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
   if (!a->diff) return single_file(CMD, argc, argv, &a->input[0]);
   if (argc - optind != 2)
     return usage_error(CMD, "--diff wants two snapshots, OLD and NEW");
-  if (a->report.format > HEAP_JSON)
-    return usage_error(CMD, "--diff writes text or json");
+  if (a->report.format > HEAP_JSON || a->report.graph)
+    return usage_error(CMD, "--diff writes text or json, without --graph");
   a->input[0] = argv[optind];
   a->input[1] = argv[optind + 1];
   return -1;
@@ -163,7 +163,7 @@ static int snapshot_load(struct snapshot *s, const char *path) {
 }
 
 /* Says the damage on stderr; EXIT_FAILED if any. */
-static int snapshot_free(struct snapshot *s) {
+static int snapshot_close(struct snapshot *s) {
   int status = EXIT_OK;
   if (s->r.status != READER_OK) {
     fprintf(stderr, "ljprof: %s: %s\n", s->name, s->r.err_msg);
@@ -212,6 +212,6 @@ int cmd_heap(int argc, char **argv) {
     status = EXIT_FAILED;
   }
   for (int i = 0; i < loaded; i++)
-    if (snapshot_free(&s[i]) != EXIT_OK) status = EXIT_FAILED;
+    if (snapshot_close(&s[i]) != EXIT_OK) status = EXIT_FAILED;
   return status;
 }

@@ -42,7 +42,7 @@ struct heapdiff_input {
 };
 
 /* Rows that changed, most grown (by bytes, then objects) first: text or
-** JSON (opt->json), opt->top rows per section. 0, or -1 if writing
+** JSON (opt->format), opt->top rows per section. 0, or -1 if writing
 ** failed. */
 int heapdiff_write(FILE *out, const struct heapdiff *d,
                    const struct heapdiff_input *in,
