@@ -331,6 +331,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@$(BENCH_LUA) bench/real.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
+	@echo "## Heap snapshots: the pause, their size, the reader"
+	@bench/heapsnap.sh $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"
 	@if [ -n "$(LJ_TESTS_TGZ)" ] && [ -f "$(LJ_TESTS_TGZ)" ]; then \
 	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
