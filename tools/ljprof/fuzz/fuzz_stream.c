@@ -3,7 +3,9 @@
 ** `ljprof report` runs it: decode, aggregate, render every format of the
 ** stream's kind (and a memprof stream's `-tm` text), and every profile
 ** format (collapsed, pprof, speedscope, HTML) of it. A memprof stream is also decoded through the event pipe (a
-** second thread aggregates), whose text report must be the same.
+** second thread aggregates), whose text report must be the same. A heap
+** snapshot goes through `ljprof heap`: every format, and --diff with
+** itself.
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "lib/event_pipe.h"
+#include "lib/heapdiff.h"
 #include "lib/memagg.h"
 #include "lib/profile.h"
 #include "lib/report.h"
@@ -98,9 +101,38 @@ static void check_event_pipe(const uint8_t *data, size_t size) {
   free(piped);
 }
 
+static void render_heap(FILE *out, const uint8_t *data, size_t size) {
+  struct reader r;
+  struct heapsnap snap;
+  struct heapgraph graph;
+  struct heapdiff diff;
+  reader_init_mem(&r, data, size);
+  heapsnap_read(&r, &snap);
+  heapgraph_build(&graph, &snap);
+  struct heapreport_input in = {"fuzz", &graph, &r};
+  for (enum heapreport_format f = HEAP_TEXT; f <= HEAP_HEAPSNAPSHOT; f++) {
+    struct heapreport_options opt = {f, 1, 3};
+    heapreport_write(out, &in, &opt);
+  }
+  struct heapdiff_input din = {{"old", "new"}, {&r, &r}};
+  heapdiff_build(&diff, &graph, &graph);
+  for (enum heapreport_format f = HEAP_TEXT; f <= HEAP_JSON; f++) {
+    struct heapreport_options opt = {f, 0, 3};
+    heapdiff_write(out, &diff, &din, &opt);
+  }
+  heapdiff_free(&diff);
+  heapgraph_free(&graph);
+  heapsnap_free(&snap);
+  reader_free(&r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *devnull;
   if (!devnull && !(devnull = fopen("/dev/null", "w"))) return 0;
+  if (heapsnap_magic(data, size)) {
+    render_heap(devnull, data, size);
+    return 0;
+  }
 
   struct reader r;
   struct symbols sym;

@@ -73,7 +73,8 @@ static int read_text(struct reader *r, struct heapsnap *s, uint32_t *name,
   return 1;
 }
 
-/* One edge of an object whose header was hdr; 0 at the end (or damage). */
+/* One edge of an object whose header was hdr, or of the roots (hdr 0);
+** 0 at the end (or damage). */
 static int read_edge(struct reader *r, struct heapsnap *s, uint8_t hdr,
                      struct sbuf *tmp) {
   uint64_t at = reader_offset(r), a = 0, b = 0;
@@ -81,6 +82,10 @@ static int read_edge(struct reader *r, struct heapsnap *s, uint8_t hdr,
   uint32_t target, name;
   int weakk = (hdr & LJH_WEAKKEY) != 0, weakv = (hdr & LJH_WEAKVAL) != 0;
   if (!reader_u8(r, &kind, "edge kind") || kind == LJH_E_END) return 0;
+  /* Paths name a root by its kind, an object's edge by its object. */
+  if ((hdr == 0) != (kind == LJH_E_ROOT))
+    return corrupt(r, at, hdr ? "a root edge of an object" : "a root that "
+                                "is no root edge");
   switch (kind) {
   case LJH_E_HSTR:
   case LJH_E_HOBJ: {
