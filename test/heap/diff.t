@@ -72,6 +72,7 @@ is($pats[-1]{pattern}, '_G.junk[*]', 'the largest shrink comes last');
 my $fresh = $pats[0]{fresh};
 ok($fresh <= 10000 && $fresh >= 10000 - 1000 - 20,
    "fresh entries: $fresh of 10000, less at most those reusing a freed table's address");
+is($pat{'_G.sessions[*].history'}{fresh}, 0, 'the 20 history tables grew but lived through: none is fresh');
 my ($tables) = grep { $_->{type} eq 'table' } @{ $doc->{types} };
 is($tables->{objects}{growth}, 20000 - 1000 - 1, 'by type: tables +20000 -1000 (junk) -1 (junk itself)');
 is($doc->{total}{objects}{growth}, $doc->{new}{objects} - $doc->{old}{objects}, 'the total growth is NEW less OLD');
