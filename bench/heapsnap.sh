@@ -11,13 +11,8 @@
 #   bench/heapsnap.sh LUAJIT LJPROF WORK_DIR
 set -euo pipefail
 
-if [ $# -ne 3 ]; then
-  echo "usage: $0 LUAJIT LJPROF WORK_DIR" >&2
-  exit 2
-fi
-luajit=$1
-ljprof=$2
-work=$3
+[ $# -eq 3 ] || { echo "usage: $0 LUAJIT LJPROF WORK_DIR" >&2; exit 2; }
+luajit=$1 ljprof=$2 work=$3
 sizes=${SIZES:-1000000 3000000 10000000}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
