@@ -4,8 +4,8 @@
 # frame is an object named by its shortest path, as wide as what it
 # retains, above its immediate dominator: checked against ljprof's JSON
 # graph. Then in headless Chromium a search for the leak's retainer
-# selects what it retains, and lists it by its path (the name a click,
-# zooming into the frame, shows).
+# selects what it retains, and lists it by its path; zoomed into a frame
+# (what a click does), the page names its path.
 use strict;
 use warnings;
 use FindBin;
@@ -90,12 +90,17 @@ is($r->{rc}, 1, 'a cut snapshot: exit 1');
 like(embedded("$dir/cut.html")->{damaged} // '', qr/^truncated at offset \d+/, 'its page says where it was cut');
 
 SKIP: {
-  skip 'chromium is not installed (Debian chromium)', 3 unless chromium_path();
+  skip 'chromium is not installed (Debian chromium)', 5 unless chromium_path();
   my $dom = dom($html, '_G.sessions (');
   my ($value) = $dom =~ /data-matched-value="(\d+)"/;
   is($value, $leak->{retained}, 'chromium: a search for _G.sessions selects what it retains');
   my @matches = map { unescape_html($_) } $dom =~ m{<li class="match">(.*?) — }g;
   is_deeply(\@matches, [$name], 'chromium: the match listed by its path');
+  my $history = sprintf '_G.sessions[3].history (table 0x%x)', $by_path{'_G.sessions[3].history'}{address};
+  $dom = dom($html, undef, $history);
+  my ($zoomed) = $dom =~ m{<span id="zoom-info">(.*?)</span>};
+  like(unescape_html($zoomed // ''), qr/^Zoomed into \Q$history\E \([\d.]+%\)$/,
+       'chromium: zoomed into a frame (a click), the page names its path');
 }
 
 done_testing();

@@ -38,12 +38,15 @@ sub chromium {
   return ($? >> 8, $out);
 }
 
-# The DOM of the page at $file once its script ran, after a search.
+# The DOM of the page at $file once its script ran, after a search (and
+# zoomed into the frame named $zoom, as a click does).
 sub dom {
-  my ($file, $search) = @_;
-  my $url = "file://$file" . (defined $search ? '#search=' . uri_escape($search) : '');
+  my ($file, $search, $zoom) = @_;
+  my @hash = ((defined $search ? 'search=' . uri_escape($search) : ()),
+              (defined $zoom ? 'zoom=' . uri_escape($zoom) : ()));
+  my $url = "file://$file" . (@hash ? '#' . join('&', @hash) : '');
   my ($rc, $dom) = chromium('--dump-dom', $url);
-  is($rc, 0, 'chromium rendered ' . ($search // 'the page')) or diag LJProf::Lua::slurp("$dir/chromium.err");
+  is($rc, 0, 'chromium rendered ' . ($search // $zoom // 'the page')) or diag LJProf::Lua::slurp("$dir/chromium.err");
   return $dom;
 }
 
