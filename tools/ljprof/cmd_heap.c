@@ -29,12 +29,21 @@ static void usage(FILE *out) {
           "line. Weak references retain nothing. SNAPSHOT '-' reads\n"
           "standard input.\n"
           "\n"
+          "With --memprof, each object gets the allocation that made it,\n"
+          "from the memprof stream that ran while the snapshot was taken\n"
+          "(version 5: ljprof record --mem --heap, misc.memprof.start with\n"
+          "stacks = true or format = \"v5\"): the top retainers say where\n"
+          "they were allocated, and a section gives what each allocation\n"
+          "site (and call stack) still holds, and at which path.\n"
+          "\n"
           "Options:\n"
           "  --format=FORMAT     text (default) or json\n"
           "  --graph             json: every object (size, retained size,\n"
           "                      immediate dominator) and every reference\n"
           "  --top=N             at most N entries in each section (default "
           "20)\n"
+          "  --memprof=STREAM    join the memprof stream that ran while the\n"
+          "                      snapshot was taken\n"
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
           "  -h, --help          show this help\n"
           "\n"
@@ -44,16 +53,18 @@ static void usage(FILE *out) {
           "\n"
           "Examples:\n"
           "  ljprof heap heap.bin\n"
-          "  ljprof heap --format=json --graph -o heap.json heap.bin\n");
+          "  ljprof heap --format=json --graph -o heap.json heap.bin\n"
+          "  ljprof heap --memprof=memprof.bin heap.bin\n");
 }
 
 /* --top is report's own (report_parse_option), --format is not: heap
 ** has formats of its own. */
-enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH };
+enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH, OPT_MEMPROF };
 
 static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_HEAP_FORMAT},
     {"graph", no_argument, NULL, OPT_GRAPH},
+    {"memprof", required_argument, NULL, OPT_MEMPROF},
     {"top", required_argument, NULL, OPT_TOP},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
@@ -63,6 +74,7 @@ static const struct option long_options[] = {
 struct args {
   struct heapreport_options report;
   const char *input, *output;
+  const char *memprof; /* --memprof */
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -83,6 +95,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
     case OPT_GRAPH:
       a->report.graph = 1;
       break;
+    case OPT_MEMPROF:
+      a->memprof = optarg;
+      break;
     case OPT_TOP:
       if ((status = report_parse_option(CMD, c, optarg, &top)) >= 0)
         return status;
@@ -99,6 +114,31 @@ static int parse_args(int argc, char **argv, struct args *a) {
     }
   }
   return single_file(CMD, argc, argv, &a->input);
+}
+
+/* The memprof stream at path joined to snap; 0 (said on stderr) if it
+** cannot be: the report goes on without it. */
+static int join_memprof(const char *path, const struct heapsnap *snap,
+                        struct heapjoin *join) {
+  struct reader r;
+  struct sbuf err = {0};
+  int fd = open(path, O_RDONLY), ok = 0;
+  memset(join, 0, sizeof *join);
+  if (fd < 0) {
+    fprintf(stderr, "ljprof: %s: %s\n", path, strerror(errno));
+    return 0;
+  }
+  reader_init_fd(&r, fd, 1 << 20);
+  ok = heapjoin_read(join, &r, snap, &err);
+  if (!ok)
+    fprintf(stderr, "ljprof: %s: cannot join: %s\n", path, sbuf_cstr(&err));
+  else if (r.status != READER_OK)
+    fprintf(stderr, "ljprof: %s: damaged after the snapshot's mark "
+                    "(the join holds): %s\n", path, r.err_msg);
+  sbuf_free(&err);
+  reader_free(&r);
+  close(fd);
+  return ok;
 }
 
 int cmd_heap(int argc, char **argv) {
@@ -119,12 +159,16 @@ int cmd_heap(int argc, char **argv) {
   heapsnap_read(&r, &snap);
   heapgraph_build(&graph, &snap);
   status = EXIT_OK;
+  struct heapjoin join;
+  int joined = a.memprof && join_memprof(a.memprof, &snap, &join);
+  if (a.memprof && !joined) status = EXIT_FAILED;
   FILE *out = a.output ? fopen(a.output, "w") : stdout;
   if (!out) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
   } else {
-    struct heapreport_input in = {name, &graph, &r};
+    struct heapreport_input in = {name, &graph, &r, a.memprof,
+                                  joined ? &join : NULL};
     if (heapreport_write(out, &in, &a.report) != 0 ||
         (a.output && fclose(out) != 0)) {
       fprintf(stderr, "ljprof: %s: write error: %s\n",
@@ -136,6 +180,7 @@ int cmd_heap(int argc, char **argv) {
     fprintf(stderr, "ljprof: %s: %s\n", name, r.err_msg);
     status = EXIT_FAILED;
   }
+  if (a.memprof) heapjoin_free(&join);
   heapgraph_free(&graph);
   heapsnap_free(&snap);
   reader_free(&r);
