@@ -385,6 +385,7 @@ typedef struct EnvVM {
   int vmno;			/* Its number in the process. */
   int toggled;			/* The armed profiles run. */
   int ended;			/* The snapshot at the end is taken. */
+  pthread_t opener;		/* The thread that created the VM. */
   int windows[PE__MAX];		/* Streams (snapshots) of each so far. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
   int armed;			/* It holds its signal armed. */
@@ -826,6 +827,7 @@ static void env_open(lua_State *L, const char *s)
   e->set = set;
   e->vmno = vmno;
   e->toggled = e->ended = 0;
+  e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
   memset(e->file, 0, sizeof(e->file));
   pthread_once(&once, env_once);
@@ -838,8 +840,10 @@ static void env_open(lua_State *L, const char *s)
     env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
     env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
-    if (set.heapend)
+    if (set.heapend) {
       lua_sethook(L, env_rethook, LUA_MASKRET, 0);
+      lj_prof_exitguard();  /* os.exit() ends a script without a return. */
+    }
     return;
   }
   env_quiet(e);
@@ -867,6 +871,25 @@ void lj_profenv_close(global_State *g)
       env_quiet(&env_vms[i]);
       env_vms[i].g = NULL;  /* lj_prof_close stops the profiles next. */
     }
+  pthread_mutex_unlock(&env_lock);
+}
+
+/* The process exits without closing its VMs (os.exit()): the snapshots at
+** the end of those exiting on the thread that created them. That thread
+** runs no Lua code (a C function called exit), or none of that VM: a safe
+** point. A VM of another thread may be running: it is left alone. */
+void lj_profenv_exit(void)
+{
+  int i;
+  pthread_mutex_lock(&env_lock);
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    if (e->g != NULL && e->set.heapend && !e->ended &&
+	pthread_equal(e->opener, pthread_self())) {
+      env_snapshot(e, mainthread(e->g));
+      e->ended = 1;
+    }
+  }
   pthread_mutex_unlock(&env_lock);
 }
 

@@ -233,8 +233,23 @@ like($bad, qr/--heap-every is for --heap/, '--heap-every alone is refused');
 my $alone = run_lua('local function fill() local t = {} for i = 1, 50 do t[i] = { i } end return t end cached = fill()');
 $text = `ljprof record --heap -o '$dir/alone.heap' -- '$alone->{script}' 2>&1`;
 like($text, qr/^\s+\S+ \S+\s+50  _G\.cached\[\*\]$/m, 'record --heap alone: the heap report');
-my $exits = run_lua('kept = {} os.exit(0)');
-$text = `ljprof record --heap -o '$dir/exit.heap' -- '$exits->{script}' 2>&1`;
-like($text, qr/no heap snapshot was written/, 'a script ending by os.exit(): said so');
+my $exit_code = <<'LUA';
+local function fill()
+  local t = {}
+  for i = 1, 60 do t[i] = { i } end  -- KEPT
+  return t
+end
+kept = fill()
+os.exit(3)
+LUA
+my $exits = run_lua($exit_code);
+my $kept = line_of($exit_code, 'KEPT');
+$text = `ljprof record --mem --heap -o '$dir/exit.mem' -- '$exits->{script}' 2>&1`;
+is($? >> 8, 3, 'a script ending by os.exit(3): its exit status');
+like($text, qr/^\s+\S+ \S+\s+\S+ \S+\s+60  \@\S+payload\d+\.lua:$kept: held at _G\.kept\[\*\]$/m,
+     'the snapshot at its exit, joined to the memory profile (v5 without stacks)');
+my $dies = run_lua('local ffi = require("ffi") ffi.cdef"void _exit(int);" ffi.C._exit(0)');
+$text = `ljprof record --heap -o '$dir/gone.heap' -- '$dies->{script}' 2>&1`;
+like($text, qr/no heap snapshot was written/, 'a script that leaves by _exit(): no snapshot, said so');
 
 done_testing();

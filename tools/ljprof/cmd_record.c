@@ -67,8 +67,8 @@ static void usage(FILE *out) {
           "                      stacks may take, 2^20 to 2^40 (default 2^30);\n"
           "                      past it, allocations are counted stackless\n"
           "  --heap              a heap snapshot at the end of the script (as\n"
-          "                      its main chunk returns, its locals live; not\n"
-          "                      after os.exit()), to STREAM.heap, or to -o's\n"
+          "                      its main chunk returns, its locals live; or\n"
+          "                      at os.exit()), to STREAM.heap, or to -o's\n"
           "                      FILE (default heap.bin) without a profiler;\n"
           "                      its report (ljprof heap, joined to the\n"
           "                      memory profile with --mem) follows the\n"
@@ -556,7 +556,7 @@ int cmd_record(int argc, char **argv) {
     int text_here = !a.report_out && a.report.format == REPORT_TEXT;
     if (!heap_files(snap, 0, last, sizeof last)) {
       fprintf(stderr, "ljprof " CMD ": no heap snapshot was written (the "
-                      "script ended by os.exit()?)\n");
+                      "script was killed, or left by _exit()?)\n");
       status = EXIT_FAILED;
     } else if (!a.profiler || text_here) {
       int hs = heap_report(&a, last, stream);
