@@ -638,10 +638,12 @@ static void env_rethook(lua_State *L, lua_Debug *ar)
        f = lj_prof_framebelow(L, f, 0))
     if (isluafunc(frame_func(f)))
       return;
+  pthread_mutex_lock(&env_lock);  /* Other VMs come and go meanwhile. */
   if ((e = env_of(G(L))) != NULL) {
     env_snapshot(e, L);
     e->ended = 1;
   }
+  pthread_mutex_unlock(&env_lock);
 }
 
 /* -- Signal and rotation ------------------------------------------------- */

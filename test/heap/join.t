@@ -151,6 +151,17 @@ like($text2, qr/^\s+\S+ \S+\s+\S+ \S+\s+400  \@\S+payload\d+\.lua:$line{CALLBACK
 is($rc, 1, 'another run\'s stream: exit status 1');
 like($err, qr/\Q$mem\E: cannot join: the stream has no mark of this snapshot/, 'and why');
 ok($doc && $doc->{retainers} && !$doc->{memprof}, 'the report comes without the join');
+# The stream cut before its mark: the symbol table and the first events.
+open my $in, '<:raw', $mem2 or die "$mem2: $!";
+my $whole = do { local $/; <$in> };
+close $in;
+open my $cut, '>:raw', "$dir/cut.mem" or die $!;
+print $cut substr($whole, 0, int(length($whole) / 2));
+close $cut;
+($doc, $rc, $err) = heap_json($snap2, "--memprof='$dir/cut.mem'");
+like($err, qr/cut\.mem: cannot join: the stream ends before the snapshot's mark: .*offset \d+/,
+     'a stream cut before the mark: said so, with where it ends');
+is($rc, 1, 'exit status 1');
 my $v4 = "$dir/v4.mem";
 my $snap4 = "$dir/v4.heap";
 $run = run_lua(qq{assert(misc.memprof.start{path = "$v4"}) x = {} assert(misc.heapsnapshot("$snap4")) misc.memprof.stop()});
