@@ -15,8 +15,8 @@
 ** stop at that step, a safe point on the VM's thread.
 **
 ** heap is no profile that runs but heap snapshots: one at each signal,
-** every SECS, or at the end (the script's main chunk returning, or the VM
-** closing), taken at the same safe points.
+** every SECS, or at the end (the VM closing or the process exiting; with
+** end=script the script's main chunk returning), at safe points too.
 */
 
 #define lj_profenv_c
@@ -70,7 +70,7 @@ typedef struct EnvSettings {
   SysprofConfig cpu;		/* The CPU profile's options; */
   MemprofConfig mem;		/* the memory profile's; */
   HeapSnapConfig heap;		/* the heap snapshots'. */
-  int heapend;			/* A snapshot at the end. */
+  int heapend;			/* A snapshot at the end: HEAPEND_*. */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -248,13 +248,20 @@ static const EnvKey env_memkeys[] = {
   { NULL, NULL, 0, NULL, NULL }
 };
 
+/* The end of a VM (lua_close, exit), and of a script: its main chunk
+** returning, found by a return hook that every return the interpreter
+** makes calls (bench/README.md: 1.0 to 6.5 times slower), so asked for. */
+enum { HEAPEND_NONE, HEAPEND_VM, HEAPEND_SCRIPT };
+static const char *const env_ends[] = { "0", "1", "script", NULL };
+
 /* heap's every= is a rotation: a snapshot where a stream would end. */
 static const EnvKey env_heapkeys[] = {
   { "every", env_rotate, 0,
     "every must be whole seconds, from 1 to 31536000", NULL },
   { "strings", env_bytes, ENV_AT(heap.strings),
     "strings must be whole bytes, 1 or more", NULL },
-  { "end", env_flag, ENV_AT(heapend), "end must be 1 or 0", NULL },
+  { "end", env_choice, ENV_AT(heapend), "end must be 1, script or 0",
+    env_ends },
   { NULL, NULL, 0, NULL, NULL }
 };
 
@@ -336,9 +343,9 @@ static int env_section(EnvSettings *s, char *sec, char *msg, size_t sz)
     }
     kv = next;
   }
-  /* Snapshots with no time asked for: one at the end. */
-  if (k == PE_HEAP && !s->armed[k] && !s->rotate[k])
-    s->heapend = 1;
+  /* end= not given: with no time asked for, one at the end. */
+  if (k == PE_HEAP && s->heapend < 0)
+    s->heapend = s->armed[k] || s->rotate[k] ? HEAPEND_NONE : HEAPEND_VM;
   return 1;
 }
 
@@ -357,6 +364,7 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   s->cpu.mode = LUAM_SYSPROF_CALLGRAPH;
   lj_memprof_defaults(&s->mem);
   s->mem.version = LJM_VERSION;  /* Ours (lj_memprof.h). */
+  s->heapend = -1;  /* Not given: env_section settles it. */
   if (strlen(env) >= sizeof(buf)) {
     snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
     return 0;
@@ -368,6 +376,8 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
     if (!env_section(s, sec, msg, sz))
       return 0;
   }
+  if (s->heapend < 0)  /* No heap section. */
+    s->heapend = HEAPEND_NONE;
   return 1;
 }
 
@@ -615,8 +625,8 @@ static EnvVM *env_of(global_State *g)
   return NULL;
 }
 
-/* The end of `luajit SCRIPT` (end=1): a chunk loaded from a file returns
-** to C with no Lua frame below, its locals still held. Each such return
+/* The end of `luajit SCRIPT` (end=script): a chunk loaded from a file
+** returns to C with no Lua frame below, its locals still held. Each return
 ** takes the snapshot anew (luajit -l runs modules so before the script);
 ** lua_close takes it if none did (a host that runs no such chunk, or
 ** that set a hook of its own in place of this one). */
@@ -842,10 +852,10 @@ static void env_open(lua_State *L, const char *s)
     env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
     env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
-    if (set.heapend) {
+    if (set.heapend == HEAPEND_SCRIPT)
       lua_sethook(L, env_rethook, LUA_MASKRET, 0);
-      lj_prof_exitguard();  /* os.exit() ends a script without a return. */
-    }
+    if (set.heapend)
+      lj_prof_exitguard();  /* os.exit(): no return, no lua_close. */
     return;
   }
   env_quiet(e);

@@ -233,12 +233,27 @@ ok(-s "$dir/every.heap.1" && -s "$dir/every.heap.2", 'every=1: a numbered snapsh
 $run = run_lua('print(1)', env => { LJPROF => 'heap:every=0' });
 like($run->{err}, qr/^LJPROF: bad setting 'heap:every=0': heap: every must be whole seconds, from 1 to 31536000, not '0'; not profiling$/m,
      'every=0 is refused, clearly');
+$run = run_lua('print(1)', env => { LJPROF => 'heap:end=2' });
+like($run->{err}, qr/heap: end must be 1, script or 0, not '2'/, 'end=2 is refused');
+# The end of the VM (the default): lua_close, where the main chunk's
+# locals are gone and the globals stay.
+$run = run_lua(<<'LUA', env => { LJPROF => "heap:path=$dir/close.heap" });
+local function fill() local t = {} for i = 1, 30 do t[i] = { i } end return t end
+global_list, local_list = fill(), nil
+local mine = fill()
+LUA
+my ($closed) = heap_json("$dir/close.heap");
+my %pc = map { ($_->{pattern} => $_->{objects}) } @{ $closed ? $closed->{patterns} : [] };
+is($pc{'_G.global_list[*]'}, 30, 'heap alone: a snapshot at lua_close, with what the globals hold');
+ok(!grep({ /local "mine"/ } keys %pc), 'and no local of the finished main chunk (end=script is for that)');
 $run = run_lua('print(1)', env => { LJPROF => 'heap:strings=x' });
 like($run->{err}, qr/heap: strings must be whole bytes, 1 or more, not 'x'/, 'strings=x is refused');
 my $bad = `ljprof record --heap --heap-every=0 -- '$demo' 2>&1`;
 like($bad, qr/--heap-every wants whole seconds from 1 to 31536000, not '0'/, 'record --heap-every=0 is refused');
 $bad = `ljprof record --heap-every=5 -- '$demo' 2>&1`;
 like($bad, qr/--heap-every is for --heap/, '--heap-every alone is refused');
+$bad = `ljprof record --cpu --heap -- '$demo' 2>&1`;
+like($bad, qr/--heap goes with --mem or alone/, '--cpu --heap is refused, with why');
 
 # record --heap without a profiler, a script ending by os.exit.
 my $alone = run_lua('local function fill() local t = {} for i = 1, 50 do t[i] = { i } end return t end cached = fill()');
