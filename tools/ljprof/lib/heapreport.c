@@ -368,9 +368,9 @@ static int write_json(FILE *out, const struct heapreport_input *in,
       json_array_append_new(allocs, a);
     }
     json_object_set_new(root, "memprof",
-                        json_pack("{s:s,s:o,s:b,s:o}", "source", in->memprof,
+                        json_pack("{s:s,s:o,s:o,s:o}", "source", in->memprof,
                                   "objects_known", json_u64(j->known),
-                                  "estimates", j->sample != 0, "sites",
+                                  "sample", json_u64(j->sample), "sites",
                                   allocs));
   }
   for (uint32_t i = 0; i < m->npatterns; i++) {
