@@ -230,6 +230,19 @@ while os.time() - t0 < 3 do local t = {} for i = 1, 100 do t[i] = { i } end n = 
 LUA
 ok(-s "$dir/every.heap.1" && -s "$dir/every.heap.2", 'every=1: a numbered snapshot each second')
   or diag `ls $dir`;
+my $busy = run_lua(<<'LUA');
+local function fill() local t = {} for i = 1, 40 do t[i] = { i } end return t end
+kept = fill()
+local t0 = os.time()
+while os.time() - t0 < 3 do local t = {} for i = 1, 100 do t[i] = { i } end end
+kept2 = fill()
+LUA
+$text = `ljprof record --heap --heap-every=1 -o '$dir/rec.heap' -- '$busy->{script}' 2>&1`;
+my @numbered = sort { $a <=> $b } map { /\.(\d+)$/ ? $1 : () } glob("'$dir/rec.heap.'*");
+cmp_ok(scalar(@numbered), '>=', 3, 'record --heap-every=1: numbered snapshots, one a second and the end')
+  or diag $text;
+like($text, qr/^HEAP SNAPSHOT \Q$dir\E\/rec\.heap\.$numbered[-1]:/m, 'the report is of the last, the end\'s');
+like($text, qr/^\s+\S+ \S+\s+40  _G\.kept2\[\*\]$/m, 'which holds what the script made last');
 $run = run_lua('print(1)', env => { LJPROF => 'heap:every=0' });
 like($run->{err}, qr/^LJPROF: bad setting 'heap:every=0': heap: every must be whole seconds, from 1 to 31536000, not '0'; not profiling$/m,
      'every=0 is refused, clearly');
