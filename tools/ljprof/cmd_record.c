@@ -32,7 +32,7 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "Usage: ljprof record --mem [--heap] [OPTIONS] -- SCRIPT [ARGS...]\n"
+          "Usage: ljprof record --mem [OPTIONS] -- SCRIPT [ARGS...]\n"
           "       ljprof record --heap [--heap-every=SECS] [OPTIONS] -- SCRIPT "
           "[ARGS...]\n"
           "       ljprof record --cpu[=D|L|C] [--interval=MS] [OPTIONS] -- "
