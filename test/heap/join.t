@@ -145,6 +145,21 @@ my $text2 = `ljprof heap --top=50 --memprof='$mem2' '$snap2'`;
 like($text2, qr/^\s+\S+ \S+\s+\S+ \S+\s+400  \@\S+payload\d+\.lua:$line{CALLBACK} <- .*: held at <upvalue "seen" of function \S+:$line{CALLBACK}>\[\*\]$/m,
      'text: the callback\'s line, held by its upvalue');
 
+# A sampled stream joins alike: only the sampled blocks have a site (at
+# 1 byte, every block is sampled).
+my $sampled = run_lua(<<"LUA");
+assert(misc.memprof.start{path = "$dir/sampled.mem", sample = 1})
+local function fill() local t = {} for i = 1, 700 do t[i] = { i } end return t end
+kept = fill()
+assert(misc.heapsnapshot("$dir/sampled.heap"))
+misc.memprof.stop()
+LUA
+($doc, $rc, $err) = heap_json("$dir/sampled.heap", "--memprof='$dir/sampled.mem'");
+is($rc, 0, 'a sampled stream joins') or diag $err;
+is($doc->{memprof}{sample}, 1, 'the report says it was sampled, and at what interval');
+my ($fill) = grep { $_->{pattern} && $_->{pattern} eq '_G.kept[*]' } @{ $doc->{memprof}{sites} };
+is($fill && $fill->{objects}, 701, 'the 700 tables sampled, with the one that holds them (same line and stack)');
+
 # -- Joins that cannot be made ---------------------------------------------------
 
 ($doc, $rc, $err) = heap_json($snap2, "--memprof='$mem'");
