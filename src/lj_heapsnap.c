@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "lj_heapsnap.h"
+#include "lj_memprof.h"
 #include "lj_profstream.h"
 #include "lj_proffile.h"
 #include "lj_profframe.h"
@@ -420,22 +421,34 @@ static int hs_frames(HeapSnap *hs, lua_State *th)
   return 1;
 }
 
-/* The bytecode a Lua frame runs, from the frame above it; NO_BCPOS when
-** it is not known (the innermost frame, below a C frame). */
-static BCPos hs_framepc(GCproto *pt, cTValue *nextframe)
+/* The bytecode a Lua frame runs, from the frame above it or, for the
+** innermost frame of the thread taking the snapshot, the PC the
+** interpreter saved (a trace saves none); NO_BCPOS when it is not known. */
+static BCPos hs_framepc(HeapSnap *hs, lua_State *th, GCproto *pt,
+			cTValue *nextframe)
 {
   const BCIns *ins;
   BCPos pos;
-  if (nextframe == NULL)
-    return NO_BCPOS;
-  if (frame_islua(nextframe))
+  if (nextframe == NULL) {
+    void *cf = cframe_raw(th->cframe);
+    if (th != hs->L || lj_prof_intrace(hs->g->vmstate) || cf == NULL ||
+	(void *)cframe_pc(cf) == (void *)cframe_L(cf))
+      return NO_BCPOS;
+    ins = cframe_pc(cf);
+  } else if (frame_islua(nextframe))
     ins = frame_pc(nextframe);
   else if (frame_iscont(nextframe))
     ins = frame_contpc(nextframe);
   else
     return NO_BCPOS;
   pos = proto_bcpos(pt, ins) - 1;
-  return pos < pt->sizebc ? pos : NO_BCPOS;
+  if (pos >= pt->sizebc)
+    return NO_BCPOS;
+  /* A frame returning (a hook, the end of a script): its locals hold
+  ** until it is gone, named as at the instruction before. */
+  if (pos > 0 && bc_isret(bc_op(proto_bc(pt)[pos])))
+    pos--;
+  return pos;
 }
 
 /* The slots of th from the bottom up: each frame is a FRAME edge to its
@@ -463,7 +476,8 @@ static void hs_stack(HeapSnap *hs, lua_State *th)
       BCLine line = 0;
       k--;
       pt = isluafunc(fn) ? funcproto(fn) : NULL;
-      pos = pt ? hs_framepc(pt, k > 0 ? hs->frames[k-1] : NULL) : NO_BCPOS;
+      pos = pt ? hs_framepc(hs, th, pt, k > 0 ? hs->frames[k-1] : NULL) :
+		 NO_BCPOS;
       if (pos != NO_BCPOS)
 	line = lj_debug_line(pt, pos);
       hs_byte(hs, LJH_E_FRAME);
@@ -727,10 +741,10 @@ static void hs_roots(HeapSnap *hs)
   hs_byte(hs, LJH_E_END);
 }
 
-static uint64_t hs_nanotime(void)
+static uint64_t hs_nanotime(clockid_t clk)
 {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clk, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -739,7 +753,8 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
 {
   static const char prologue[] = { 'l', 'j', 'h', LJH_VERSION, 0, 0, 0 };
   HeapSnap hs;
-  uint64_t t0 = hs_nanotime();
+  uint64_t t0 = hs_nanotime(CLOCK_MONOTONIC);
+  uint64_t id = hs_nanotime(CLOCK_REALTIME) | 1;  /* Never 0. */
   uint32_t i;
   memset(&hs, 0, sizeof(hs));
   hs.g = G(L);
@@ -755,6 +770,12 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   hs_uleb(&hs, cfg->strings ? LJH_CONFIG_STRINGS : 0);
   hs_uleb(&hs, cfg->strings);
   hs_uleb(&hs, sizeof(GCupval));
+  /* A memory profile running gets the same mark: its events up to the
+  ** mark are those of the heap written here (the walk allocates none). */
+  if (lj_memprof_snapmark(hs.g, id)) {
+    hs_byte(&hs, LJH_REC_MEMPROF);
+    hs_uleb(&hs, id);
+  }
   hs_roots(&hs);
   for (i = 0; i < hs.nobj && !lj_wbuf_failed(wb); i++) {
     hs.scan = i;
@@ -763,7 +784,7 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
       hs_later(&hs);
   }
   hs_byte(&hs, LJH_REC_INFO);
-  hs_uleb(&hs, hs_nanotime() - t0);
+  hs_uleb(&hs, hs_nanotime(CLOCK_MONOTONIC) - t0);
   hs_uleb(&hs, hs.nobj);
   hs_uleb(&hs, hs.nedges);
   hs_uleb(&hs, hs.nbytes);

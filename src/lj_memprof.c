@@ -704,6 +704,25 @@ static void memprof_mark(MemProf *mp)
     memprof_writemark(mp, now);
 }
 
+/* A heap snapshot is taken now (version 5): its id, and a time mark. */
+int lj_memprof_snapmark(global_State *g, uint64_t id)
+{
+  MemProf *mp = memprof_of(g);
+  uint64_t v[2], now = memprof_clock();
+  if (mp == NULL || mp->state != MPS_PROFILE ||
+      mp->version < LJM_VERSION_STACKS)
+    return 0;
+  v[0] = id;
+  v[1] = now - mp->t0;
+  mp->tmark = now;
+  memprof_info(mp, LJM_INFO_SNAPSHOT, v, 2);
+  if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out))) {
+    memprof_halt(mp);
+    return 0;
+  }
+  return 1;
+}
+
 static void memprof_stats(MemProf *mp)
 {
   uint64_t v[5];
@@ -978,6 +997,12 @@ LUA_API int luaM_memprof_stop(lua_State *L)
 {
   UNUSED(L);
   return PROFILE_ERRUSE;
+}
+
+int lj_memprof_snapmark(global_State *g, uint64_t id)
+{
+  UNUSED(g); UNUSED(id);
+  return 0;
 }
 
 #endif

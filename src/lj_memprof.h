@@ -83,6 +83,10 @@ LJ_FUNC int lj_memprof_busy(global_State *g);
 LJ_FUNC void lj_memprof_exit(void *ctx);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_memprof_forked(void);
+/* A heap snapshot of VM g is taken now: a version 5 profile of g marks
+** its stream with the snapshot's id (the reader joins the two there).
+** 1 if it did. */
+LJ_FUNC int lj_memprof_snapmark(global_State *g, uint64_t id);
 /* Memory for the profile's own tables, off the Lua heap (the allocator
 ** being profiled is the one that calls us): address space, its pages
 ** touched as used. NULL if none. */

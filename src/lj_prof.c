@@ -71,8 +71,9 @@ void lj_prof_forkguard(void)
 }
 
 /* A program that ends without closing its VMs (os.exit(), exit() in a
-** host): the profiles that write to our files complete their streams. A
-** host's own writer may be gone by then: its profiles are left alone. */
+** host): the profiles that write to our files complete their streams,
+** after LJPROF's snapshots at the end. A host's own writer may be gone by
+** then: its profiles are left alone. */
 static void prof_fileexit(void *pf)
 {
   lj_memprof_exit(pf);
@@ -81,6 +82,7 @@ static void prof_fileexit(void *pf)
 
 static void prof_atexit(void)
 {
+  lj_profenv_exit();  /* Its snapshots first: a memory profile marks them. */
   lj_proffile_each(prof_fileexit);
 }
 

@@ -1,7 +1,7 @@
 /*
 ** Profiles asked for in the environment:
 **
-**   LJPROF='cpu[:key=value,...][;mem[:key=value,...]]'
+**   LJPROF='cpu[:key=value,...][;mem[:key=value,...]][;heap[:...]]'
 **
 ** read when a VM is created. Each VM gets profiles of its own (the
 ** profilers take 8 VMs at once; a ninth is not profiled, said once on
@@ -13,6 +13,10 @@
 ** starts every SECS. The signal handler and the rotation thread only
 ** count events and bring the next GC step forward; profiles start and
 ** stop at that step, a safe point on the VM's thread.
+**
+** heap is no profile that runs but heap snapshots: one at each signal,
+** every SECS, or at the end (the VM closing or the process exiting; with
+** end=script the script's main chunk returning), at safe points too.
 */
 
 #define lj_profenv_c
@@ -37,17 +41,22 @@
 #include "lj_profnap.h"
 #include "lj_prof.h"
 #include "lj_perfmap.h"
+#include "lj_heapsnap.h"
+#include "lj_profframe.h"
 #include "lmisclib.h"
 
 /* -- Settings ------------------------------------------------------------ */
 
 #define ENV_MAXLEN	4096	/* Of LJPROF and of a path. */
 
-enum { PE_CPU, PE_MEM, PE__MAX };
+enum { PE_CPU, PE_MEM, PE_HEAP, PE__MAX };
 
-static const char *const pe_names[PE__MAX] = { "cpu", "mem" };
+/* The profiles that run between a start and a stop: all but heap's. */
+#define PE_RUNS		((1 << PE_CPU) | (1 << PE_MEM))
+
+static const char *const pe_names[PE__MAX] = { "cpu", "mem", "heap" };
 static const char *const pe_paths[PE__MAX] = {
-  "ljprof-cpu-%p.bin", "ljprof-mem-%p.bin"
+  "ljprof-cpu-%p.bin", "ljprof-mem-%p.bin", "ljprof-heap-%p.bin"
 };
 
 typedef struct EnvSettings {
@@ -59,7 +68,9 @@ typedef struct EnvSettings {
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
   unsigned rotsecs;
   SysprofConfig cpu;		/* The CPU profile's options; */
-  MemprofConfig mem;		/* the memory profile's. */
+  MemprofConfig mem;		/* the memory profile's; */
+  HeapSnapConfig heap;		/* the heap snapshots'. */
+  int heapend;			/* A snapshot at the end: HEAPEND_*. */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -125,7 +136,7 @@ static const char *env_signal_key(EnvSettings *s, int k, const EnvKey *key,
   if (i < 0)
     return key->must;
   if (s->signame != NULL && s->signame != env_signals[i].name)
-    return "cpu and mem must name the same signal";
+    return "profiles must name the same signal";
   s->signo = env_signals[i].signo;
   s->signame = env_signals[i].name;
   s->armed[k] = 1;
@@ -147,7 +158,7 @@ static const char *env_rotate(EnvSettings *s, int k, const EnvKey *key,
   if (!env_whole(val, &secs) || secs > 31536000)
     return key->must;
   if (s->rotsecs != 0 && s->rotsecs != secs)
-    return "cpu and mem must rotate alike";
+    return "profiles must rotate alike (rotate= and every= the same SECS)";
   s->rotsecs = (unsigned)secs;
   s->rotate[k] = 1;
   return NULL;
@@ -237,7 +248,26 @@ static const EnvKey env_memkeys[] = {
   { NULL, NULL, 0, NULL, NULL }
 };
 
-static const EnvKey *const env_keys[PE__MAX] = { env_cpukeys, env_memkeys };
+/* The end of a VM (lua_close, exit), and of a script: its main chunk
+** returning, found by a return hook that every return the interpreter
+** makes calls (bench/README.md: 1.0 to 6.5 times slower), so asked for. */
+enum { HEAPEND_NONE, HEAPEND_VM, HEAPEND_SCRIPT };
+static const char *const env_ends[] = { "0", "1", "script", NULL };
+
+/* heap's every= is a rotation: a snapshot where a stream would end. */
+static const EnvKey env_heapkeys[] = {
+  { "every", env_rotate, 0,
+    "every must be whole seconds, from 1 to 31536000", NULL },
+  { "strings", env_bytes, ENV_AT(heap.strings),
+    "strings must be whole bytes, 1 or more", NULL },
+  { "end", env_choice, ENV_AT(heapend), "end must be 1, script or 0",
+    env_ends },
+  { NULL, NULL, 0, NULL, NULL }
+};
+
+static const EnvKey *const env_keys[PE__MAX] = {
+  env_cpukeys, env_memkeys, env_heapkeys
+};
 
 /* Profile k's options as its profiler's check takes them (on a copy: the
 ** check settles what is implied, and a later key may change it). */
@@ -245,7 +275,7 @@ static int env_valid(const EnvSettings *s, int k)
 {
   MemprofConfig mem = s->mem;
   return k == PE_CPU ? lj_sysprof_check(&s->cpu) == NULL :
-		       lj_memprof_check(&mem) == NULL;
+	 k == PE_MEM ? lj_memprof_check(&mem) == NULL : 1;
 }
 
 static const EnvKey *env_lookup(const EnvKey *keys, const char *name)
@@ -268,6 +298,8 @@ static const char *env_key(EnvSettings *s, int k, const char *name,
 {
   const EnvKey *key = env_lookup(env_common, name);
   const char *why;
+  if (key != NULL && k == PE_HEAP && key->read == env_rotate)
+    key = NULL;  /* A snapshot is no stream: every=, not rotate=. */
   if (key == NULL && (key = env_lookup(env_keys[k], name)) == NULL)
     return env_unknown;
   if ((why = key->read(s, k, key, val)) == NULL && !env_valid(s, k))
@@ -284,7 +316,7 @@ static int env_section(EnvSettings *s, char *sec, char *msg, size_t sz)
     *opts++ = '\0';
   for (k = 0; k < PE__MAX && strcmp(sec, pe_names[k]) != 0; k++) ;
   if (k == PE__MAX) {
-    snprintf(msg, sz, "unknown profile '%s' (cpu or mem)", sec);
+    snprintf(msg, sz, "unknown profile '%s' (cpu, mem or heap)", sec);
     return 0;
   }
   if (s->on[k]) {
@@ -311,6 +343,9 @@ static int env_section(EnvSettings *s, char *sec, char *msg, size_t sz)
     }
     kv = next;
   }
+  /* end= not given: with no time asked for, one at the end. */
+  if (k == PE_HEAP && s->heapend < 0)
+    s->heapend = s->armed[k] || s->rotate[k] ? HEAPEND_NONE : HEAPEND_VM;
   return 1;
 }
 
@@ -329,6 +364,7 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   s->cpu.mode = LUAM_SYSPROF_CALLGRAPH;
   lj_memprof_defaults(&s->mem);
   s->mem.version = LJM_VERSION;  /* Ours (lj_memprof.h). */
+  s->heapend = -1;  /* Not given: env_section settles it. */
   if (strlen(env) >= sizeof(buf)) {
     snprintf(msg, sz, "longer than %d bytes", ENV_MAXLEN-1);
     return 0;
@@ -340,6 +376,8 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
     if (!env_section(s, sec, msg, sz))
       return 0;
   }
+  if (s->heapend < 0)  /* No heap section. */
+    s->heapend = HEAPEND_NONE;
   return 1;
 }
 
@@ -356,7 +394,9 @@ typedef struct EnvVM {
   EnvSettings set;
   int vmno;			/* Its number in the process. */
   int toggled;			/* The armed profiles run. */
-  int windows[PE__MAX];		/* Streams of each profile so far. */
+  int ended;			/* The snapshot at the end is taken. */
+  pthread_t opener;		/* The thread that created the VM. */
+  int windows[PE__MAX];		/* Streams (snapshots) of each so far. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
   int armed;			/* It holds its signal armed. */
   int rotating;			/* Its rotation thread runs. */
@@ -553,6 +593,69 @@ static void env_stop(EnvVM *e, int mask)
   }
 }
 
+/* -- Heap snapshots ------------------------------------------------------ */
+
+/* A snapshot of L's VM, now: numbered when signal= or every= ask for
+** several, else to the path itself. A failure is said; the program goes
+** on. */
+static void env_snapshot(EnvVM *e, lua_State *L)
+{
+  char path[ENV_MAXLEN];
+  int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
+	       e->windows[PE_HEAP]+1 : 0;
+  int status;
+  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window)) {
+    env_say("heap path too long; no snapshot");
+    return;
+  }
+  status = lj_heapsnap_file(L, path, &e->set.heap);
+  if (status != PROFILE_SUCCESS) {
+    env_say("heap snapshot %s not written: %s", path, env_status(status));
+    return;
+  }
+  e->windows[PE_HEAP] = window;
+}
+
+static EnvVM *env_of(global_State *g)
+{
+  int i;
+  for (i = 0; i < ENV_VMS; i++)
+    if (env_vms[i].g == g)
+      return &env_vms[i];
+  return NULL;
+}
+
+/* The end of `luajit SCRIPT` (end=script): a chunk loaded from a file
+** returns to C with no Lua frame below, its locals still held. Each return
+** takes the snapshot anew (luajit -l runs modules so before the script);
+** lua_close takes it if none did (a host that runs no such chunk, or
+** that set a hook of its own in place of this one). */
+static void env_rethook(lua_State *L, lua_Debug *ar)
+{
+  cTValue *frame = L->base - 1, *f;
+  GCfunc *fn;
+  EnvVM *e;
+  UNUSED(ar);
+  if (frame_isvarg(frame))  /* A main chunk's frame: where it was called. */
+    frame = frame_prevd(frame);
+  fn = lj_prof_framefunc(L, frame);
+  if (L != mainthread(G(L)) || fn == NULL || !isluafunc(fn) ||
+      funcproto(fn)->firstline != 0 ||
+      !(frame_isc(frame) || frame_typep(frame) == FRAME_CP) ||
+      *strdata(proto_chunkname(funcproto(fn))) != '@')
+    return;
+  for (f = lj_prof_framebelow(L, frame, 0); f != NULL;
+       f = lj_prof_framebelow(L, f, 0))
+    if (isluafunc(frame_func(f)))
+      return;
+  pthread_mutex_lock(&env_lock);  /* Other VMs come and go meanwhile. */
+  if ((e = env_of(G(L))) != NULL) {
+    env_snapshot(e, L);
+    e->ended = 1;
+  }
+  pthread_mutex_unlock(&env_lock);
+}
+
 /* -- Signal and rotation ------------------------------------------------- */
 
 /* Count an event for the next GC step of e's VM, and bring that step
@@ -674,7 +777,7 @@ int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
   EnvVM *e = NULL;
-  int skip = 0, i;
+  int skip = 0, n, i;
   for (i = 0; i < ENV_VMS && e == NULL; i++)
     if (atomic_load_explicit(&env_vms[i].polled, memory_order_relaxed) == g)
       e = &env_vms[i];
@@ -685,18 +788,24 @@ int lj_profenv_gcstep(lua_State *L)
     atomic_store(&e->nudge, NUDGE_NONE);
     skip = g->gc.total < g->gc.threshold;
   }
-  if (atomic_exchange(&e->toggles, 0) & 1) {  /* Pairs cancel out. */
-    int armed = env_mask(e, e->set.armed);
-    if (e->toggled)
-      env_stop(e, armed);
-    else
-      env_start(e, L, armed);
-    e->toggled = !e->toggled;
+  if ((n = atomic_exchange(&e->toggles, 0)) != 0) {
+    int armed = env_mask(e, e->set.armed) & PE_RUNS;
+    if ((n & 1) && armed) {  /* Pairs cancel out. */
+      if (e->toggled)
+	env_stop(e, armed);
+      else
+	env_start(e, L, armed);
+      e->toggled = !e->toggled;
+    }
+    if (e->set.armed[PE_HEAP])  /* Signals met at once: one snapshot. */
+      env_snapshot(e, L);
   }
   if (atomic_exchange(&e->rotations, 0) != 0) {
     int m = env_mask(e, e->set.rotate) & env_running(e);
     env_stop(e, m);
     env_start(e, L, m);
+    if (e->set.rotate[PE_HEAP])
+      env_snapshot(e, L);
   }
   return skip;
 }
@@ -729,7 +838,8 @@ static void env_open(lua_State *L, const char *s)
   e->g = G(L);
   e->set = set;
   e->vmno = vmno;
-  e->toggled = 0;
+  e->toggled = e->ended = 0;
+  e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
   memset(e->file, 0, sizeof(e->file));
   pthread_once(&once, env_once);
@@ -741,7 +851,11 @@ static void env_open(lua_State *L, const char *s)
   } else if (set.rotsecs != 0 && !env_rotate_start(e)) {
     env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
-    env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed));
+    env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
+    if (set.heapend == HEAPEND_SCRIPT)
+      lua_sethook(L, env_rethook, LUA_MASKRET, 0);
+    if (set.heapend)
+      lj_prof_exitguard();  /* os.exit(): no return, no lua_close. */
     return;
   }
   env_quiet(e);
@@ -764,9 +878,30 @@ void lj_profenv_close(global_State *g)
   pthread_mutex_lock(&env_lock);
   for (i = 0; i < ENV_VMS; i++)
     if (env_vms[i].g == g) {
+      if (env_vms[i].set.heapend && !env_vms[i].ended)
+	env_snapshot(&env_vms[i], mainthread(g));
       env_quiet(&env_vms[i]);
       env_vms[i].g = NULL;  /* lj_prof_close stops the profiles next. */
     }
+  pthread_mutex_unlock(&env_lock);
+}
+
+/* The process exits without closing its VMs (os.exit()): the snapshots at
+** the end of those exiting on the thread that created them. That thread
+** runs no Lua code (a C function called exit), or none of that VM: a safe
+** point. A VM of another thread may be running: it is left alone. */
+void lj_profenv_exit(void)
+{
+  int i;
+  pthread_mutex_lock(&env_lock);
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    if (e->g != NULL && e->set.heapend && !e->ended &&
+	pthread_equal(e->opener, pthread_self())) {
+      env_snapshot(e, mainthread(e->g));
+      e->ended = 1;
+    }
+  }
   pthread_mutex_unlock(&env_lock);
 }
 

@@ -15,7 +15,11 @@ LJ_FUNC void lj_profenv_perfmap(global_State *g);
 /* A GC step is due: a safe point to act on the signal. Nonzero when the
 ** step was due to the signal alone: skip it. */
 LJ_FUNC int lj_profenv_gcstep(lua_State *L);
-/* lua_close: disarm; the profilers complete their streams themselves. */
+/* The process exits: heap snapshots at the end of the VMs still open
+** (before their memory profiles end: those mark the snapshots). */
+LJ_FUNC void lj_profenv_exit(void);
+/* lua_close: disarm; the profilers complete their streams themselves;
+** the heap snapshot at the end, if none was taken. */
 LJ_FUNC void lj_profenv_close(global_State *g);
 
 #endif

@@ -78,9 +78,10 @@
 ** info            := 0x00 config-flags sample-bytes
 **                  | 0x01 nstacks nfull ntruncated nsampled nuntracked
 **                  | 0x02 nanoseconds
+**                  | 0x03 snapshot-id nanoseconds
 ** stack-id, line-id, depth, weight, naddr, nsize, oaddr, osize,
 ** config-flags, sample-bytes, nstacks, nfull, ntruncated, nsampled,
-** nuntracked, nanoseconds := <ULEB128>
+** nuntracked, nanoseconds, snapshot-id := <ULEB128>
 **
 ** ev-header: [F UU SSS EE]
 **   EE     the event (AEVENT_*): symtab update, alloc, free, realloc
@@ -102,9 +103,10 @@
 **
 ** -- Heap snapshot: 'ljh' v1 (ours) --
 **
-** heapsnap        := 'l' 'j' 'h' version reserved hs-config hs-record*
-**                    hs-info hs-end
+** heapsnap        := 'l' 'j' 'h' version reserved hs-config hs-memprof?
+**                    hs-record* hs-info hs-end
 ** hs-config       := flags strings-max upval-size
+** hs-memprof      := 0x14 snapshot-id
 ** hs-record       := hs-roots | hs-object | hs-ctype | hs-name
 ** hs-roots        := 0x10 hs-edge* 0x00
 ** hs-ctype        := 0x11 ctype-id ctype-name
@@ -143,7 +145,7 @@
 ** flags, strings-max, upval-size, nobjects, nedges, nbytes, len, extra,
 ** size, numline, nuv, asize, hsize, ctype-id, ffid, udtype,
 ** index, zigzag, bits, pointer, line, slot, root-kind, arg,
-** object-id := <ULEB128>
+** object-id, snapshot-id := <ULEB128>
 **
 ** Objects are numbered from 0 in the order a target or key-ref first
 ** names them (1, a new object), and their records follow in that order:
@@ -272,6 +274,7 @@
 #define LJM_INFO_CONFIG		0
 #define LJM_INFO_STATS		1
 #define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
+#define LJM_INFO_SNAPSHOT	3	/* A heap snapshot's id, nanoseconds. */
 #define LJM_CONFIG_STACKS	1	/* Config flags: events have stacks, */
 #define LJM_CONFIG_NATIVE	2	/* ... with their native frames. */
 #define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
@@ -308,6 +311,7 @@
 #define LJH_REC_CTYPE		0x11
 #define LJH_REC_INFO		0x12
 #define LJH_REC_NAME		0x13
+#define LJH_REC_MEMPROF		0x14	/* The mark a memprof stream got. */
 #define LJH_END			((uint8_t)0x80)
 
 /* Edge kinds. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
-# A heap snapshot cut short or corrupt: one clear line on stderr, exit 1,
-# and the report of what came before; snapshots taken from a finalizer,
+# A heap snapshot cut short or corrupt (its memprof mark too): one clear
+# line on stderr, exit 1, and the report of what came before; snapshots taken from a finalizer,
 # a coroutine, an xpcall handler, a hook, under memprof, all read clean.
 use strict;
 use warnings;
@@ -15,7 +15,10 @@ my $dir = scratch();
 my $run = run_lua(<<"LUA");
 t = {}
 for i = 1, 50 do t[i] = { i, tostring(i) } end
+-- Under a memprof v5 stream: the snapshot carries its mark, early.
+assert(misc.memprof.start{path = "$dir/small.mem", format = "v5"})
 assert(misc.heapsnapshot("$dir/small.bin"))
+assert(misc.memprof.stop())
 local function snap(name) return assert(misc.heapsnapshot("$dir/" .. name .. ".bin")) end
 do
   local u = newproxy(true)
@@ -40,6 +43,8 @@ for my $where (qw(finalizer coroutine xpcall hook memprof)) {
      "a snapshot taken in a $where reads clean, with t's 50 entries");
 }
 
+my $joined = ljprof('heap', "--memprof=$dir/small.mem", "$dir/small.bin");
+is($joined->{rc}, 0, 'the snapshot cut below carries a memprof mark (it joins)') or diag $joined->{err};
 my $bin = do { open my $fh, '<:raw', "$dir/small.bin" or die; local $/; <$fh> };
 my $cuts = 0;
 my @offsets = (0 .. 40, map { int(length($bin) * $_ / 60) } 1 .. 59);

@@ -35,6 +35,12 @@ static void usage(FILE *out) {
           "program), objects and bytes by type and by path pattern, most\n"
           "grown first; 'fresh' counts the objects of NEW at an address\n"
           "where OLD had none of their type.\n"
+          "With --memprof, each object gets the allocation that made it,\n"
+          "from the memprof stream that ran while the snapshot was taken\n"
+          "(version 5: ljprof record --mem --heap, misc.memprof.start with\n"
+          "stacks = true or format = \"v5\"): the top retainers say where\n"
+          "they were allocated, and a section gives what each allocation\n"
+          "site (and call stack) still holds, and at which path.\n"
           "\n"
           "Options:\n"
           "  --format=FORMAT     text (default), json, html (the dominator\n"
@@ -48,6 +54,8 @@ static void usage(FILE *out) {
           "                      immediate dominator) and every reference\n"
           "  --top=N             at most N entries in each section (default "
           "20)\n"
+          "  --memprof=STREAM    join the memprof stream that ran while the\n"
+          "                      snapshot was taken\n"
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
           "  -h, --help          show this help\n"
           "\n"
@@ -60,12 +68,15 @@ static void usage(FILE *out) {
           "  ljprof heap --format=json --graph -o heap.json heap.bin\n"
           "  ljprof heap --format=html -o heap.html heap.bin\n"
           "  ljprof heap --format=heapsnapshot -o lua.heapsnapshot heap.bin\n"
-          "  ljprof heap --diff before.bin after.bin\n");
+          "  ljprof heap --diff before.bin after.bin\n"
+
+          "  ljprof heap --memprof=memprof.bin heap.bin\n");
 }
 
 /* --top is report's own (report_parse_option), --format is not: heap
 ** has formats of its own. */
-enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH, OPT_DIFF };
+enum { OPT_HEAP_FORMAT = OPT_REPORT_LAST, OPT_GRAPH, OPT_DIFF,
+       OPT_MEMPROF };
 
 static const char *const format_names[] = {
     [HEAP_TEXT] = "text", [HEAP_JSON] = "json", [HEAP_HTML] = "html",
@@ -75,6 +86,7 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_HEAP_FORMAT},
     {"graph", no_argument, NULL, OPT_GRAPH},
     {"diff", no_argument, NULL, OPT_DIFF},
+    {"memprof", required_argument, NULL, OPT_MEMPROF},
     {"top", required_argument, NULL, OPT_TOP},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
@@ -85,6 +97,7 @@ struct args {
   struct heapreport_options report;
   int diff;
   const char *input[2], *output;
+  const char *memprof; /* --memprof */
 };
 
 static int parse_format(const char *name, struct heapreport_options *o) {
@@ -113,6 +126,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
     case OPT_GRAPH:
       a->report.graph = 1;
       break;
+    case OPT_MEMPROF:
+      a->memprof = optarg;
+      break;
     case OPT_TOP:
       if ((status = report_parse_option(CMD, c, optarg, &top)) >= 0)
         return status;
@@ -133,6 +149,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return usage_error(CMD, "--diff wants two snapshots, OLD and NEW");
   if (a->report.format > HEAP_JSON || a->report.graph)
     return usage_error(CMD, "--diff writes text or json, without --graph");
+  if (a->memprof)
+    return usage_error(CMD, "--memprof joins one snapshot, not --diff's two");
   a->input[0] = argv[optind];
   a->input[1] = argv[optind + 1];
   return -1;
@@ -176,10 +194,14 @@ static int snapshot_close(struct snapshot *s) {
   return status;
 }
 
+/* One snapshot (joined to the memprof stream at memprof, if join) or
+** the diff of two. */
 static int write_report(FILE *out, const struct snapshot *s, int n,
+                        const struct heapjoin *join, const char *memprof,
                         const struct heapreport_options *opt) {
   if (n == 1) {
-    struct heapreport_input in = {s[0].name, &s[0].graph, &s[0].r};
+    struct heapreport_input in = {s[0].name, &s[0].graph, &s[0].r, memprof,
+                                  join};
     return heapreport_write(out, &in, opt);
   }
   struct heapdiff d;
@@ -188,6 +210,31 @@ static int write_report(FILE *out, const struct snapshot *s, int n,
   int rc = heapdiff_write(out, &d, &in, opt);
   heapdiff_free(&d);
   return rc;
+}
+
+/* The memprof stream at path joined to snap; 0 (said on stderr) if it
+** cannot be: the report goes on without it. */
+static int join_memprof(const char *path, const struct heapsnap *snap,
+                        struct heapjoin *join) {
+  struct reader r;
+  struct sbuf err = {0};
+  int fd = open(path, O_RDONLY), ok = 0;
+  memset(join, 0, sizeof *join);
+  if (fd < 0) {
+    fprintf(stderr, "ljprof: %s: %s\n", path, strerror(errno));
+    return 0;
+  }
+  reader_init_fd(&r, fd, 1 << 20);
+  ok = heapjoin_read(join, &r, snap, &err);
+  if (!ok)
+    fprintf(stderr, "ljprof: %s: cannot join: %s\n", path, sbuf_cstr(&err));
+  else if (r.status != READER_OK)
+    fprintf(stderr, "ljprof: %s: damaged after the snapshot's mark "
+                    "(the join holds): %s\n", path, r.err_msg);
+  sbuf_free(&err);
+  reader_free(&r);
+  close(fd);
+  return ok;
 }
 
 int cmd_heap(int argc, char **argv) {
@@ -201,16 +248,22 @@ int cmd_heap(int argc, char **argv) {
   while (loaded < n && snapshot_load(&s[loaded], a.input[loaded]) == 0)
     loaded++;
   status = loaded < n ? EXIT_FAILED : EXIT_OK;
-  FILE *out = status != EXIT_OK ? NULL : a.output ? fopen(a.output, "w") : stdout;
-  if (status == EXIT_OK && !out) {
+  struct heapjoin join;
+  int joined = status == EXIT_OK && a.memprof &&
+               join_memprof(a.memprof, &s[0].snap, &join);
+  if (status == EXIT_OK && a.memprof && !joined) status = EXIT_FAILED;
+  FILE *out = loaded < n ? NULL : a.output ? fopen(a.output, "w") : stdout;
+  if (loaded == n && !out) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
-  } else if (out && (write_report(out, s, n, &a.report) != 0 ||
+  } else if (out && (write_report(out, s, n, joined ? &join : NULL, a.memprof,
+                                  &a.report) != 0 ||
                      (a.output && fclose(out) != 0))) {
     fprintf(stderr, "ljprof: %s: write error: %s\n",
             a.output ? a.output : "<stdout>", strerror(errno));
     status = EXIT_FAILED;
   }
+  if (joined) heapjoin_free(&join);
   for (int i = 0; i < loaded; i++)
     if (snapshot_close(&s[i]) != EXIT_OK) status = EXIT_FAILED;
   return status;

@@ -6,6 +6,10 @@
 ** exec, no shell), where START starts the profiler on the file named by
 ** the environment variable LJPROF_STREAM. The VM completes the stream
 ** however the script ends (normally, by an error, by os.exit).
+**
+** Heap snapshots (--heap, --heap-every) are asked of the VM through LJPROF
+** in the child's environment (src/lj_profenv.c): the one at the end is
+** taken as the script's main chunk returns, its locals still held.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,8 @@
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: ljprof record --mem [OPTIONS] -- SCRIPT [ARGS...]\n"
+          "       ljprof record --heap [--heap-every=SECS] [OPTIONS] -- SCRIPT "
+          "[ARGS...]\n"
           "       ljprof record --cpu[=D|L|C] [--interval=MS] [OPTIONS] -- "
           "SCRIPT [ARGS...]\n"
           "       ljprof record --pid=PID [--duration=SECS] [--cpu|--mem] "
@@ -60,6 +66,18 @@ static void usage(FILE *out) {
           "                      with --mem: the address space the tables of\n"
           "                      stacks may take, 2^20 to 2^40 (default 2^30);\n"
           "                      past it, allocations are counted stackless\n"
+          "  --heap              a heap snapshot at the end of the script (as\n"
+          "                      its main chunk returns, its locals live; or\n"
+          "                      at os.exit()), to STREAM.heap, or to -o's\n"
+          "                      FILE (default heap.bin) without a profiler;\n"
+          "                      its report (ljprof heap, joined to the\n"
+          "                      memory profile with --mem) follows the\n"
+          "                      profile's when that is text on stdout; a\n"
+          "                      return hook finds the end: interpreted\n"
+          "                      returns cost more (up to 6x on recursion)\n"
+          "  --heap-every=SECS   with --heap: one every SECS too (whole\n"
+          "                      seconds, 1 to 31536000), numbered .1, .2,\n"
+          "                      ...; the one at the end is the last\n"
           "  --cpu[=MODE]        profile CPU by sampling: MODE C (call graph,\n"
           "                      the default), L (leaf) or D (VM states only)\n"
           "  --interval=MS       sampling interval in milliseconds, 0.001 to\n"
@@ -79,6 +97,7 @@ static void usage(FILE *out) {
           "\n"
           "Examples:\n"
           "  ljprof record --mem -- app.lua\n"
+          "  ljprof record --mem --stacks --heap -- app.lua\n"
           "  ljprof record --mem --leak-only -o app.mem -- app.lua --port 8080\n"
           "  ljprof record --mem --sample=524288 --format=html "
           "--report-out=heap.html -- app.lua\n"
@@ -102,7 +121,9 @@ enum {
   OPT_NATIVE,
   OPT_SAMPLE,
   OPT_STACK_BUDGET,
-  OPT_NO_JIT_EVENTS
+  OPT_NO_JIT_EVENTS,
+  OPT_HEAP,
+  OPT_HEAP_EVERY
 };
 
 static const struct option long_options[] = {
@@ -120,6 +141,8 @@ static const struct option long_options[] = {
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"stack-budget", required_argument, NULL, OPT_STACK_BUDGET},
     {"no-jit-events", no_argument, NULL, OPT_NO_JIT_EVENTS},
+    {"heap", no_argument, NULL, OPT_HEAP},
+    {"heap-every", required_argument, NULL, OPT_HEAP_EVERY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -142,7 +165,12 @@ struct args {
   unsigned long long sample; /* --mem --sample: bytes; 0: every event */
   unsigned long long budget; /* --mem --stack-budget: bytes; 0: default */
   int no_jit_events;        /* --cpu --no-jit-events */
+  int heap;                 /* --heap */
+  unsigned long long heap_every; /* --heap-every: seconds; 0: none */
 };
+
+/* What LJPROF takes of every= (lj_profenv.c). */
+#define HEAP_EVERY_MAX 31536000ull
 
 /* What memprof takes (lj_memprof_check in the VM): sampling intervals of
 ** 1 byte to 2^40, stack budgets of 2^20 to 2^40 bytes. */
@@ -257,6 +285,14 @@ static int parse_own_option(int c, char **argv, void *ud) {
   case OPT_NO_JIT_EVENTS:
     a->no_jit_events = 1;
     return -1;
+  case OPT_HEAP:
+    a->heap = 1;
+    return -1;
+  case OPT_HEAP_EVERY:
+    if (!parse_bytes(optarg, 1, HEAP_EVERY_MAX, &a->heap_every))
+      return usage_error(CMD, "--heap-every wants whole seconds from 1 to "
+                              "31536000, not '%s'", optarg);
+    return -1;
   case OPT_DURATION:
     if (!parse_positive(optarg, &a->duration))
       return usage_error(CMD, "--duration wants a positive number of "
@@ -278,17 +314,24 @@ static int parse_args(int argc, char **argv, struct args *a) {
   if (status >= 0) return status;
   if (a->pid) {
     if (a->interval || a->stream || a->luajit || a->stacks || a->native ||
-        a->sample || a->budget || a->no_jit_events || optind < argc)
+        a->sample || a->budget || a->no_jit_events || a->heap ||
+        a->heap_every || optind < argc)
       return usage_error(CMD, "--pid profiles a running process as its "
                               "LJPROF says: no SCRIPT, -o, --interval, "
                               "--luajit, --stacks, --native, --sample, "
-                              "--stack-budget or --no-jit-events");
+                              "--stack-budget, --no-jit-events or --heap");
     return -1;
   }
   if (a->duration)
     return usage_error(CMD, "--duration is for --pid");
-  if (a->profiler == PROFILER_NONE)
-    return usage_error(CMD, "say which profiler: --mem or --cpu");
+  if (a->heap_every && !a->heap)
+    return usage_error(CMD, "--heap-every is for --heap");
+  if (a->heap && a->profiler == PROFILER_CPU)
+    return usage_error(CMD, "--heap goes with --mem or alone: the hook that "
+                            "finds the script's end would be in the CPU "
+                            "profile");
+  if (a->profiler == PROFILER_NONE && !a->heap)
+    return usage_error(CMD, "say which profiler: --mem or --cpu (or --heap)");
   if ((a->interval || a->no_jit_events) && a->profiler != PROFILER_CPU)
     return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
   if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
@@ -325,9 +368,13 @@ static void start_chunk(const struct args *a, char *buf, size_t size) {
   if (a->profiler == PROFILER_MEM)
     snprintf(buf, size,
              "assert(misc.memprof.start({path = os.getenv(\"" STREAM_ENV "\")"
-             "%s%s%s%s}))",
+             "%s%s%s%s%s}))",
              a->stacks ? ", stacks = true" : "",
-             a->native ? ", native = true" : "", sample, budget);
+             a->native ? ", native = true" : "", sample, budget,
+             /* v5 marks the moment of a heap snapshot: the join's. */
+             a->heap && !a->stacks && !a->native && !a->sample
+                 ? ", format = \"v5\""
+                 : "");
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "
@@ -342,7 +389,7 @@ static void start_chunk(const struct args *a, char *buf, size_t size) {
 ** could not be run (said on stderr).
 */
 static int run_script(const char *luajit, const char *chunk,
-                      const char *stream, char **script) {
+                      const char *stream, const char *ljprof, char **script) {
   size_t nargs = 0;
   while (script[nargs]) nargs++;
   char **argv = calloc(nargs + 4, sizeof *argv);
@@ -362,7 +409,11 @@ static int run_script(const char *luajit, const char *chunk,
     close(report_pipe[0]);
     fcntl(report_pipe[1], F_SETFD, FD_CLOEXEC);
     setenv(STREAM_ENV, stream, 1);
-    unsetenv("LJPROF"); /* the profile is ours: none from the environment */
+    /* The profile is ours: none from the environment. */
+    if (ljprof)
+      setenv("LJPROF", ljprof, 1);
+    else
+      unsetenv("LJPROF");
     execvp(luajit, argv);
     int err = errno;
     ssize_t unused = write(report_pipe[1], &err, sizeof err);
@@ -399,6 +450,62 @@ static int run_script(const char *luajit, const char *chunk,
   return WEXITSTATUS(wstatus);
 }
 
+/* LJPROF's heap section for snapshots to path, into buf; 0 if the path
+** cannot be said there (its separators; % is doubled). */
+static int heap_setting(const struct args *a, const char *path, char *buf,
+                        size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "heap:end=script,path=");
+  for (; *path && n + 2 < size; path++) {
+    if (*path == ',' || *path == ';') return 0;
+    if (*path == '%') buf[n++] = '%';
+    buf[n++] = *path;
+  }
+  if (*path) return 0;
+  buf[n] = '\0';
+  if (a->heap_every)
+    snprintf(buf + n, size - n, ",every=%llu", a->heap_every);
+  return strlen(buf) + 1 < size;
+}
+
+/* The snapshots an earlier run left, numbered or not: gone, so that none
+** passes for this run's. Returns the last one this run wrote into last
+** (the highest number, or the path itself); 0 if none. */
+static int heap_files(const char *path, int remove, char *last, size_t size) {
+  char name[PATH_MAX + 32];
+  int found = 0;
+  if (remove ? unlink(path) == 0 : access(path, F_OK) == 0) {
+    snprintf(last, size, "%s", path);
+    found = 1;
+  }
+  for (int i = 1;; i++) {
+    snprintf(name, sizeof name, "%s.%d", path, i);
+    if (remove ? unlink(name) != 0 : access(name, F_OK) != 0) break;
+    snprintf(last, size, "%s", name);
+    found = 1;
+  }
+  return found;
+}
+
+/* The report of the last snapshot, joined to the memory profile. */
+static int heap_report(const struct args *a, const char *snap,
+                       const char *stream) {
+  char top[32], memprof[PATH_MAX + 16];
+  char *argv[6];
+  int argc = 0;
+  argv[argc++] = "heap";
+  snprintf(top, sizeof top, "--top=%zu", a->report.top ? a->report.top : 20);
+  argv[argc++] = top;
+  if (a->profiler == PROFILER_MEM) {
+    snprintf(memprof, sizeof memprof, "--memprof=%s", stream);
+    argv[argc++] = memprof;
+  }
+  argv[argc++] = (char *)snap;
+  argv[argc] = NULL;
+  printf("\n");
+  fflush(stdout);
+  return cmd_heap(argc, argv);
+}
+
 int cmd_record(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT, .mode = 'C'};
   int status = parse_args(argc, argv, &a);
@@ -424,20 +531,47 @@ int cmd_record(int argc, char **argv) {
   }
   const char *stream = a.stream ? a.stream
                        : a.profiler == PROFILER_MEM ? "memprof.bin"
-                                                    : "sysprof.bin";
+                       : a.profiler == PROFILER_CPU ? "sysprof.bin"
+                                                    : "heap.bin";
+  char snap[PATH_MAX], last[PATH_MAX + 32], ljprof[PATH_MAX + 64];
+  if (a.heap) {
+    snprintf(snap, sizeof snap, a.profiler ? "%s.heap" : "%s", stream);
+    if (!heap_setting(&a, snap, ljprof, sizeof ljprof)) {
+      free(beside);
+      return usage_error(CMD, "the snapshot's path '%s' may not hold ',' "
+                              "or ';'", snap);
+    }
+    heap_files(snap, 1, last, sizeof last);
+  }
   /* A stream left by an earlier run must not pass for this one's. */
   if (unlink(stream) != 0 && errno != ENOENT) {
     fprintf(stderr, "ljprof " CMD ": %s: %s\n", stream, strerror(errno));
     free(beside);
     return EXIT_FAILED;
   }
-  char chunk[256];
-  start_chunk(&a, chunk, sizeof chunk);
-  int script_status = run_script(luajit, chunk, stream, a.script);
+  char chunk[256] = "";
+  if (a.profiler) start_chunk(&a, chunk, sizeof chunk);
+  int script_status = run_script(luajit, a.profiler ? chunk : "", stream,
+                                 a.heap ? ljprof : NULL, a.script);
   free(beside);
   if (script_status < 0) return EXIT_USAGE;
 
   fflush(stdout);
-  status = report_file(stream, a.report_out, &a.report);
+  status = a.profiler ? report_file(stream, a.report_out, &a.report) : EXIT_OK;
+  if (a.heap) {
+    int text_here = !a.report_out && a.report.format == REPORT_TEXT;
+    if (!heap_files(snap, 0, last, sizeof last)) {
+      fprintf(stderr, "ljprof " CMD ": no heap snapshot was written (the "
+                      "script was killed, or left by _exit()?)\n");
+      status = EXIT_FAILED;
+    } else if (!a.profiler || text_here) {
+      int hs = heap_report(&a, last, stream);
+      if (hs != EXIT_OK) status = hs;
+    } else {
+      int mem = a.profiler == PROFILER_MEM;
+      fprintf(stderr, "ljprof " CMD ": heap snapshot %s: ljprof heap%s%s %s\n",
+              last, mem ? " --memprof=" : "", mem ? stream : "", last);
+    }
+  }
   return script_status != 0 ? script_status : status;
 }

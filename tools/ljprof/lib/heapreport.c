@@ -13,6 +13,15 @@ struct by_pattern {
   uint64_t count, bytes;
 };
 
+/* What the objects made by one allocation (site and stack) hold: their
+** own bytes, what they retain (an object dominated by another of the same
+** allocation counts in that one's), and the path pattern that reaches the
+** most of their bytes. */
+struct by_alloc {
+  uint32_t alloc, pattern;
+  uint64_t count, bytes, retained;
+};
+
 /* What every format says. */
 struct summary {
   struct heap_tally types[LJH_OBJ_MASK + 1];
@@ -20,11 +29,17 @@ struct summary {
   uint32_t npatterns;
   uint32_t *top; /* objects by retained bytes, descending */
   uint32_t ntop;
+  struct by_alloc *allocs; /* joined: by retained bytes, descending */
+  uint32_t nallocs;
   struct heap_tally weak;
   uint64_t bytes;
 };
 
 static const struct heapgraph *sort_graph;
+
+static json_t *json_sb(struct sbuf *sb) {
+  return json_bytes(sb->data ? sb->data : "", sb->len);
+}
 
 static int by_retained(const void *a, const void *b) {
   uint64_t ra = sort_graph->retained[*(const uint32_t *)a];
@@ -39,8 +54,66 @@ static int by_bytes(const void *a, const void *b) {
   return x->pattern < y->pattern ? -1 : 1;
 }
 
-static void summarize(const struct heapgraph *h, size_t top,
-                      struct summary *m) {
+static int by_alloc_retained(const void *a, const void *b) {
+  const struct by_alloc *x = a, *y = b;
+  if (x->retained != y->retained) return x->retained < y->retained ? 1 : -1;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+  return x->alloc < y->alloc ? -1 : 1;
+}
+
+/* The strongly reachable objects of each allocation, and the pattern that
+** holds most of their bytes. */
+static void summarize_allocs(const struct heapgraph *h,
+                             const struct heapjoin *j, size_t top,
+                             struct summary *m) {
+  const struct heapsnap *s = h->snap;
+  struct keymap cell = {0}; /* alloc << 32 | pattern -> bytes index */
+  uint64_t *cell_bytes = NULL;
+  size_t ncells = 0, capcells = 0;
+  m->allocs = xcalloc(j->nalloc + 1, sizeof *m->allocs);
+  for (uint32_t a = 0; a < j->nalloc; a++) {
+    m->allocs[a].alloc = a;
+    m->allocs[a].pattern = HS_NONE;
+  }
+  for (uint32_t v = 0; v < s->nobj; v++) {
+    uint32_t a = j->of[v], d = h->idom[v];
+    if (a == HS_NONE || d == HS_NONE) continue;
+    struct by_alloc *b = &m->allocs[a];
+    b->count++;
+    b->bytes += s->obj[v].size;
+    if (d == h->root || j->of[d] != a)
+      b->retained = add_sat(b->retained, h->retained[v]);
+    if (h->pattern[v] == HS_NONE) continue;
+    uint64_t key = (uint64_t)a << 32 | h->pattern[v];
+    uint32_t c = keymap_get(&cell, key);
+    if (c == HASHTAB_NONE) {
+      grow_array((void **)&cell_bytes, &capcells, ncells + 1,
+                 sizeof *cell_bytes);
+      cell_bytes[ncells] = 0;
+      keymap_put(&cell, key, c = (uint32_t)ncells++);
+    }
+    cell_bytes[c] += s->obj[v].size;
+  }
+  for (size_t i = 0; cell.slots && i <= cell.mask; i++) {
+    const struct keyslot *k = &cell.slots[i];
+    if (!k->used) continue;
+    struct by_alloc *b = &m->allocs[k->key >> 32];
+    uint32_t best = b->pattern == HS_NONE
+                        ? HASHTAB_NONE
+                        : keymap_get(&cell, k->key >> 32 << 32 | b->pattern);
+    if (best == HASHTAB_NONE || cell_bytes[k->value] > cell_bytes[best])
+      b->pattern = (uint32_t)k->key;
+  }
+  keymap_free(&cell);
+  free(cell_bytes);
+  qsort(m->allocs, j->nalloc, sizeof *m->allocs, by_alloc_retained);
+  m->nallocs = (uint32_t)j->nalloc;
+  while (m->nallocs > 0 && m->allocs[m->nallocs - 1].count == 0) m->nallocs--;
+  if (m->nallocs > top) m->nallocs = (uint32_t)top;
+}
+
+static void summarize(const struct heapgraph *h, const struct heapjoin *j,
+                      size_t top, struct summary *m) {
   const struct heapsnap *s = h->snap;
   memset(m, 0, sizeof *m);
   struct heap_tally *tally = xmalloc((h->npatterns + 1) * sizeof *tally);
@@ -63,11 +136,41 @@ static void summarize(const struct heapgraph *h, size_t top,
   qsort(ids, n, sizeof *ids, by_retained);
   m->top = ids;
   m->ntop = n < top ? n : (uint32_t)top;
+  if (j) summarize_allocs(h, j, top, m);
 }
 
 static void summary_free(struct summary *m) {
   free(m->patterns);
   free(m->top);
+  free(m->allocs);
+}
+
+/* -- Allocations ----------------------------------------------------------- */
+
+#define ALLOC_FRAMES 6
+
+/* Where an allocation was made: its stack, innermost first, `a <- b`
+** (the site alone without one); the frames past ALLOC_FRAMES as `...`.
+** Into names (JSON) instead, if not NULL. */
+static void put_alloc(const struct heapjoin *j, const struct heapjoin_alloc *a,
+                      struct sbuf *out, json_t *names) {
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(&j->sym, a->stack, &depth);
+  if (!depth) {
+    symbols_format(&j->sym, a->site, NULL, out);
+    if (names) json_array_append_new(names, json_sb(out));
+    return;
+  }
+  for (uint32_t i = 0; i < depth && (names || i < ALLOC_FRAMES); i++) {
+    if (names) {
+      sbuf_reset(out);
+    } else if (i) {
+      sbuf_add(out, " <- ", 4);
+    }
+    symbols_format(&j->sym, f[i].loc, NULL, out);
+    if (names) json_array_append_new(names, json_sb(out));
+  }
+  if (!names && depth > ALLOC_FRAMES) sbuf_add(out, " <- ...", 7);
 }
 
 /* -- Text ------------------------------------------------------------------ */
@@ -114,10 +217,18 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     put_bytes(out, m->weak.bytes);
     fprintf(out, " %10" PRIu64 "  only weakly reachable\n", m->weak.count);
   }
+  const struct heapjoin *j = in->join;
+  if (j)
+    fprintf(out, "\nJOINED TO MEMPROF STREAM %s: %" PRIu32 " of %zu objects "
+                 "with the allocation that made them (the others were "
+                 "made before the stream began%s)\n",
+            in->memprof, j->known, s->nobj,
+            j->sample ? ", or not sampled" : "");
   fprintf(out, "\nTOP RETAINERS (retained, own size, object, shortest "
-               "path)\n");
+               "path%s)\n", j ? "; where it was allocated" : "");
   for (uint32_t i = 0; i < m->ntop; i++) {
     uint32_t v = m->top[i];
+    const struct heapjoin_alloc *a = heapjoin_of(j, v);
     put_bytes(out, h->retained[v]);
     put_bytes(out, s->obj[v].size);
     sbuf_reset(sb);
@@ -125,6 +236,27 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     sbuf_add(sb, "  ", 2);
     heapgraph_path(h, v, sb);
     fprintf(out, " %s\n", sbuf_cstr(sb));
+    if (!a) continue;
+    sbuf_reset(sb);
+    put_alloc(j, a, sb, NULL);
+    fprintf(out, "%28s allocated at %s\n", "", sbuf_cstr(sb));
+  }
+  if (j) {
+    fprintf(out, "\nRETAINED BY ALLOCATION SITE (retained, own size, "
+                 "objects, where allocated: the path pattern holding most)\n");
+    for (uint32_t i = 0; i < m->nallocs; i++) {
+      const struct by_alloc *b = &m->allocs[i];
+      put_bytes(out, b->retained);
+      put_bytes(out, b->bytes);
+      sbuf_reset(sb);
+      put_alloc(j, &j->alloc[b->alloc], sb, NULL);
+      sbuf_add(sb, ": held at ", 10);
+      if (b->pattern == HS_NONE)
+        sbuf_add(sb, "(a root)", 8);
+      else
+        heapgraph_pattern(h, b->pattern, sb);
+      fprintf(out, " %10" PRIu64 "  %s\n", b->count, sbuf_cstr(sb));
+    }
   }
   fprintf(out, "\nBY PATH (own sizes of the objects each path pattern "
                "reaches first)\n");
@@ -138,10 +270,6 @@ static void write_text(FILE *out, const struct heapreport_input *in,
 }
 
 /* -- JSON ------------------------------------------------------------------ */
-
-static json_t *json_sb(struct sbuf *sb) {
-  return json_bytes(sb->data ? sb->data : "", sb->len);
-}
 
 static json_t *json_graph(const struct heapgraph *h) {
   const struct heapsnap *s = h->snap;
@@ -172,6 +300,20 @@ static json_t *json_graph(const struct heapgraph *h) {
                    roots);
 }
 
+/* {"site": ..., "stack": [...]}; null for none. */
+static json_t *json_alloc(const struct heapjoin *j,
+                          const struct heapjoin_alloc *a, struct sbuf *sb) {
+  if (!a) return json_null();
+  json_t *stack = json_array();
+  sbuf_reset(sb);
+  symbols_format(&j->sym, a->site, NULL, sb);
+  json_t *o = json_pack("{s:o}", "site", json_sb(sb));
+  sbuf_reset(sb);
+  put_alloc(j, a, sb, stack);
+  json_object_set_new(o, "stack", stack);
+  return o;
+}
+
 static int write_json(FILE *out, const struct heapreport_input *in,
                       const struct heapreport_options *opt,
                       const struct summary *m, struct sbuf *sb) {
@@ -194,16 +336,40 @@ static int write_json(FILE *out, const struct heapreport_input *in,
           types, json_pack("{s:s,s:o,s:o}", "type", heapsnap_typename(t),
                            "objects", json_u64(m->types[t].count), "bytes",
                            json_u64(m->types[t].bytes)));
+  const struct heapjoin *j = in->join;
   for (uint32_t i = 0; i < m->ntop; i++) {
     uint32_t v = m->top[i];
     sbuf_reset(sb);
     heapgraph_path(h, v, sb);
-    json_array_append_new(
-        top, json_pack("{s:I,s:s,s:o,s:o,s:o,s:o}", "id", (json_int_t)v,
-                       "type", heapsnap_typename(s->obj[v].type), "address",
-                       json_u64(s->obj[v].addr), "size",
-                       json_u64(s->obj[v].size), "retained",
-                       json_u64(h->retained[v]), "path", json_sb(sb)));
+    json_t *r = json_pack("{s:I,s:s,s:o,s:o,s:o,s:o}", "id", (json_int_t)v,
+                          "type", heapsnap_typename(s->obj[v].type), "address",
+                          json_u64(s->obj[v].addr), "size",
+                          json_u64(s->obj[v].size), "retained",
+                          json_u64(h->retained[v]), "path", json_sb(sb));
+    if (j)
+      json_object_set_new(r, "allocated",
+                          json_alloc(j, heapjoin_of(j, v), sb));
+    json_array_append_new(top, r);
+  }
+  if (j) {
+    json_t *allocs = json_array();
+    for (uint32_t i = 0; i < m->nallocs; i++) {
+      const struct by_alloc *b = &m->allocs[i];
+      json_t *a = json_alloc(j, &j->alloc[b->alloc], sb);
+      sbuf_reset(sb);
+      if (b->pattern != HS_NONE) heapgraph_pattern(h, b->pattern, sb);
+      json_object_set_new(a, "objects", json_u64(b->count));
+      json_object_set_new(a, "bytes", json_u64(b->bytes));
+      json_object_set_new(a, "retained", json_u64(b->retained));
+      json_object_set_new(a, "pattern",
+                          b->pattern == HS_NONE ? json_null() : json_sb(sb));
+      json_array_append_new(allocs, a);
+    }
+    json_object_set_new(root, "memprof",
+                        json_pack("{s:s,s:o,s:o,s:o}", "source", in->memprof,
+                                  "objects_known", json_u64(j->known),
+                                  "sample", json_u64(j->sample), "sites",
+                                  allocs));
   }
   for (uint32_t i = 0; i < m->npatterns; i++) {
     sbuf_reset(sb);
@@ -230,7 +396,7 @@ int heapreport_write(FILE *out, const struct heapreport_input *in,
   struct summary m;
   struct sbuf sb = {0};
   int status = 0;
-  summarize(in->graph, opt->top, &m);
+  summarize(in->graph, in->join, opt->top, &m);
   if (opt->format == HEAP_JSON)
     status = write_json(out, in, opt, &m, &sb);
   else

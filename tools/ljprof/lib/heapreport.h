@@ -1,6 +1,8 @@
 /*
 ** Reports of a heap snapshot: the live heap by type, the top retainers
-** with their shortest paths, the heap by path pattern; text or JSON (with
+** with their shortest paths, the heap by path pattern; joined to a
+** memprof stream, where each retainer was allocated and what each
+** allocation site (and stack) still holds, and where; text or JSON (with
 ** the whole graph on request, for other tools and tests).
 */
 #ifndef LJPROF_HEAPREPORT_H
@@ -9,6 +11,7 @@
 #include <stdio.h>
 
 #include "heapgraph.h"
+#include "heapjoin.h"
 
 enum heapreport_format {
   HEAP_TEXT,
@@ -27,6 +30,8 @@ struct heapreport_input {
   const char *source;
   const struct heapgraph *graph;
   const struct reader *reader; /* its error, if any, is reported */
+  const char *memprof;         /* the stream joined, if any: its name */
+  const struct heapjoin *join; /* and what it says; NULL: none */
 };
 
 /* 0, or -1 if writing failed. */

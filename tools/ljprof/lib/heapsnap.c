@@ -315,6 +315,8 @@ void heapsnap_read(struct reader *r, struct heapsnap *s) {
       ok = read_name(r, s, &tmp);
     } else if (tag == LJH_REC_INFO) {
       ok = read_info(r, s);
+    } else if (tag == LJH_REC_MEMPROF && s->nedge == 0 && !s->memprof_mark) {
+      ok = reader_uleb(r, &s->memprof_mark, "memprof mark: id");
     } else if ((tag & 0x90) == 0 && (tag & LJH_OBJ_MASK) != 0) {
       ok = read_object(r, s, tag, &lastaddr, &tmp);
     } else {

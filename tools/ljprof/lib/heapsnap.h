@@ -64,6 +64,7 @@ struct heapsnap {
   struct sbuf text;
   struct keymap ctypes; /* ctype id -> name */
   uint64_t flags, strings_max, upval_size;
+  uint64_t memprof_mark; /* the id a memprof stream marks it by; 0: none */
   /* The info record, if it came. */
   int has_info;
   uint64_t pause_ns, info_objects, info_edges, info_bytes;

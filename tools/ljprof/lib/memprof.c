@@ -35,6 +35,7 @@ struct decoder {
   struct sbuf scratch;
   uint64_t mark_ns;       /* of the last time mark */
   int mark;               /* a time mark was read, not yet delivered */
+  uint64_t snapshot;      /* the heap snapshot it marks; 0: none */
 };
 
 /* An announcement: its number, trace number, proto address and line. */
@@ -176,6 +177,9 @@ static int read_info(struct reader *r, struct symbols *sym,
     return 1;
   case LJM_INFO_MARK:
     return read_mark(r, d);
+  case LJM_INFO_SNAPSHOT:
+    return reader_uleb(r, &d->snapshot, "snapshot mark: id") &&
+           read_mark(r, d);
   default:
     reader_fail(r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
@@ -413,8 +417,10 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
       if (item != ITEM_EVENT && item != ITEM_MARK) break;
     }
     if (item == ITEM_MARK) { /* in stream order with the events */
-      *ev = (struct memprof_event){.kind = MEMPROF_MARK, .naddr = d.mark_ns};
+      *ev = (struct memprof_event){
+          .kind = MEMPROF_MARK, .naddr = d.mark_ns, .oaddr = d.snapshot};
       d.mark = 0;
+      d.snapshot = 0;
     } else if (!resolve_event(r, sym, &d, at, &loc, ev)) {
       item = ITEM_DAMAGED;
       break;

@@ -22,8 +22,9 @@ enum memprof_event_kind {
   MEMPROF_FREE = AEVENT_FREE,       /* oaddr, osize */
   MEMPROF_REALLOC = AEVENT_REALLOC, /* oaddr, osize -> naddr, nsize */
   MEMPROF_MARK = AEVENT_MASK + 1 /* no event's: a v5 time mark; naddr,
-                                    nanoseconds since the start; no location
-                                    (loc 0), no stack */
+                                    nanoseconds since the start; oaddr, the
+                                    id of the heap snapshot taken there (0:
+                                    none); no location (loc 0), no stack */
 };
 
 struct memprof_event {
