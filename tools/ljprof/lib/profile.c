@@ -222,6 +222,9 @@ int profile_frame_source(const struct profile *p, uint32_t frame,
   case LOC_TRACE:
   case LOC_TRACE_FRAME:
     break;
+  case LOC_VM: /* the compiler's: where its trace starts */
+    if (loc->line == SYMBOLS_LINE_UNKNOWN) return 0;
+    break;
   default:
     return 0;
   }

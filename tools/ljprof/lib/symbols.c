@@ -113,13 +113,15 @@ void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
 }
 
 static uint32_t location_hash(const struct location *loc) {
-  return hash_u64(((uint64_t)loc->kind << 32 | loc->name) ^
+  return hash_u64(((uint64_t)loc->kind << 48 | (uint64_t)loc->vm << 32 |
+                   loc->name) ^
                   hash_u64(loc->addr ^ (loc->traceno << 17)) ^
                   (loc->line * UINT64_C(0xff51afd7ed558ccd)));
 }
 
 static int same_location(const struct location *a, const struct location *b) {
-  return a->kind == b->kind && a->name == b->name && a->addr == b->addr &&
+  return a->kind == b->kind && a->vm == b->vm && a->name == b->name &&
+         a->addr == b->addr &&
          a->line == b->line && a->traceno == b->traceno;
 }
 
@@ -309,6 +311,18 @@ uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
                            .traceno = traceno});
 }
 
+uint32_t symbols_loc_vm(struct symbols *s, unsigned kind, uint64_t traceno,
+                        uint64_t proto, uint64_t line) {
+  uint32_t chunk = proto ? proto_chunk(s, proto) : SYMBOLS_NONE;
+  return location_id(s, (struct location){.kind = LOC_VM,
+                                          .vm = (uint16_t)kind,
+                                          .name = chunk,
+                                          .addr = chunk == SYMBOLS_NONE ? proto
+                                                                        : 0,
+                                          .line = line,
+                                          .traceno = traceno});
+}
+
 uint32_t symbols_loc_label(struct symbols *s, const char *text) {
   return location_id(s, (struct location){
                             .kind = LOC_LABEL,
@@ -424,6 +438,27 @@ static void format_lua(const struct symbols *s, uint32_t chunk, uint64_t proto,
   format_line(line, sb);
 }
 
+/* `JIT compiler (record): trace 12 at @file.lua:68`, what is known of it;
+** `INTERNAL (GC)`. */
+static void format_vm(const struct symbols *s, const struct location *loc,
+                      struct aliases *a, struct sbuf *sb) {
+  static const char *const what[LJM_VM__MAX] = {
+      [LJM_VM_RECORD] = "record", [LJM_VM_OPT] = "opt", [LJM_VM_ASM] = "asm",
+      [LJM_VM_GC] = "GC", [LJM_VM_EXIT] = "trace exit",
+      [LJM_VM_STACK] = "stack moved"};
+  if (loc->vm > LJM_VM_ASM) {
+    sbuf_printf(sb, "INTERNAL (%s)", what[loc->vm]);
+    return;
+  }
+  sbuf_printf(sb, "JIT compiler (%s)", what[loc->vm]);
+  if (!loc->traceno && loc->name == SYMBOLS_NONE && !loc->addr) return;
+  sbuf_printf(sb, ": trace");
+  if (loc->traceno) sbuf_printf(sb, " %" PRIu64, loc->traceno);
+  if (loc->name == SYMBOLS_NONE && !loc->addr) return;
+  sbuf_printf(sb, " at ");
+  format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+}
+
 void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
                     struct sbuf *sb) {
   const struct location *loc = &s->locations[id];
@@ -475,6 +510,9 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
   case LOC_TRACE_FRAME:
     sbuf_printf(sb, "TRACE [%" PRIu64 "] ", loc->traceno);
     format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    break;
+  case LOC_VM:
+    format_vm(s, loc, a, sb);
     break;
   }
 }
