@@ -412,9 +412,11 @@ static LJ_NOINLINE void memprof_locvm(MemLoc *loc, global_State *g,
   loc->addr = kind;
 }
 
-/* Where the event comes from; ptr: the block it frees or reallocates. */
+/* Where the event comes from; ptr: the block it frees or reallocates. The
+** VM's own kinds are for what it allocates (alloc and realloc): a free is
+** charged to the block's owner by the reader, and most are the GC's. */
 static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc,
-				      const void *ptr)
+				      uint8_t aevent, const void *ptr)
 {
   global_State *g = mp->g;
   int32_t st = g->vmstate;
@@ -430,7 +432,7 @@ static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc,
   } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
 	     st == ~LJ_VMST_CFUNC) {
     memprof_locfunc(loc, g);
-  } else if (mp->version >= LJM_VERSION) {
+  } else if ((aevent & AEVENT_ALLOC) && mp->version >= LJM_VERSION) {
     memprof_locvm(loc, g, st, ptr);
   }
 }
@@ -598,7 +600,7 @@ static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
   uint32_t stack = MEMSTACK_NONE;
   uint8_t *p;
   MemLoc loc;
-  memprof_locate(mp, &loc, ptr);
+  memprof_locate(mp, &loc, aevent, ptr);
   if (mp->cfg.stacks && (aevent & AEVENT_ALLOC))
     stack = lj_memstack_id(&mp->stacks, loc.source == ASOURCE_INT ||
 					loc.source == ASOURCE_VM,

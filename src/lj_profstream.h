@@ -100,7 +100,8 @@
 ** follows: the trace it compiles, 0 before it has a number or once it
 ** was aborted, and where that trace starts, proto 0 and line
 ** LJM_LINE_UNKNOWN while not known), the GC, a trace exit, a coroutine's
-** stack moved. Sources 6 and 7 are an update's kinds and ASOURCE_VM an
+** stack moved; the writer names them on allocs and reallocs (its frees
+** keep ASOURCE_INT). Sources 6 and 7 are an update's kinds and ASOURCE_VM an
 ** event's: a reader that knows neither calls such an event damage.
 **
 ** Trace lines and stacks are numbered in the order they are announced,

@@ -160,6 +160,6 @@ my %want = ('JIT compiler (record): trace 3 at @test.lua:11' => [2, 160, 0, 1, 2
             'INTERNAL (GC)' => [0, 0, 0, 0, 0]);
 is_deeply({ map { my $l = $jv->{loc}{$_}; ($_ => $l && [@$l{qw(alloc_events alloc_bytes realloc_events live_blocks live_bytes)}]) } keys %want },
           \%want, 'v4, the VM\'s own events: each charged to its kind, the compiler\'s to its trace, blocks owned by them (a realloc keeps its owner)');
-is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, the GC\'s free: charged to the GC');
+is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, a free of the GC\'s (our writer keeps frees source 1): charged to the GC');
 
 done_testing();
