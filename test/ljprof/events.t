@@ -160,6 +160,16 @@ my %want = ('JIT compiler (record): trace 3 at @test.lua:11' => [2, 160, 0, 1, 2
             'INTERNAL (GC)' => [0, 0, 0, 0, 0]);
 is_deeply({ map { my $l = $jv->{loc}{$_}; ($_ => $l && [@$l{qw(alloc_events alloc_bytes realloc_events live_blocks live_bytes)}]) } keys %want },
           \%want, 'v4, the VM\'s own events: each charged to its kind, the compiler\'s to its trace, blocks owned by them (a realloc keeps its owner)');
+my %folded = map { /^(.*) (\d+)$/ ? ($1 => $2) : () }
+  split /\n/, ljprof('report', '--format=collapsed', scratch_dir() . '/v4-vm.bin')->{out};
+is_deeply(\%folded, {
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (record): trace 3 at @test.lua:11' => 160,
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (opt): trace 3 at @test.lua:11' => 200,
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (asm): trace at @test.lua:11' => 24,
+    'JIT compiler;JIT compiler: trace at @<unknown proto 0x900> (line ?);JIT compiler (asm): trace 4 at @<unknown proto 0x900> (line ?)' => 8,
+    'JIT compiler;JIT compiler (record)' => 8,
+    'INTERNAL (stack moved)' => 800, 'INTERNAL (trace exit)' => 32 },
+  'v4, collapsed: the compiler\'s sites under their trace\'s start, under the compiler; the VM\'s kinds alone');
 is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, a free of the GC\'s (our writer keeps frees source 1): charged to the GC');
 
 done_testing();

@@ -194,6 +194,13 @@ uint32_t symbols_loc_before_start(struct symbols *s);
 ** it compiles and where that starts. */
 uint32_t symbols_loc_vm(struct symbols *s, unsigned kind, uint64_t traceno,
                         uint64_t proto, uint64_t line);
+/* LOC_VM's vm of the compiler whatever its phase: the frames above a
+** compiler's location in a flame graph, `JIT compiler: trace at
+** @file.lua:68` (its traces of any number starting there), then `JIT
+** compiler`. symbols_loc_vm makes them with the location. */
+#define SYMBOLS_VM_JIT LJM_VM__MAX
+/* The frame above a location of the compiler's, or SYMBOLS_NONE. */
+uint32_t symbols_vm_parent(const struct symbols *s, uint32_t loc);
 
 /* Sampled frames. */
 /* A Lua function as a whole: `@chunk:FIRSTLINE`. */
