@@ -170,6 +170,10 @@ is_deeply(\%folded, {
     'JIT compiler;JIT compiler (record)' => 8,
     'INTERNAL (stack moved)' => 800, 'INTERNAL (trace exit)' => 32 },
   'v4, collapsed: the compiler\'s sites under their trace\'s start, under the compiler; the VM\'s kinds alone');
+like(ljprof('report', scratch_dir() . '/v4-vm.bin')->{out},
+  qr/^Totals: .*\nJIT compiler: 400 bytes allocated \(32\.5%\), 6 events, traces at 2 starts; largest: JIT compiler: trace at \@test\.lua:11 \(384 bytes\)$/m,
+  'v4, text: what the compiler allocated and grew in all, and where most');
+unlike(ljprof('report', $file)->{out}, qr/^JIT compiler/m, 'text: no compiler line when it allocated nothing');
 is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, a free of the GC\'s (our writer keeps frees source 1): charged to the GC');
 
 done_testing();

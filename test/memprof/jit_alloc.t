@@ -114,15 +114,18 @@ ok(scalar(loc_matching($r5, qr/^JIT compiler \(record\): trace \d+ at \Q$src5\E:
   'v5: the aborted trace\'s recording is named');
 
 # Every output names them.
+my $jitbytes = 0;
+$jitbytes += $_->{alloc_bytes} + $_->{realloc_new_bytes} for loc_matching($r4, qr/^JIT compiler /);
 my $text = `ljprof report '$dir/v4.bin'`;
 like($text, qr/^JIT compiler \(record\): trace \d+ at \Q$src\E:$aborted: \d+ events/m, 'text: the aborted trace\'s recording');
+my ($jittext) = $text =~ /^JIT compiler: (\d+) bytes allocated /m;
+is($jittext, $jitbytes, "text: the compiler's total, what its sites allocated and grew ($jitbytes)");
 my ($stacks) = collapsed("$dir/v5.bin");
 ok(scalar(grep { /^JIT compiler;JIT compiler: trace at \Q$src5\E:$aborted;JIT compiler \(record\): trace \d+ at \Q$src5\E:$aborted$/ } keys %$stacks),
   'collapsed: the aborted trace\'s recording, under its start, under the compiler');
 my ($flat) = collapsed("$dir/v4.bin");
-my ($under, $jitbytes) = (0, 0);
+my $under = 0;
 $under += $flat->{$_} for grep { /^JIT compiler;/ } keys %$flat;
-$jitbytes += $_->{alloc_bytes} + $_->{realloc_new_bytes} for loc_matching($r4, qr/^JIT compiler /);
 is($under, $jitbytes, "collapsed: the compiler's box holds every byte it allocated ($jitbytes)");
 system('ljprof', 'report', '--format=pprof', '-o', "$dir/v4.pb", "$dir/v4.bin") == 0 or die 'pprof report failed';
 gunzip("$dir/v4.pb" => \my $pb) or die $GunzipError;
