@@ -324,6 +324,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Memory profiler: call stacks and sampling, steady cost"
 	@$(BUILD)/bin/luajit bench/memprof_steady.lua $(BUILD)/bench
+	@echo "## Memory profiler: an event's instructions, part by part (callgrind)"
+	@$(BUILD)/bin/luajit bench/memprof_cost.lua $(BUILD)/bench
 	@echo "## Platform profiler: overhead and cost per sample"
 	@LUA_CPATH="$(BUILD)/bench/?.so;;" \
 	  $(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench

@@ -86,9 +86,11 @@ enum {
 /* Where an event comes from. */
 typedef struct MemLoc {
   uint8_t source;	/* ASOURCE_*. */
-  uint64_t addr;	/* Proto, C function, trace number or trace location. */
-  uint64_t line;	/* Line, for Lua functions. */
-  uint64_t traceno;	/* Trace, for Lua lines in a trace. */
+  uint64_t addr;	/* Proto, C function, trace number, trace location or
+			** the VM's kind (LJM_VM_*). */
+  uint64_t line;	/* Line, for Lua functions and the compiler's. */
+  uint64_t traceno;	/* Trace, for Lua lines in a trace, the compiler's. */
+  uint64_t pt;		/* Proto the compiler's trace starts in. */
   struct TraceSite *site;  /* Its call site, for one in a trace. */
 } MemLoc;
 
@@ -181,9 +183,9 @@ static void memprof_unclaim(MemProf *mp)
   mp->state = MPS_IDLE;
 }
 
-/* Largest event: header, two location numbers, a stack id, four payload
-** numbers and a weight. */
-#define MEMPROF_EVENT_MAX	(1 + 8*LJ_WBUF_ULEB_MAX)
+/* Largest event: header, four location numbers (the compiler's), a stack
+** id, four payload numbers and a weight. */
+#define MEMPROF_EVENT_MAX	(1 + 10*LJ_WBUF_ULEB_MAX)
 
 /* -- Attribution --------------------------------------------------------- */
 
@@ -360,7 +362,61 @@ static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
 }
 #endif
 
-static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc)
+#if LJ_HASJIT
+/* The compiler at work: the trace it compiles, where it starts. Its
+** number is 0 before trace_start gives it one and once it is aborted (its
+** start proto may then be gone: not read); its start PC is set up by the
+** recorder. */
+static void memprof_locjit(MemLoc *loc, global_State *g)
+{
+  jit_State *J = G2J(g);
+  const BCIns *pc = mref(J->cur.startpc, const BCIns);
+  BCLine line;
+  loc->traceno = J->cur.traceno;
+  loc->pt = 0;
+  loc->line = LJM_LINE_UNKNOWN;
+  if (J->cur.traceno == 0 || gcref(J->cur.startpt) == NULL)
+    return;
+  loc->pt = (uintptr_t)gcref(J->cur.startpt);
+  if (pc != NULL &&
+      (line = lj_proftrace_line(&gcref(J->cur.startpt)->pt, pc+1)) >= 0)
+    loc->line = (uint64_t)line;
+}
+#endif
+
+/* The VM's own (stream version 4): of a kind, where one is known. A stack
+** being moved is the only realloc of the coroutine's stack in INTERP
+** (lj_state.c's resizestack). */
+static LJ_NOINLINE void memprof_locvm(MemLoc *loc, global_State *g,
+				      int32_t st, const void *ptr)
+{
+  uint64_t kind;
+  if (st == ~LJ_VMST_GC) {
+    kind = LJM_VM_GC;
+  } else if (st == ~LJ_VMST_EXIT) {
+    kind = LJM_VM_EXIT;
+#if LJ_HASJIT
+  } else if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT ||
+	     st == ~LJ_VMST_ASM) {
+    kind = st == ~LJ_VMST_RECORD ? LJM_VM_RECORD :
+	   st == ~LJ_VMST_OPT ? LJM_VM_OPT : LJM_VM_ASM;
+    memprof_locjit(loc, g);
+#endif
+  } else {
+    lua_State *L = gco2th(gcref(g->prof.mem_L));
+    if (ptr == NULL || L == NULL || ptr != tvref(L->stack))
+      return;
+    kind = LJM_VM_STACK;
+  }
+  loc->source = ASOURCE_VM;
+  loc->addr = kind;
+}
+
+/* Where the event comes from; ptr: the block it frees or reallocates. The
+** VM's own kinds are for what it allocates (alloc and realloc): a free is
+** charged to the block's owner by the reader, and most are the GC's. */
+static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc,
+				      uint8_t aevent, const void *ptr)
 {
   global_State *g = mp->g;
   int32_t st = g->vmstate;
@@ -370,12 +426,14 @@ static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc)
     loc->source = ASOURCE_TRACE;
     loc->addr = loc->traceno = (uint64_t)st;
 #if LJ_HASJIT
-    if (mp->version >= 4)
+    if (mp->version >= LJM_VERSION)
       memprof_loctrace(mp, loc, st);
 #endif
   } else if (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC ||
 	     st == ~LJ_VMST_CFUNC) {
     memprof_locfunc(loc, g);
+  } else if ((aevent & AEVENT_ALLOC) && mp->version >= LJM_VERSION) {
+    memprof_locvm(loc, g, st, ptr);
   }
 }
 
@@ -518,8 +576,14 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
   *p++ = aevent | loc->source;
   if (loc->source != ASOURCE_INT)
     p = lj_wbuf_uleb(p, loc->addr);
-  if (loc->source == ASOURCE_LFUNC)
+  if (loc->source == ASOURCE_LFUNC) {
     p = lj_wbuf_uleb(p, loc->line);
+  } else if (LJ_UNLIKELY(loc->source == ASOURCE_VM) &&
+	     loc->addr <= LJM_VM_ASM) {  /* The compiler's trace. */
+    p = lj_wbuf_uleb(p, loc->traceno);
+    p = lj_wbuf_uleb(p, loc->pt);
+    p = lj_wbuf_uleb(p, loc->line);
+  }
   if (stack != MEMSTACK_NONE)
     p = lj_wbuf_uleb(p, stack);
   return p;
@@ -536,9 +600,10 @@ static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
   uint32_t stack = MEMSTACK_NONE;
   uint8_t *p;
   MemLoc loc;
-  memprof_locate(mp, &loc);
+  memprof_locate(mp, &loc, aevent, ptr);
   if (mp->cfg.stacks && (aevent & AEVENT_ALLOC))
-    stack = lj_memstack_id(&mp->stacks, loc.source == ASOURCE_INT,
+    stack = lj_memstack_id(&mp->stacks, loc.source == ASOURCE_INT ||
+					loc.source == ASOURCE_VM,
 			   loc.site != NULL ? &loc.site->st : NULL);
   p = memprof_event(mp, weight ? aevent | AFLAG_WEIGHT : aevent, &loc,
 		    stack);

@@ -63,11 +63,14 @@
 ** ev-header       := <BYTE>
 ** ev-end          := 0x80
 ** loc             := loc-int | loc-lua | loc-cfunc | loc-trace | loc-line
+**                  | loc-vm                                      (v4)
 ** loc-int         :=
 ** loc-lua         := proto-addr line-no
 ** loc-cfunc       := code-addr
 ** loc-trace       := trace-no
 ** loc-line        := line-id                                     (v4)
+** loc-vm          := vm-kind jit-site?                           (v4)
+** jit-site        := trace-no proto-addr line-no
 ** update          := sym-lfunc | sym-cfunc | sym-trace
 **                  | trace-line                                  (v4)
 **                  | stack | info                                (v5)
@@ -79,20 +82,28 @@
 **                  | 0x01 nstacks nfull ntruncated nsampled nuntracked
 **                  | 0x02 nanoseconds
 **                  | 0x03 snapshot-id nanoseconds
-** stack-id, line-id, depth, weight, naddr, nsize, oaddr, osize,
+** stack-id, line-id, vm-kind, depth, weight, naddr, nsize, oaddr, osize,
 ** config-flags, sample-bytes, nstacks, nfull, ntruncated, nsampled,
 ** nuntracked, nanoseconds, snapshot-id := <ULEB128>
 **
 ** ev-header: [F UU SSS EE]
 **   EE     the event (AEVENT_*): symtab update, alloc, free, realloc
 **   SSS    an event's source (ASOURCE_*), which picks its loc: the VM
-**          itself, a Lua line, a C function, a trace, a trace's line (v4);
-**          an update's kind: a Lua function, C symbol or trace (as in the
+**          itself, a Lua line, a C function, a trace, a trace's line (v4),
+**          the VM itself of a known kind (v4); an update's kind: a Lua function, C symbol or trace (as in the
 **          symtab), a trace's line (v4), a stack or an info record (v5)
 **   UU     0 before v5; AFLAG_STACK: a stack id follows the location
 **          (alloc, realloc), AFLAG_WEIGHT: a weight the payload (alloc);
 **          0 on updates
 **   F      1 in ev-end only (LJM_EPILOGUE_HEADER)
+**
+** A loc-vm's kind is LJM_VM_*: the trace compiler at work (a jit-site
+** follows: the trace it compiles, 0 before it has a number or once it
+** was aborted, and where that trace starts, proto 0 and line
+** LJM_LINE_UNKNOWN while not known), the GC, a trace exit, a coroutine's
+** stack moved; the writer names them on allocs and reallocs (its frees
+** keep ASOURCE_INT). Sources 6 and 7 are an update's kinds and ASOURCE_VM an
+** event's: a reader that knows neither calls such an event damage.
 **
 ** Trace lines and stacks are numbered in the order they are announced,
 ** each before the first event that names it: lines from 0, stacks from 1
@@ -237,8 +248,8 @@
 
 /* -- Memory profiler ----------------------------------------------------- */
 
-/* 3 is the reference's; 4 adds ASOURCE_TRACE_LUA; 5 adds call stacks and
-** sampled events. */
+/* 3 is the reference's; 4 adds ASOURCE_TRACE_LUA and ASOURCE_VM; 5 adds
+** call stacks and sampled events. */
 #define LJM_VERSION_REFERENCE	3
 #define LJM_VERSION		4
 #define LJM_VERSION_STACKS	5
@@ -258,7 +269,19 @@
 /* Symtab updates of version 5 only. */
 #define ASOURCE_STACK		((uint8_t)(6 << 2))	/* A call stack. */
 #define ASOURCE_INFO		((uint8_t)(7 << 2))	/* Config or stats. */
+/* Events of version 4 and 5 only: the VM's own, of a kind. */
+#define ASOURCE_VM		((uint8_t)(6 << 2))
 #define ASOURCE_MASK		((uint8_t)(7 << 2))
+
+/* Kinds of the VM's own events: the compiler's first, a jit-site after
+** them; then kinds without fields. */
+#define LJM_VM_RECORD		0	/* The recorder, */
+#define LJM_VM_OPT		1	/* the optimiser, */
+#define LJM_VM_ASM		2	/* the assembler: a jit-site follows. */
+#define LJM_VM_GC		3	/* The garbage collector. */
+#define LJM_VM_EXIT		4	/* A trace exit (its snapshot restored). */
+#define LJM_VM_STACK		5	/* A coroutine's stack moved. */
+#define LJM_VM__MAX		6
 
 /* Event flags of version 5: a stack id follows the location; a weight
 ** follows the payload (a sampled allocation). */

@@ -138,4 +138,42 @@ my $skip = ljprof_json(write_file(scratch_dir() . '/v4-skip.bin',
   $syms . memprof_v4(upd_traceloc(1, 1, 0x100, 12))));
 like($skip->{err}, qr/trace location 1 announced where 0 comes next/, 'v4, trace locations out of order: says so');
 
+# v4: the VM's own events of a kind (source 6); the compiler's name the
+# trace it compiles and where that starts, whatever is known of it; a
+# block they made is owned by them. A proto the symtab does not name
+# keeps its address.
+my @vm = (ev_alloc(jit(VM_RECORD, 3, 0x100, 11), 0x80000, 100), ev_alloc(jit(VM_RECORD, 3, 0x100, 11), 0x80100, 60),
+          ev_realloc(jit(VM_OPT, 3, 0x100, 11), 0x80000, 100, 0x80200, 200),
+          ev_alloc(jit(VM_ASM, 0, 0x100, 11), 0x80400, 24), ev_alloc(jit(VM_ASM, 4, 0x900, NO_LINE >> 32), 0x80500, 8),
+          ev_alloc(jit(VM_RECORD, 0, 0, NO_LINE >> 32), 0x80600, 8),
+          ev_realloc(vm(VM_STACK), 0x81000, 400, 0x82000, 800), ev_alloc(vm(VM_EXIT), 0x83000, 32),
+          ev_free(vm(VM_GC), 0x80100, 60));
+my $jv = ljprof_json(write_file(scratch_dir() . '/v4-vm.bin', $syms . memprof_v4(@vm)));
+is($jv->{rc}, 0, 'v4, the VM\'s own events: read back complete') or diag $jv->{err};
+my %want = ('JIT compiler (record): trace 3 at @test.lua:11' => [2, 160, 0, 1, 200],
+            'JIT compiler (opt): trace 3 at @test.lua:11' => [0, 0, 1, 0, 0],
+            'JIT compiler (asm): trace at @test.lua:11' => [1, 24, 0, 1, 24],
+            'JIT compiler (asm): trace 4 at @<unknown proto 0x900> (line ?)' => [1, 8, 0, 1, 8],
+            'JIT compiler (record)' => [1, 8, 0, 1, 8],
+            'INTERNAL (stack moved)' => [0, 0, 1, 1, 800],
+            'INTERNAL (trace exit)' => [1, 32, 0, 1, 32],
+            'INTERNAL (GC)' => [0, 0, 0, 0, 0]);
+is_deeply({ map { my $l = $jv->{loc}{$_}; ($_ => $l && [@$l{qw(alloc_events alloc_bytes realloc_events live_blocks live_bytes)}]) } keys %want },
+          \%want, 'v4, the VM\'s own events: each charged to its kind, the compiler\'s to its trace, blocks owned by them (a realloc keeps its owner)');
+my %folded = map { /^(.*) (\d+)$/ ? ($1 => $2) : () }
+  split /\n/, ljprof('report', '--format=collapsed', scratch_dir() . '/v4-vm.bin')->{out};
+is_deeply(\%folded, {
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (record): trace 3 at @test.lua:11' => 160,
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (opt): trace 3 at @test.lua:11' => 200,
+    'JIT compiler;JIT compiler: trace at @test.lua:11;JIT compiler (asm): trace at @test.lua:11' => 24,
+    'JIT compiler;JIT compiler: trace at @<unknown proto 0x900> (line ?);JIT compiler (asm): trace 4 at @<unknown proto 0x900> (line ?)' => 8,
+    'JIT compiler;JIT compiler (record)' => 8,
+    'INTERNAL (stack moved)' => 800, 'INTERNAL (trace exit)' => 32 },
+  'v4, collapsed: the compiler\'s sites under their trace\'s start, under the compiler; the VM\'s kinds alone');
+like(ljprof('report', scratch_dir() . '/v4-vm.bin')->{out},
+  qr/^Totals: .*\nJIT compiler: 400 bytes allocated \(32\.5%\), 6 events, traces at 2 starts; largest: JIT compiler: trace at \@test\.lua:11 \(384 bytes\)$/m,
+  'v4, text: what the compiler allocated and grew in all, and where most');
+unlike(ljprof('report', $file)->{out}, qr/^JIT compiler/m, 'text: no compiler line when it allocated nothing');
+is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, a free of the GC\'s (our writer keeps frees source 1): charged to the GC');
+
 done_testing();

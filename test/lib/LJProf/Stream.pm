@@ -17,7 +17,8 @@ use Exporter 'import';
 our @EXPORT = qw(
   uleb str prologue
   symtab sym_lfunc sym_cfunc sym_trace
-  memprof memprof_v4 internal lua cfunc trace trace_lua
+  memprof memprof_v4 internal lua cfunc trace trace_lua vm jit
+  VM_RECORD VM_OPT VM_ASM VM_GC VM_EXIT VM_STACK
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
   memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc sf_native info_config info_stats
   info_mark
@@ -62,6 +63,10 @@ sub lua      { my ($proto, $line) = @_; return [2, uleb($proto) . uleb($line)] }
 sub cfunc    { my ($addr) = @_; return [3, uleb($addr)] }
 sub trace    { my ($no) = @_; return [4, uleb($no)] }
 sub trace_lua { my ($index) = @_; return [5, uleb($index)] }  # v4: an announced trace location
+# v4: the VM's own work of a kind; the compiler's names its trace and start.
+use constant { VM_RECORD => 0, VM_OPT => 1, VM_ASM => 2, VM_GC => 3, VM_EXIT => 4, VM_STACK => 5 };
+sub vm       { my ($kind) = @_; return [6, uleb($kind)] }
+sub jit      { my ($kind, $no, $proto, $line) = @_; return [6, uleb($kind) . uleb($no) . uleb($proto) . uleb($line)] }
 
 # Memprof events: header [F UU SSS EE], the location, the payload.
 sub event { my ($ev, $loc, @fields) = @_; return chr($loc->[0] << 2 | $ev) . $loc->[1] . join('', map { uleb($_) } @fields) }

@@ -199,15 +199,35 @@ static int bad_header(struct reader *r, uint64_t at, uint8_t header,
 /* The raw location of an event: what its source names, unresolved. */
 struct raw_location {
   unsigned source;
-  uint64_t a; /* proto address, C function address, trace number or trace
-                location */
+  uint64_t a; /* proto address, C function address, trace number, trace
+                location or the VM's kind */
   uint64_t line;
+  uint64_t traceno, proto; /* the VM's kind of the compiler: its trace */
   uint64_t stack;  /* v5: the stack id, UINT64_MAX: none */
   uint64_t weight; /* v5: a sampled allocation's, 0: none */
 };
 
+/* The VM's kind of work; the compiler's, the trace it compiles. */
+static int read_vm(struct reader *r, struct raw_location *loc) {
+  uint64_t at = reader_offset(r);
+  if (!reader_uleb(r, &loc->a, "location: the VM's kind")) return 0;
+  if (loc->a >= LJM_VM__MAX) {
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown kind %" PRIu64
+                " of the VM's own event",
+                at, loc->a);
+    return 0;
+  }
+  return loc->a > LJM_VM_ASM ||
+         (reader_uleb(r, &loc->traceno, "location: compiler's trace") &&
+          reader_uleb(r, &loc->proto, "location: compiler's start proto") &&
+          reader_uleb(r, &loc->line, "location: compiler's start line"));
+}
+
 static int read_location(struct reader *r, struct raw_location *loc) {
   switch (loc->source) {
+  case ASOURCE_VM:
+    return read_vm(r, loc);
   case ASOURCE_INT:
     return 1;
   case ASOURCE_LFUNC:
@@ -235,6 +255,9 @@ static uint32_t resolve_location(struct symbols *sym,
     return symbols_loc_lua(sym, loc->a, loc->line);
   case ASOURCE_CFUNC:
     return symbols_loc_cfunc(sym, loc->a);
+  case ASOURCE_VM:
+    return symbols_loc_vm(sym, (unsigned)loc->a, loc->traceno, loc->proto,
+                          loc->line);
   default:
     return symbols_loc_trace(sym, loc->a);
   }
@@ -282,7 +305,8 @@ static int take_field(const uint8_t **p, uint64_t *out) {
 ** The fast path: an alloc, free or realloc event from a window of at
 ** least EVENT_MAX_BYTES, with one bounds check for the whole event.
 ** Returns the bytes it takes, or 0 for anything else (a symtab update,
-** the end, damage), which the careful path then decodes and words.
+** the end, an event of the VM's own, damage), which the careful path then
+** decodes and words.
 */
 static size_t decode_event(const uint8_t *window, const struct decoder *d,
                            struct raw_location *loc,
@@ -291,12 +315,13 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   unsigned flags = HEADER_FLAGS(header);
   if ((header & LJM_EPILOGUE_HEADER) || event == AEVENT_SYMTAB ||
-      source < ASOURCE_INT || source > d->last_source || (flags & ~d->flags) ||
+      source < ASOURCE_INT || source > d->last_source ||
+      source == ASOURCE_VM || (flags & ~d->flags) ||
       ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
     return 0;
   const uint8_t *p = window + 1;
   int ok = 1;
-  *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
+  *loc = (struct raw_location){.source = source, .stack = UINT64_MAX};
   if (source != ASOURCE_INT) ok = take_field(&p, &loc->a);
   if (source == ASOURCE_LFUNC) ok = ok && take_field(&p, &loc->line);
   if (flags & AFLAG_STACK) ok = ok && take_field(&p, &loc->stack);
@@ -333,7 +358,7 @@ static enum item read_item(struct reader *r, struct symbols *sym,
     return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
   if ((flags & ~d->flags) || ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
     return bad_header(r, at, header, "unknown flags"), ITEM_DAMAGED;
-  *loc = (struct raw_location){source, 0, 0, UINT64_MAX, 0};
+  *loc = (struct raw_location){.source = source, .stack = UINT64_MAX};
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (!read_location(r, loc) ||
       ((flags & AFLAG_STACK) && !reader_uleb(r, &loc->stack, "stack id")) ||
@@ -391,7 +416,7 @@ static int resolve_event(struct reader *r, struct symbols *sym,
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
   int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
-  struct decoder d = {.last_source = v4 ? ASOURCE_TRACE_LUA : ASOURCE_TRACE,
+  struct decoder d = {.last_source = v4 ? ASOURCE_VM : ASOURCE_TRACE,
                       .last_update = v5   ? ASOURCE_INFO
                                      : v4 ? ASOURCE_TRACE_LUA
                                           : ASOURCE_TRACE,

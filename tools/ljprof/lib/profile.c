@@ -117,13 +117,22 @@ void profile_from_sysprof(struct profile *p, const char *source,
   finish(p);
 }
 
+/* A site without a stack: it, and for the JIT compiler's, its trace's
+** start and the compiler above it (a flame graph's one box for each). */
+static void push_site(struct profile *p, uint32_t site) {
+  for (uint32_t loc = site; loc != SYMBOLS_NONE;
+       loc = symbols_vm_parent(p->sym, loc))
+    push_frame(p, loc, loc, 0);
+}
+
 /* A (site, stack) pair's frames: the site, unless the stack's innermost
 ** frame is it already (it always is but for traces that could not tell
 ** their line), then the stack. */
 static void push_pair_frames(struct profile *p, const struct stackpair *pair) {
   uint32_t depth;
   const struct symframe *f = symbols_stack(p->sym, pair->stack, &depth);
-  if (!depth || f[0].loc != pair->site) push_frame(p, pair->site, pair->site, 0);
+  if (!depth) push_site(p, pair->site);
+  else if (f[0].loc != pair->site) push_frame(p, pair->site, pair->site, 0);
   for (uint32_t i = 0; i < depth; i++) push_frame(p, f[i].loc, f[i].func, 0);
 }
 
@@ -172,9 +181,9 @@ void profile_from_memprof(struct profile *p, const char *source,
     if (!values[MEM_ALLOC_OBJECTS] && !values[MEM_INUSE_OBJECTS]) continue;
     struct profile_stack *out = &p->stacks[p->nstacks++];
     out->first = (uint32_t)p->nstack_frames;
-    out->depth = 1;
     memcpy(out->values, values, sizeof values);
-    push_frame(p, (uint32_t)loc, (uint32_t)loc, 0);
+    push_site(p, (uint32_t)loc);
+    out->depth = (uint32_t)(p->nstack_frames - out->first);
   }
   finish(p);
 }
@@ -221,6 +230,9 @@ int profile_frame_source(const struct profile *p, uint32_t frame,
   case LOC_LUA:
   case LOC_TRACE:
   case LOC_TRACE_FRAME:
+    break;
+  case LOC_VM: /* the compiler's: where its trace starts */
+    if (loc->line == SYMBOLS_LINE_UNKNOWN) return 0;
     break;
   default:
     return 0;

@@ -129,8 +129,9 @@ void profile_function_name(const struct profile *p, uint32_t frame,
 /*
 ** Where a Lua frame is in the source: the file (the chunk name without a
 ** leading '@') appended to sb, and *line; for its function with
-** function_line set, the function's first line. Returns 0 (sb untouched)
-** for a frame without a known source: native, C, traces, labels.
+** function_line set, the function's first line; for the JIT compiler's
+** frame, where its trace starts. Returns 0 (sb untouched) for a frame
+** without a known source: native, C, traces, labels, the VM's own.
 */
 int profile_frame_source(const struct profile *p, uint32_t frame,
                          int function_line, struct sbuf *sb, int64_t *line);

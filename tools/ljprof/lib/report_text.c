@@ -123,6 +123,49 @@ static void put_totals(struct text *t) {
   end_line(t);
 }
 
+/* v4: what the JIT compiler allocated (and grew) in all, and at which
+** trace start most; nothing when it allocated nothing. */
+static void put_jit_total(struct text *t) {
+  const struct memagg *agg = t->in->agg;
+  const struct symbols *sym = t->in->sym;
+  uint64_t *by_start = xcalloc(sym->nlocations + 1, sizeof *by_start);
+  uint64_t bytes = 0, events = 0, starts = 0;
+  uint32_t top = SYMBOLS_NONE;
+  for (size_t loc = 0; loc < agg->nstats; loc++) {
+    const struct memstats *st = &agg->stats[loc];
+    uint32_t start = symbols_vm_parent(sym, (uint32_t)loc);
+    if (start == SYMBOLS_NONE || sym->locations[loc].vm == SYMBOLS_VM_JIT)
+      continue;
+    uint64_t b = st->alloc_bytes + st->realloc_new_bytes;
+    bytes += b;
+    events += st->alloc_events + st->realloc_events;
+    if (symbols_vm_parent(sym, start) == SYMBOLS_NONE) continue; /* none */
+    starts += b && !by_start[start];
+    by_start[start] += b;
+    if (top == SYMBOLS_NONE || by_start[start] > by_start[top]) top = start;
+  }
+  if (events) {
+    const struct memstats *s = &agg->totals;
+    put(t, "JIT compiler: ");
+    put_size(t, bytes);
+    put(t, " allocated");
+    put_share(t, bytes, s->alloc_bytes + s->realloc_new_bytes);
+    put(t, ", ");
+    put_plural(t, events, "event", "events");
+    put(t, ", traces at ");
+    put_plural(t, starts, "start", "starts");
+    if (top != SYMBOLS_NONE) {
+      put(t, "; largest: ");
+      put_name(t, top);
+      put(t, " (");
+      put_size(t, by_start[top]);
+      put(t, ")");
+    }
+    end_line(t);
+  }
+  free(by_start);
+}
+
 static void put_overrides(struct text *t, const struct overrides *o,
                           uint32_t site) {
   size_t n;
@@ -337,6 +380,7 @@ int report_memprof_text(FILE *out, const struct report_input *in,
     }
     put_stream_meta(&t);
     put_totals(&t);
+    put_jit_total(&t);
     end_line(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);

@@ -113,13 +113,15 @@ void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
 }
 
 static uint32_t location_hash(const struct location *loc) {
-  return hash_u64(((uint64_t)loc->kind << 32 | loc->name) ^
+  return hash_u64(((uint64_t)loc->kind << 48 | (uint64_t)loc->vm << 32 |
+                   loc->name) ^
                   hash_u64(loc->addr ^ (loc->traceno << 17)) ^
                   (loc->line * UINT64_C(0xff51afd7ed558ccd)));
 }
 
 static int same_location(const struct location *a, const struct location *b) {
-  return a->kind == b->kind && a->name == b->name && a->addr == b->addr &&
+  return a->kind == b->kind && a->vm == b->vm && a->name == b->name &&
+         a->addr == b->addr &&
          a->line == b->line && a->traceno == b->traceno;
 }
 
@@ -309,6 +311,56 @@ uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
                            .traceno = traceno});
 }
 
+/* The id of a location made before, or SYMBOLS_NONE. */
+static uint32_t location_find(const struct symbols *s,
+                              const struct location *loc) {
+  if (!s->location_slots) return SYMBOLS_NONE;
+  size_t i = location_hash(loc) & s->location_mask;
+  for (; s->location_slots[i].ref; i = (i + 1) & s->location_mask)
+    if (same_location(&s->location_slots[i].key, loc))
+      return s->location_slots[i].ref - 1;
+  return SYMBOLS_NONE;
+}
+
+/* A compiler's location's parent: its start (any trace, any phase), or
+** for that, the compiler itself. */
+static int vm_parent(const struct location *loc, struct location *parent) {
+  struct location l = *loc; /* parent may be loc */
+  if (l.kind != LOC_VM || l.vm > SYMBOLS_VM_JIT ||
+      (l.vm > LJM_VM_ASM && l.vm < SYMBOLS_VM_JIT))
+    return 0;
+  int start = l.name != SYMBOLS_NONE || l.addr;
+  if (l.vm == SYMBOLS_VM_JIT && !start) return 0;
+  *parent = (struct location){.kind = LOC_VM, .vm = SYMBOLS_VM_JIT,
+                              .name = SYMBOLS_NONE};
+  if (l.vm != SYMBOLS_VM_JIT && start) {
+    parent->name = l.name;
+    parent->addr = l.addr;
+    parent->line = l.line;
+  }
+  return 1;
+}
+
+uint32_t symbols_loc_vm(struct symbols *s, unsigned kind, uint64_t traceno,
+                        uint64_t proto, uint64_t line) {
+  uint32_t chunk = proto ? proto_chunk(s, proto) : SYMBOLS_NONE;
+  struct location loc = {.kind = LOC_VM,
+                         .vm = (uint16_t)kind,
+                         .name = chunk,
+                         .addr = chunk == SYMBOLS_NONE ? proto : 0,
+                         .line = line,
+                         .traceno = traceno};
+  uint32_t id = location_id(s, loc);
+  for (struct location up = loc; vm_parent(&up, &up);) location_id(s, up);
+  return id;
+}
+
+uint32_t symbols_vm_parent(const struct symbols *s, uint32_t loc) {
+  struct location parent;
+  if (!vm_parent(&s->locations[loc], &parent)) return SYMBOLS_NONE;
+  return location_find(s, &parent);
+}
+
 uint32_t symbols_loc_label(struct symbols *s, const char *text) {
   return location_id(s, (struct location){
                             .kind = LOC_LABEL,
@@ -424,6 +476,28 @@ static void format_lua(const struct symbols *s, uint32_t chunk, uint64_t proto,
   format_line(line, sb);
 }
 
+/* `JIT compiler (record): trace 12 at @file.lua:68`, what is known of it;
+** `INTERNAL (GC)`. */
+static void format_vm(const struct symbols *s, const struct location *loc,
+                      struct aliases *a, struct sbuf *sb) {
+  static const char *const what[SYMBOLS_VM_JIT] = {
+      [LJM_VM_RECORD] = "record", [LJM_VM_OPT] = "opt", [LJM_VM_ASM] = "asm",
+      [LJM_VM_GC] = "GC", [LJM_VM_EXIT] = "trace exit",
+      [LJM_VM_STACK] = "stack moved"};
+  if (loc->vm > LJM_VM_ASM && loc->vm != SYMBOLS_VM_JIT) {
+    sbuf_printf(sb, "INTERNAL (%s)", what[loc->vm]);
+    return;
+  }
+  sbuf_printf(sb, "JIT compiler");
+  if (loc->vm != SYMBOLS_VM_JIT) sbuf_printf(sb, " (%s)", what[loc->vm]);
+  if (!loc->traceno && loc->name == SYMBOLS_NONE && !loc->addr) return;
+  sbuf_printf(sb, ": trace");
+  if (loc->traceno) sbuf_printf(sb, " %" PRIu64, loc->traceno);
+  if (loc->name == SYMBOLS_NONE && !loc->addr) return;
+  sbuf_printf(sb, " at ");
+  format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+}
+
 void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
                     struct sbuf *sb) {
   const struct location *loc = &s->locations[id];
@@ -475,6 +549,9 @@ void symbols_format(const struct symbols *s, uint32_t id, struct aliases *a,
   case LOC_TRACE_FRAME:
     sbuf_printf(sb, "TRACE [%" PRIu64 "] ", loc->traceno);
     format_lua(s, loc->name, loc->addr, loc->line, a, sb);
+    break;
+  case LOC_VM:
+    format_vm(s, loc, a, sb);
     break;
   }
 }

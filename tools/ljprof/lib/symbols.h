@@ -42,13 +42,17 @@ enum loc_kind {
   LOC_NATIVE_UNKNOWN, /* addr: code below every C symbol, or in none */
   LOC_TRACE_FRAME,   /* traceno; name (chunk) or addr (proto), line */
   LOC_LABEL,         /* name: printed as it is */
-  LOC_NATIVE_OFFSET  /* name: object, addr: offset in it; code no symbol
+  LOC_NATIVE_OFFSET, /* name: object, addr: offset in it; code no symbol
                         covers (past an end mark, docs/formats.md) */
+  LOC_VM             /* vm: LJM_VM_*; the compiler's: traceno (0: not
+                        known), start: name (chunk) or addr (proto; 0: not
+                        known), line */
 };
 
 /* Every field takes part in identity; fields a kind does not use are 0. */
 struct location {
-  uint32_t kind;
+  uint16_t kind;
+  uint16_t vm;   /* LOC_VM: the VM's kind of work */
   uint32_t name; /* string id, or SYMBOLS_NONE */
   uint64_t addr;
   uint64_t line;
@@ -186,6 +190,17 @@ uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line);
 uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr);
 uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno);
 uint32_t symbols_loc_before_start(struct symbols *s);
+/* The VM's own work of a kind (LJM_VM_*): for the compiler's, the trace
+** it compiles and where that starts. */
+uint32_t symbols_loc_vm(struct symbols *s, unsigned kind, uint64_t traceno,
+                        uint64_t proto, uint64_t line);
+/* LOC_VM's vm of the compiler whatever its phase: the frames above a
+** compiler's location in a flame graph, `JIT compiler: trace at
+** @file.lua:68` (its traces of any number starting there), then `JIT
+** compiler`. symbols_loc_vm makes them with the location. */
+#define SYMBOLS_VM_JIT LJM_VM__MAX
+/* The frame above a location of the compiler's, or SYMBOLS_NONE. */
+uint32_t symbols_vm_parent(const struct symbols *s, uint32_t loc);
 
 /* Sampled frames. */
 /* A Lua function as a whole: `@chunk:FIRSTLINE`. */

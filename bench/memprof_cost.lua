@@ -1,0 +1,150 @@
+-- Where a memprof event's cost goes, counted by
+-- callgrind (instructions: the same each run, unlike time on a shared
+-- machine): churn, tree and strings (smaller than bench/memprof_steady.lua's
+-- runs), each in one process plain, under v4 and with stacks, the profile
+-- started before and stopped after the run. Each line of the profiler's
+-- source is charged to the function it is in (inlined or not), each call
+-- out to what it calls, and these to a part of the event:
+--   attribution  where the event comes from (VM state, frames, trace site)
+--   stack id     the call stack's id (lj_memstack_id and what it calls)
+--   encoding     the header and ULEB128 fields written into the buffer
+--   buffer       room in the buffer, its flush, marks; and the writer
+--                thread (its instructions, on the other core)
+--   wrapper      the allocator wrapper's own work: its call, spills, the
+--                event's kind
+-- The VM's own allocator (lj_alloc_f) and the profile's start and stop
+-- (the symbol table) are left out; "rest" is the difference between the
+-- whole run's instructions over plain, less start and stop, and the
+-- parts (the GC's, the JIT's differences between the runs).
+-- Usage: luajit bench/memprof_cost.lua WORKDIR
+--        (valgrind's callgrind_annotate and the luajit running this)
+local work = assert(arg[1], "usage: memprof_cost.lua WORKDIR")
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+local luajit = arg[-1]
+
+if work == "--run" then  -- The child: PROGRAM MODE N.
+  local chunk = assert(loadfile(dir .. "/programs/" .. arg[2] .. ".lua"))
+  local opt = ({ v4 = { path = "/dev/null", format = "v4" },
+                 stacks = { path = "/dev/null", stacks = true } })[arg[3]]
+  jit.flush()
+  collectgarbage()
+  if opt then assert(misc.memprof.start(opt)) end
+  arg = { arg[4] }
+  chunk()
+  if opt then assert(misc.memprof.stop()) end
+  return
+end
+
+local parts = { "attribution", "stack id", "encoding", "buffer", "wrapper" }
+
+-- The part of a function of the profiler, or of a function it calls.
+local part_of = {
+  memprof_locate = "attribution", memprof_loctrace = "attribution",
+  memprof_tracesite = "attribution", memprof_retaddr = "attribution",
+  memprof_locfunc = "attribution", memprof_loclua = "attribution",
+  memprof_locvm = "attribution", memprof_locjit = "attribution",
+  memprof_tracelua = "attribution", memprof_announce = "attribution",
+  memprof_emptysites = "attribution", lj_prof_framefunc = "attribution",
+  lj_debug_frameline = "attribution", lj_proftrace_frames = "attribution",
+  lj_memstack_id = "stack id",
+  memprof_event = "encoding", lj_wbuf_uleb = "encoding",
+  lj_symtab_newobjs = "encoding",
+  lj_wbuf_reserve = "buffer", lj_wbuf_flush = "buffer",
+  lj_wbuf_failed = "buffer", memprof_mark = "buffer",
+  memprof_writemark = "buffer",
+  memprof_allocf = "wrapper", memprof_write = "wrapper",
+}
+-- Lines of memprof_write that are another part's.
+local function line_part(fn, text)
+  if fn ~= "memprof_write" then return part_of[fn] end
+  if text:match("lj_wbuf_uleb") or text:match("out%.pos = p") then
+    return "encoding"
+  elseif text:match("mark") or text:match("lj_wbuf_failed") then
+    return "buffer"
+  end
+  return "wrapper"
+end
+local skipped = { lj_alloc_f = true, lj_symtab_dump = true }
+
+local function capture(cmd)
+  local f = assert(io.popen(cmd))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function number(s) return tonumber((s:gsub(",", ""))) end
+
+-- A run under callgrind: the annotation's file.
+local function callgrind(prog, mode, n)
+  local out = ("%s/cg.%s.%s"):format(work, prog, mode)
+  capture(("valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s %s %s --run %s %s %s 2>&1")
+          :format(out, luajit, arg[0], prog, mode, n))
+  return out
+end
+
+-- Instructions by part, the events (the allocator's calls from the
+-- wrapper), start and stop, and the run's total.
+local function breakdown(file)
+  local text = capture(("callgrind_annotate --auto=yes --threshold=100 --show-percs=no --context=100000 %s 2>/dev/null")
+                       :format(file))
+  local by, events, startstop = {}, 0, 0
+  for _, p in ipairs(parts) do by[p] = 0 end
+  local total = number(text:match("([%d,]+)%s+PROGRAM TOTALS"))
+  local ours, fn = false, nil
+  for line in text:gmatch("[^\n]*") do
+    local src = line:match("^%-%- Auto%-annotated source: (.*)$")
+    if src then
+      ours = src:match("/lj_memprof%.c$") or src:match("/lj_wbuf%.h$") or
+             src:match("/lj_profframe%.h$")
+      fn = nil
+    elseif ours then
+      local cost, body = line:match("^%s*([%d,]+)  (.*)$")
+      if not cost then body = line:match("^%s*%.  (.*)$") end
+      local callee, calls = (body or ""):match("^%s*=> %S+:([%w_]+)%S* %(([%d,]+)x%)")
+      if callee then
+        if callee == "lj_alloc_f" and fn == "memprof_allocf" then
+          events = events + number(calls)
+        end
+        if callee == "lj_symtab_dump" then
+          startstop = startstop + number(cost)
+        elseif part_of[callee] and not skipped[callee] then
+          by[part_of[callee]] = by[part_of[callee]] + number(cost)
+        end
+      elseif body then
+        local name = body:match("^[%a_][%w_ %*]-([%a_][%w_]*)%(")
+        if name and not body:match(";%s*$") and not body:match("^#") then
+          fn = name
+        end
+        local p = cost and fn and line_part(fn, body)
+        if p then by[p] = by[p] + number(cost) end
+      end
+    end
+  end
+  -- The writer thread, whole.
+  local incl = capture(("callgrind_annotate --inclusive=yes --show-percs=no %s 2>/dev/null")
+                       :format(file))
+  local thread = incl:match("\n%s*([%d,]+)%s+%S*lj_proffile%.c:proffile_thread")
+  by.buffer = by.buffer + (thread and number(thread) or 0)
+  return by, events, startstop, total
+end
+
+local programs = { { "alloc_churn", 300000 }, { "alloc_tree", 15 },
+                   { "alloc_strings", 100000 } }
+print("| program | mode | events | instructions / event over plain | " ..
+      table.concat(parts, " | ") .. " | rest |")
+print("| --- | --- | ---: | ---: |" .. (" ---: |"):rep(#parts + 1))
+for _, p in ipairs(programs) do
+  local _, _, _, plain = breakdown(callgrind(p[1], "plain", p[2]))
+  for _, mode in ipairs({ "v4", "stacks" }) do
+    local by, events, startstop, total = breakdown(callgrind(p[1], mode, p[2]))
+    local over = (total - plain - startstop) / events
+    local row, sum = {}, 0
+    for _, part in ipairs(parts) do
+      row[#row + 1] = ("%.1f"):format(by[part] / events)
+      sum = sum + by[part] / events
+    end
+    print(("| %s | %s | %d | %.1f | %s | %.1f |"):format(p[1], mode, events,
+          over, table.concat(row, " | "), over - sum))
+  end
+end
