@@ -51,10 +51,6 @@ const char *lj_memprof_check(MemprofConfig *cfg)
     return "stack_budget must be from 2^20 to 2^40 bytes";
   /* Samples carry their stacks; native frames are in stacks. */
   cfg->native = cfg->native != 0;
-#if !LJ_TARGET_X64
-  if (cfg->native)  /* The native walk's unwinder knows x86-64 only. */
-    return "native frames are walked on x86-64 only, not on this machine";
-#endif
   cfg->stacks = cfg->stacks || cfg->native || cfg->sample != 0;
   if (cfg->stacks) {  /* Stacks are version 5's, only. */
     if (cfg->format != 0 && cfg->format != LJM_VERSION_STACKS)

@@ -727,8 +727,8 @@ static void stack_put(ProfSink *sink, int tag, const uint64_t *v)
 }
 
 /* The registers here, read in place (getcontext would make a system
-** call); 0 where the native walk is not ported (lj_memprof_check). */
-static LJ_AINLINE int stack_here(ProfUnwRegs *r)
+** call). */
+static LJ_AINLINE void stack_here(ProfUnwRegs *r)
 {
 #if LJ_TARGET_X64
   __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
@@ -738,10 +738,18 @@ static LJ_AINLINE int stack_here(ProfUnwRegs *r)
 		   "movq %%rbx, %3"
 		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx)
 		   : : "rax");
-  return 1;
-#else
-  UNUSED(r);
-  return 0;
+  r->lr = 0;
+#elif LJ_TARGET_ARM64
+  __asm__ volatile("adr x16, .\n\t"
+		   "str x16, %0\n\t"
+		   "mov x16, sp\n\t"
+		   "str x16, %1\n\t"
+		   "str x29, %2\n\t"
+		   "str x21, %3\n\t"
+		   "str x30, %4"
+		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx),
+		     "=m"(r->lr)
+		   : : "x16");
 #endif
 }
 
@@ -756,8 +764,7 @@ static int stack_native(MemStacks *s, StackWalk *w)
   ProfUnwStack stk;
   ProfUnwRegs r;
   int i;
-  if (!stack_here(&r))
-    return 0;
+  stack_here(&r);
   r.exact = 1;
   lj_profwalk_stack(pw, &r, &stk);
   for (i = 0; r.ip != s->allocra; i++)

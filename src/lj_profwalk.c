@@ -20,6 +20,12 @@
 #define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
 #define WALK_CFRAMES		16	/* C frames searched for a trace's. */
+/* User addresses lie below 2^47 on x86-64, 2^48 on ARM64 (4K pages). */
+#if LJ_TARGET_ARM64
+#define WALK_VABITS		48
+#else
+#define WALK_VABITS		47
+#endif
 
 /* -- Frames and sinks ---------------------------------------------------- */
 
@@ -90,7 +96,7 @@ static int walk_readable(ProfWalk *pw, const void *p, size_t n)
   uint8_t sink[64];
   ssize_t w;
   if (n > sizeof(sink) || (uintptr_t)p < 4096 ||
-      (uintptr_t)p >= ((uintptr_t)1 << 47))
+      (uintptr_t)p >= ((uintptr_t)1 << WALK_VABITS))
     return 0;
   w = write(pw->probe[1], p, n);
   if (w > 0 && read(pw->probe[0], sink, (size_t)w) != w)
@@ -328,6 +334,8 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
   GCfunc *fn;
 #if LJ_TARGET_X64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+#elif LJ_TARGET_ARM64
+  LJ_STATIC_ASSERT(CFRAME_GREG_PC == 21);  /* DW_BX of lj_profunwind.c. */
 #endif
   if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
       (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
@@ -338,6 +346,14 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 }
 
 /* -- Traces -------------------------------------------------------------- */
+
+#if LJ_HASJIT
+static int trace_holds(GCtrace *T, uintptr_t ip)
+{
+  return T != NULL && ip >= (uintptr_t)T->mcode &&
+	 ip < (uintptr_t)T->mcode + T->szmcode;
+}
+#endif
 
 /* The trace of that number, unless it is gone. The array of traces is
 ** not read while the allocator moves it (memprof: a trace started from
@@ -352,6 +368,19 @@ GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
   UNUSED(pw); UNUSED(traceno);
   return NULL;
 #endif
+}
+
+uintptr_t lj_profwalk_traceip(ProfWalk *pw, int32_t traceno, uintptr_t ip,
+			      uintptr_t lr)
+{
+#if LJ_HASJIT
+  if (lr != 0 && lj_profwalk_invm(pw, ip) && !native_inexit(ip) &&
+      trace_holds(lj_profwalk_gettrace(pw, (TraceNo)traceno), lr))
+    return lr - 1;  /* In the call. */
+#else
+  UNUSED(pw); UNUSED(traceno); UNUSED(lr);
+#endif
+  return ip;
 }
 
 /* Trace T, number traceno, running the n frames pts, pcs (innermost
@@ -429,13 +458,6 @@ int lj_profwalk_exit(ProfWalk *pw, ProfSink *s, LuaCursor *c)
 
 /* The trace whose machine code holds ip, or 0: C code called from a
 ** trace (the collector, table helpers) returns there. */
-#if LJ_HASJIT
-static int trace_holds(GCtrace *T, uintptr_t ip)
-{
-  return T != NULL && ip >= (uintptr_t)T->mcode &&
-	 ip < (uintptr_t)T->mcode + T->szmcode;
-}
-#endif
 
 int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
 {
@@ -575,7 +597,8 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
 	lj_profwalk_addr(s, FR_VMCODE, (uintptr_t)ip);
       if (innermost && traceno)
 	lj_profwalk_trace(pw, s, c, traceno,  /* ip: in the call. */
-			  lost ? ip0 : (uintptr_t)ip - (stepped != 0));
+			  lost ? ip0 : stepped ? (uintptr_t)ip - 1 :
+			  lj_profwalk_traceip(pw, traceno, ip, r->lr));
       if (inexit) {
 	cf = exit_cframe(cur[0].L, r->sp, stk);
 	c = cursor_for(pw, cur, &ncur, cf, stk);
