@@ -223,7 +223,8 @@ endif
 
 PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LUA_CPATH="$(BUILD)/test/?.so;;" \
-	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
+	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" \
+	LJPROF_CROSS="$(CROSS)" prove
 
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test

@@ -694,6 +694,21 @@ static int step_rules(const Rules *rs, const Fde *f, const ProfUnwStack *stk,
   return regs_caller(r, ra, cfa, bp, bx, f->signal);
 }
 
+/* Code of a known object that has no unwind entry: ARM64's PLT entries
+** (x86-64's have theirs), a leaf written without CFI. Interrupted there,
+** the frame has not touched the stack or the link register: the caller
+** is x30's. */
+static int step_nofde(ProfUnwRegs *r)
+{
+#if LJ_TARGET_ARM64
+  if (r->exact && r->lr != 0)
+    return regs_caller(r, r->lr, r->sp, r->bp, r->bx, 0);
+#else
+  UNUSED(r);
+#endif
+  return 0;
+}
+
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r)
 {
@@ -711,8 +726,11 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
       return step_compact(e, stk, r);
   }
   s = seg_find(objs, pc, cache != NULL ? &cache->lastseg : NULL);
-  if (s == NULL || s->nfde == 0 || !fde_find(s, pc, &f) ||
-      !rules_at(&f, pc, &rs))
+  if (s == NULL)
+    return 0;
+  if (s->nfde == 0 || !fde_find(s, pc, &f))
+    return step_nofde(r);
+  if (!rules_at(&f, pc, &rs))
     return 0;
   if (e != NULL) {
     ProfUnwRule fresh;
@@ -833,6 +851,13 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs)
       atomic_fetch_add_explicit(&objs->gen, 1, memory_order_release);
   objs->adds = w.adds;
   objs->subs = w.subs;
+}
+
+void lj_profunwind_init(ProfUnwObjs *objs, ProfUnwCache *cache)
+{
+  atomic_store(&objs->n, 0);
+  memset(cache, 0, sizeof(*cache));
+  lj_profunwind_addobjs(objs);
 }
 
 int lj_profunwind_refresh(ProfUnwObjs *objs)

@@ -89,7 +89,38 @@ typedef struct ProfUnwRegs {
 #define LJ_PROFUNW_UCREG(uc, n)	((uintptr_t)(uc)->uc_mcontext.regs[(n)])
 #endif
 
-/* Not async-signal-safe: they read the process's list of objects. */
+/* The registers here, in the caller's frame, read in place (getcontext
+** would make a system call): a walk from the code that calls this. */
+static inline __attribute__((always_inline)) void
+lj_profunwind_here(ProfUnwRegs *r)
+{
+#if defined(__x86_64__)
+  __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+		   "movq %%rax, %0\n\t"
+		   "movq %%rsp, %1\n\t"
+		   "movq %%rbp, %2\n\t"
+		   "movq %%rbx, %3"
+		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx)
+		   : : "rax");
+  r->lr = 0;
+#elif defined(__aarch64__)
+  __asm__ volatile("adr x16, .\n\t"
+		   "str x16, %0\n\t"
+		   "mov x16, sp\n\t"
+		   "str x16, %1\n\t"
+		   "str x29, %2\n\t"
+		   "str x21, %3\n\t"
+		   "str x30, %4"
+		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx),
+		     "=m"(r->lr)
+		   : : "x16");
+#endif
+  r->exact = 1;
+}
+
+/* Not async-signal-safe: they read the process's list of objects. The
+** objects loaded now, into an empty list and cache. */
+void lj_profunwind_init(ProfUnwObjs *objs, ProfUnwCache *cache);
 void lj_profunwind_addobjs(ProfUnwObjs *objs);
 /* The same, when the loader counts a change since; 1 if it did. */
 int lj_profunwind_refresh(ProfUnwObjs *objs);

@@ -76,13 +76,11 @@ void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
   pw->g = g;
   pw->onthread = onthread;
   pw->gone = NULL;
-  atomic_store(&pw->unw.n, 0);
-  memset(&pw->unwcache, 0, sizeof(pw->unwcache));
   if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
     pw->vm_lo = pw->vm_hi = 0;
   if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
     pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
-  lj_profunwind_addobjs(&pw->unw);
+  lj_profunwind_init(&pw->unw, &pw->unwcache);
 }
 
 /* -- Checks the walk makes before it follows anything -------------------- */
@@ -458,6 +456,16 @@ int lj_profwalk_exit(ProfWalk *pw, ProfSink *s, LuaCursor *c)
 
 /* The trace whose machine code holds ip, or 0: C code called from a
 ** trace (the collector, table helpers) returns there. */
+
+int32_t lj_profwalk_state(ProfWalk *pw, int32_t st, uintptr_t ip)
+{
+  int32_t traceno;
+  if (!lj_prof_intrace(st) && !lj_profwalk_invm(pw, ip) &&
+      !lj_profwalk_incode(pw, ip) &&
+      (traceno = lj_profwalk_traceat(pw, ip)) != 0)
+    return traceno;
+  return st == 0 ? ~LJ_VMST_INTERP : st;  /* 0: the jump itself. */
+}
 
 int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
 {

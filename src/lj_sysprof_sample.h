@@ -296,7 +296,8 @@ static int sysprof_idle(SysProf *sp)
 /* A sample: its VM state counted and, but in mode D, its stack written. */
 static void sysprof_sample(SysProf *sp, ucontext_t *uc)
 {
-  int32_t st = sp->g->vmstate;
+  int32_t st = lj_profwalk_state(&sp->walk, sp->g->vmstate,
+				 LJ_PROFUNW_UCPC(uc));
   uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
   Sample s;
   int ok = 1;
