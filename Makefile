@@ -178,9 +178,7 @@ TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
 # LuaJIT's own test suite: test/vm/luajit_suite.t runs it under each
 # profiler, bench/lines.lua profiles its bench/ programs.
 LJ_TESTS_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
-# On ARM64, not the unwinder's own test: the unwinder knows x86-64 only.
-TEST_C      := $(filter-out $(if $(CROSS),test/c/profunwind.c),\
-		 $(wildcard test/c/*.c))
+TEST_C      := $(wildcard test/c/*.c)
 TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 
 # C tests are compiled into $(BUILD)/test/*.t; prove runs them like scripts.

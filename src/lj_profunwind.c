@@ -22,7 +22,10 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "lj_obj.h"
 #include "lj_vm.h"
@@ -709,6 +712,50 @@ static int step_nofde(ProfUnwRegs *r)
   return 0;
 }
 
+#if LJ_TARGET_ARM64
+/* The signal return trampoline, the kernel's (__kernel_rt_sigreturn in
+** the vDSO) or qemu-user's: mov x8, #139 (rt_sigreturn); svc #0. A handler
+** returns there, and the stack holds the signal's frame: a siginfo_t, then
+** the ucontext_t of the code it interrupted. The vDSO's CFI restores x29
+** and x30 alone, qemu's trampoline has none: the registers are read from
+** that context, as debuggers do. */
+#define SIGTRAMP_INS		0xd4000001d2801168ull
+
+/* A word of code at ip: in a known object, or where the caller's probe
+** says it may be read. */
+static int code_read(const ProfUnwObjs *objs, const ProfUnwStack *stk,
+		     uintptr_t ip, uint64_t *v)
+{
+  uintptr_t w;
+  if (seg_find(objs, ip, NULL) != NULL && seg_find(objs, ip+7, NULL) != NULL)
+    memcpy(v, (const void *)ip, sizeof(*v));
+  else if (stk->probe != NULL && stk->probe(stk->ctx, (const void *)ip, 8))
+    memcpy(&w, (const void *)ip, sizeof(w)), *v = w;
+  else
+    return 0;
+  return 1;
+}
+
+static int step_sigframe(const ProfUnwObjs *objs, const ProfUnwStack *stk,
+			 ProfUnwRegs *r)
+{
+  uintptr_t mc = r->sp + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext);
+  uintptr_t pc, sp, fp, lr, bx;
+  uint64_t ins;
+  if ((r->ip & 3) || !code_read(objs, stk, r->ip, &ins) ||
+      ins != SIGTRAMP_INS ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, pc), &pc) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, sp), &sp) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[29]), &fp) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[30]), &lr) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[DW_BX]), &bx))
+    return 0;
+  regs_caller(r, pc, sp, fp, bx, 1);
+  r->lr = lr;  /* The interrupted frame's own: its return address yet. */
+  return 1;
+}
+#endif
+
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r)
 {
@@ -719,6 +766,10 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
   const ProfUnwSeg *s;
   Fde f;
   Rules rs;
+#if LJ_TARGET_ARM64
+  if (!r->exact && step_sigframe(objs, stk, r))
+    return 1;
+#endif
   if (cache != NULL) {
     uintptr_t h = (uintptr_t)((pc * 0x9e3779b97f4a7c15ull) >> 54);
     e = &cache->rule[h & (LJ_PROFUNWIND_CACHE-1)];
