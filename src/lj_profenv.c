@@ -738,11 +738,14 @@ static void env_open(lua_State *L, const char *s)
   if (set.signo != 0 && !env_arm(e)) {
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
-  } else if (set.rotsecs != 0 && !env_rotate_start(e)) {
-    env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
     env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed));
-    return;
+    /* The first period starts with the profiles it ends: their start
+    ** may take a while (the symbols of every object; slower emulated). */
+    if (set.rotsecs == 0 || env_rotate_start(e))
+      return;
+    env_say("cannot rotate: %s; not profiling", strerror(errno));
+    env_stop(e, env_running(e));
   }
   env_quiet(e);
   e->g = NULL;
