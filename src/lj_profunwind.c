@@ -5,11 +5,12 @@
 ** their FDEs. A step finds the FDE of the frame's PC, runs its CIE's and
 ** its own CFA program up to that PC (keeping the rules for the CFA, the
 ** return address, the frame pointer and the interpreter's PC register:
-** what the walk and the VM's frames need) and applies them. On ARM64 the
-** return address is the link register's column: until a prologue saves
-** it, it is x30 itself, which only the interrupted frame knows. This is what libunwind does, without its locks,
-** signal masks and caches, and without ever meeting an object nobody told
-** it of: objects are registered from outside signal context.
+** what the walk and the VM's frames need) and applies them. This is what
+** libunwind does, without its locks, signal masks and caches, and without
+** ever meeting an object nobody told it of: objects are registered from
+** outside signal context. On ARM64 the return address is the link
+** register's column: until a prologue saves it, it is x30 itself, which
+** only the interrupted frame knows.
 **
 ** A step reads the registered tables, bounded by the segment that holds
 ** them, and the sampled stack, bounded by its extent or checked by the
@@ -721,28 +722,32 @@ static int step_nofde(ProfUnwRegs *r)
 ** that context, as debuggers do. */
 #define SIGTRAMP_INS		0xd4000001d2801168ull
 
-/* A word of code at ip: in a known object, or where the caller's probe
-** says it may be read. */
+/* Two instructions of code at ip: in a known object, or where the
+** caller's probe says they may be read. */
 static int code_read(const ProfUnwObjs *objs, const ProfUnwStack *stk,
 		     uintptr_t ip, uint64_t *v)
 {
-  uintptr_t w;
-  if (seg_find(objs, ip, NULL) != NULL && seg_find(objs, ip+7, NULL) != NULL)
-    memcpy(v, (const void *)ip, sizeof(*v));
-  else if (stk->probe != NULL && stk->probe(stk->ctx, (const void *)ip, 8))
-    memcpy(&w, (const void *)ip, sizeof(w)), *v = w;
-  else
+  if (!(seg_find(objs, ip, NULL) != NULL &&
+	seg_find(objs, ip + sizeof(*v) - 1, NULL) != NULL) &&
+      !(stk->probe != NULL && stk->probe(stk->ctx, (const void *)ip,
+					 sizeof(*v))))
     return 0;
+  memcpy(v, (const void *)ip, sizeof(*v));
   return 1;
 }
+#endif
 
+/* A step out of a signal handler's frame, where r->ip is a return address
+** into the trampoline. */
 static int step_sigframe(const ProfUnwObjs *objs, const ProfUnwStack *stk,
 			 ProfUnwRegs *r)
 {
-  uintptr_t mc = r->sp + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext);
+#if LJ_TARGET_ARM64
+  uintptr_t mc = r->sp + sizeof(siginfo_t) +
+		 offsetof(ucontext_t, uc_mcontext);
   uintptr_t pc, sp, fp, lr, bx;
   uint64_t ins;
-  if ((r->ip & 3) || !code_read(objs, stk, r->ip, &ins) ||
+  if (r->exact || (r->ip & 3) || !code_read(objs, stk, r->ip, &ins) ||
       ins != SIGTRAMP_INS ||
       !lj_profunwind_read(stk, mc + offsetof(mcontext_t, pc), &pc) ||
       !lj_profunwind_read(stk, mc + offsetof(mcontext_t, sp), &sp) ||
@@ -753,8 +758,11 @@ static int step_sigframe(const ProfUnwObjs *objs, const ProfUnwStack *stk,
   regs_caller(r, pc, sp, fp, bx, 1);
   r->lr = lr;  /* The interrupted frame's own: its return address yet. */
   return 1;
-}
+#else
+  UNUSED(objs); UNUSED(stk); UNUSED(r);
+  return 0;
 #endif
+}
 
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r)
@@ -766,10 +774,6 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
   const ProfUnwSeg *s;
   Fde f;
   Rules rs;
-#if LJ_TARGET_ARM64
-  if (!r->exact && step_sigframe(objs, stk, r))
-    return 1;
-#endif
   if (cache != NULL) {
     uintptr_t h = (uintptr_t)((pc * 0x9e3779b97f4a7c15ull) >> 54);
     e = &cache->rule[h & (LJ_PROFUNWIND_CACHE-1)];
@@ -777,12 +781,16 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
       return step_compact(e, stk, r);
   }
   s = seg_find(objs, pc, cache != NULL ? &cache->lastseg : NULL);
-  if (s == NULL)
-    return 0;
+  if (s == NULL)  /* qemu-user's trampoline lies in no object. */
+    return step_sigframe(objs, stk, r);
   if (s->nfde == 0 || !fde_find(s, pc, &f))
     return step_nofde(r);
   if (!rules_at(&f, pc, &rs))
     return 0;
+#if LJ_TARGET_ARM64
+  if (f.signal)  /* The vDSO's: its CFI restores too little. */
+    return step_sigframe(objs, stk, r);
+#endif
   if (e != NULL) {
     ProfUnwRule fresh;
     if (rule_compact(&rs, &f, &fresh)) {
