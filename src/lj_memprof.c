@@ -143,7 +143,7 @@ typedef struct MemProf {
   ** trace. */
   TraceSite tracesites[TRACESITE_CACHE];
   uint32_t ntracesites;
-#if LJ_TARGET_ARM64
+#if LJ_TARGET_ARM64 && LJ_HASJIT
   /* The code the C frames between a trace and the allocator lie in
   ** (memprof_retaddr). */
   ProfUnwObjs unw;
@@ -829,7 +829,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->version = c.version;
   memprof_emptysites(mp);
   mp->ntraceloc = 0;
-#if LJ_TARGET_ARM64
+#if LJ_TARGET_ARM64 && LJ_HASJIT
   lj_profunwind_init(&mp->unw, &mp->unwcache);
 #endif
   if (!memprof_newtables(mp)) {
