@@ -182,11 +182,24 @@ TEST_C      := $(wildcard test/c/*.c)
 TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 
 # C tests are compiled into $(BUILD)/test/*.t; prove runs them like scripts.
+TEST_LIBS   := $(BUILD)/lib/libluajit-5.1.a -ljansson -lelf -llzma -lpthread \
+	       -lm -ldl
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
-	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(BUILD)/lib/libluajit-5.1.a \
-	  -ljansson -lelf -llzma -lpthread -lm -ldl
+	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(TEST_LIBS)
 	@$(call stage_exe,$@.x,$@) && rm $@.x
+
+ifdef CROSS
+# ARM64: the unwinder's test again with its own return addresses signed
+# (pointer authentication, which qemu-aarch64's default CPU has): the
+# unwinder strips the signatures before it looks them up.
+TEST_BIN    += $(BUILD)/test/profunwind_pac.t
+$(BUILD)/test/profunwind_pac.t: test/c/profunwind.c test/c/tap.h $(STAGED)
+	@mkdir -p $(@D)
+	@$(TARGET_CC) $(TEST_CFLAGS) -mbranch-protection=pac-ret+leaf -o $@.x $< \
+	  $(TEST_LIBS)
+	@$(call stage_exe,$@.x,$@) && rm $@.x
+endif
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
