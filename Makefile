@@ -178,17 +178,28 @@ TEST_CFLAGS := -O1 -g -Wall -Wextra -I$(BUILD)/include
 # LuaJIT's own test suite: test/vm/luajit_suite.t runs it under each
 # profiler, bench/lines.lua profiles its bench/ programs.
 LJ_TESTS_TGZ ?= $(firstword $(wildcard ../shared/upstreams/luajit-test-cleanup-*.tar.gz))
-# On ARM64, not the unwinder's own test: the unwinder knows x86-64 only.
-TEST_C      := $(filter-out $(if $(CROSS),test/c/profunwind.c),\
-		 $(wildcard test/c/*.c))
+TEST_C      := $(wildcard test/c/*.c)
 TEST_BIN    := $(patsubst test/c/%.c,$(BUILD)/test/%.t,$(TEST_C))
 
 # C tests are compiled into $(BUILD)/test/*.t; prove runs them like scripts.
+TEST_LIBS   := $(BUILD)/lib/libluajit-5.1.a -ljansson -lelf -llzma -lpthread \
+	       -lm -ldl
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
-	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(BUILD)/lib/libluajit-5.1.a \
-	  -ljansson -lelf -llzma -lpthread -lm -ldl
+	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(TEST_LIBS)
 	@$(call stage_exe,$@.x,$@) && rm $@.x
+
+ifdef CROSS
+# ARM64: the unwinder's test again with its own return addresses signed
+# (pointer authentication, which qemu-aarch64's default CPU has): the
+# unwinder strips the signatures before it looks them up.
+TEST_BIN    += $(BUILD)/test/profunwind_pac.t
+$(BUILD)/test/profunwind_pac.t: test/c/profunwind.c test/c/tap.h $(STAGED)
+	@mkdir -p $(@D)
+	@$(TARGET_CC) $(TEST_CFLAGS) -mbranch-protection=pac-ret+leaf -o $@.x $< \
+	  $(TEST_LIBS)
+	@$(call stage_exe,$@.x,$@) && rm $@.x
+endif
 
 # Before the TAP tests: a bounded fuzz run of the stream decoder, and its
 # seed corpus replayed under AddressSanitizer (log in $(BUILD)/fuzz.log).
@@ -235,7 +246,8 @@ $(NPM_TEST): test/npm/package.json test/npm/package-lock.json | $(BUILD)/.deps-t
 
 PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LUA_CPATH="$(BUILD)/test/?.so;;" \
-	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" prove
+	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" \
+	LJPROF_CROSS="$(CROSS)" prove
 
 test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test $(NPM_TEST)
@@ -250,21 +262,16 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 # VM, its profilers, LJPROF, the C API and the reference's tests (the
 # reader's own tests, test/ljprof and test/formats, and the fuzzing do not
 # depend on the tree).
+# ARCH=arm64 runs the same tests under qemu-aarch64. What qemu-user lacks
+# skips with the reason: ptrace (sigstep.t: its program is not built),
+# perf's samples of the emulated code (perfmap.t), a thread started in a
+# forked child of a threaded process (fork.t, env/signal.t); the ASan VM
+# with the stack check (stackcheck.t) is not built for ARM64.
 VM_TESTS := test/setup test/vm test/memprof test/sysprof test/env test/heap \
 	     $(BUILD)/test/
-ifdef CROSS
-# Under qemu-aarch64, the tests of what ARM64 has so far: memprof without
-# native frames, its lines outside traces, metrics. Not yet: sysprof (not
-# built on ARM64), the native unwinder, trace maps from ARM64 machine code
-# (the lines of what a trace allocates), perf's samples of emulated code.
-VM_TESTS := test/setup test/vm/metrics.t test/vm/memprof_api.t \
-	    test/vm/jit_profile.t test/vm/profilers_disabled.t \
-	    test/vm/openresty.t $(addprefix test/memprof/,coroutines.t jit.t \
-	    lines.t named.t nested.t) $(BUILD)/test/capi_metrics.t
-endif
 test-vm: all noprof $(if $(CROSS),,asan) $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test $(NPM_TEST)
-	$(if $(CROSS),@echo "==== ARM64 under qemu-aarch64: the ported tests (Makefile: VM_TESTS)")
+	$(if $(CROSS),@echo "==== ARM64 under qemu-aarch64 (Makefile: VM_TESTS)")
 	@$(PROVE) -r $(VM_TESTS)
 	@$(MAKE) --no-print-directory test-reference
 

@@ -51,10 +51,6 @@ const char *lj_memprof_check(MemprofConfig *cfg)
     return "stack_budget must be from 2^20 to 2^40 bytes";
   /* Samples carry their stacks; native frames are in stacks. */
   cfg->native = cfg->native != 0;
-#if !LJ_TARGET_X64
-  if (cfg->native)  /* The native walk's unwinder knows x86-64 only. */
-    return "native frames are walked on x86-64 only, not on this machine";
-#endif
   cfg->stacks = cfg->stacks || cfg->native || cfg->sample != 0;
   if (cfg->stacks) {  /* Stacks are version 5's, only. */
     if (cfg->format != 0 && cfg->format != LJM_VERSION_STACKS)
@@ -72,6 +68,7 @@ const char *lj_memprof_check(MemprofConfig *cfg)
 #include "lj_profframe.h"
 #include "lj_dispatch.h"
 #include "lj_proftrace.h"
+#include "lj_profunwind.h"
 #include "lj_symtab.h"
 #include "lj_wbuf.h"
 
@@ -148,6 +145,12 @@ typedef struct MemProf {
   ** trace. */
   TraceSite tracesites[TRACESITE_CACHE];
   uint32_t ntracesites;
+#if LJ_TARGET_ARM64 && LJ_HASJIT
+  /* The code the C frames between a trace and the allocator lie in
+  ** (memprof_retaddr). */
+  ProfUnwObjs unw;
+  ProfUnwCache unwcache;
+#endif
 } MemProf;
 
 /* A profile per VM, up to MEMPROF_SLOTS at once: the allocator wrapper
@@ -297,17 +300,45 @@ static void memprof_tracelua(MemProf *mp, MemLoc *loc, lua_State *L,
   memprof_announce(mp, loc, pt);
 }
 
+#if LJ_TARGET_ARM64
+#define RETADDR_STEPS		16	/* C frames between trace and here. */
+
+/* A call leaves its return address in the link register, which the callee
+** saves where its own frame says: the C frames from here up to the trace
+** are unwound (on the stack up to the interpreter's C frame cf) to the
+** first return address in T's code. 0 if none is found (then T is not
+** what called). */
+static uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
+				 const void *cf)
+{
+  ProfUnwStack stk;
+  ProfUnwRegs r;
+  int i;
+  lj_profunwind_here(&r);
+  stk.lo = r.sp;
+  stk.hi = (uintptr_t)cf + CFRAME_SIZE;
+  stk.probe = NULL;
+  for (i = 0; i < RETADDR_STEPS &&
+	      lj_profunwind_step(&mp->unw, &mp->unwcache, &stk, &r); i++)
+    if (r.ip - (uintptr_t)T->mcode < T->szmcode)
+      return r.ip;
+  return 0;
+}
+#else
 /* A trace runs with the stack pointer below the interpreter's C frame by
 ** what the JIT adds to it (CFRAME_SIZE_JIT) and the trace's own spill
 ** area; a call pushes the return address just below that. 0 if the slot
 ** does not hold one (then T is not what called). */
-static LJ_AINLINE uintptr_t memprof_retaddr(const GCtrace *T, const void *cf)
+static LJ_AINLINE uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
+					    const void *cf)
 {
   const char *sp = (const char *)cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) -
 		   T->spadjust;
   uintptr_t ra = ((const uintptr_t *)sp)[-1];
+  UNUSED(mp);
   return ra - (uintptr_t)T->mcode < T->szmcode ? ra : 0;
 }
+#endif
 
 /* The slot of the site at return address ra, or an empty one for it (all
 ** emptied if they are too many). */
@@ -341,7 +372,7 @@ static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
   uintptr_t ra;
   if (LJ_UNLIKELY(T == NULL || L->cframe == NULL))
     return;
-  ra = memprof_retaddr(T, cframe_raw(L->cframe));
+  ra = memprof_retaddr(mp, T, cframe_raw(L->cframe));
   if (LJ_UNLIKELY(ra == 0))
     return;
   /* A miss reads the trace's map (thousands of instructions): no site may
@@ -882,6 +913,9 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->version = c.version;
   memprof_emptysites(mp);
   mp->ntraceloc = 0;
+#if LJ_TARGET_ARM64 && LJ_HASJIT
+  lj_profunwind_init(&mp->unw, &mp->unwcache);
+#endif
   if (!memprof_newtables(mp)) {
     memprof_freetables(mp);
     memprof_unclaim(mp);

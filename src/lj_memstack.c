@@ -726,25 +726,6 @@ static void stack_put(ProfSink *sink, int tag, const uint64_t *v)
     stack_add(w, v[1], RAW_TAG(LJM_FRAME_CFUNC, 0));
 }
 
-/* The registers here, read in place (getcontext would make a system
-** call); 0 where the native walk is not ported (lj_memprof_check). */
-static LJ_AINLINE int stack_here(ProfUnwRegs *r)
-{
-#if LJ_TARGET_X64
-  __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
-		   "movq %%rax, %0\n\t"
-		   "movq %%rsp, %1\n\t"
-		   "movq %%rbp, %2\n\t"
-		   "movq %%rbx, %3"
-		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx)
-		   : : "rax");
-  return 1;
-#else
-  UNUSED(r);
-  return 0;
-#endif
-}
-
 /* The stack from the code that called the allocator, as sysprof's mode C
 ** walks it: the registers here, then steps out of the profiler's own
 ** frames until the allocator's return address. 0 if they do not lead
@@ -756,9 +737,7 @@ static int stack_native(MemStacks *s, StackWalk *w)
   ProfUnwStack stk;
   ProfUnwRegs r;
   int i;
-  if (!stack_here(&r))
-    return 0;
-  r.exact = 1;
+  lj_profunwind_here(&r);
   lj_profwalk_stack(pw, &r, &stk);
   for (i = 0; r.ip != s->allocra; i++)
     if (i == NATIVE_OWNFRAMES ||

@@ -848,15 +848,19 @@ static void env_open(lua_State *L, const char *s)
   if (set.signo != 0 && !env_arm(e)) {
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
-  } else if (set.rotsecs != 0 && !env_rotate_start(e)) {
-    env_say("cannot rotate: %s; not profiling", strerror(errno));
   } else {
     env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
-    if (set.heapend == HEAPEND_SCRIPT)
-      lua_sethook(L, env_rethook, LUA_MASKRET, 0);
-    if (set.heapend)
-      lj_prof_exitguard();  /* os.exit(): no return, no lua_close. */
-    return;
+    /* The first period starts with the profiles it ends: their start
+    ** may take a while (the symbols of every object; slower emulated). */
+    if (set.rotsecs == 0 || env_rotate_start(e)) {
+      if (set.heapend == HEAPEND_SCRIPT)
+	lua_sethook(L, env_rethook, LUA_MASKRET, 0);
+      if (set.heapend)
+	lj_prof_exitguard();  /* os.exit(): no return, no lua_close. */
+      return;
+    }
+    env_say("cannot rotate: %s; not profiling", strerror(errno));
+    env_stop(e, env_running(e));
   }
   env_quiet(e);
   e->g = NULL;

@@ -29,9 +29,12 @@
 ** bytes. First the positions, parents before children, each ULEB128: the
 ** function's index, the PC (one ahead) as an index into its bytecode and
 ** how many positions back its parent is (0: none). Then the code ranges in
-** ascending order, each ULEB128: bytes from the start of the one before
-** (of the code, for the first) and its position + 1 (0: none). Lookups
-** scan: a few hundred bytes, read once per sample or new call site.
+** ascending order, each ULEB128: MCode units from the start of the one
+** before (of the code, for the first) and its position + 1 (0: none).
+** Lookups scan: a few hundred bytes, read once per sample or new call site.
+**
+** Code offsets, here as in the snapshots' mcofs, count MCode units, as
+** the assembler's pointers do: bytes on x86-64, instructions on ARM64.
 */
 typedef struct TraceMap {
   uint32_t size;	/* Bytes of the block. */
@@ -382,6 +385,16 @@ void lj_proftrace_freerec(global_State *g, ProfTraceRec *r)
 
 /* -- Frames at an address ------------------------------------------------ */
 
+/* The offset of ip in T's code, in MCode units (see TraceMap); -1 if ip
+** lies outside it. */
+static int32_t trace_ofs(const GCtrace *T, uintptr_t ip)
+{
+  uintptr_t ofs = ip - (uintptr_t)T->mcode;
+  if (ip < (uintptr_t)T->mcode || ofs >= T->szmcode)
+    return -1;
+  return (int32_t)(ofs / sizeof(MCode));
+}
+
 /* Instructions searched back for a function header. */
 #define PROTO_SCAN_MAX	65536
 
@@ -389,13 +402,13 @@ void lj_proftrace_freerec(global_State *g, ProfTraceRec *r)
 ** code starts at or before ip (the assembler keeps snap->mcofs). */
 static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
 {
-  uintptr_t ofs = ip - (uintptr_t)T->mcode;
+  int32_t ofs = trace_ofs(T, ip);
   SnapNo lo = 0, hi = T->nsnap;
-  if (ip < (uintptr_t)T->mcode || ofs >= T->szmcode)
+  if (ofs < 0)
     return NULL;
   while (lo < hi) {
     SnapNo mid = (lo + hi) >> 1;
-    if (ofs < T->snap[mid].mcofs) hi = mid; else lo = mid + 1;
+    if (ofs < (int32_t)T->snap[mid].mcofs) hi = mid; else lo = mid + 1;
   }
   return lo > 0 ? &T->snap[lo-1] : NULL;
 }
@@ -453,11 +466,10 @@ int lj_proftrace_frames(const GCtrace *T, uintptr_t ip,
 			const GCproto **pts, const BCIns **pcs)
 {
   const TraceMap *m = mref(T->linemap, const TraceMap);
+  int32_t ofs = trace_ofs(T, ip);
   int n;
-  if (m != NULL && ip >= (uintptr_t)T->mcode &&
-      ip < (uintptr_t)T->mcode + T->szmcode &&
-      (n = map_frames(m, map_find(m, (MSize)(ip - (uintptr_t)T->mcode)),
-		      pts, pcs)) > 0)
+  if (m != NULL && ofs >= 0 &&
+      (n = map_frames(m, map_find(m, (MSize)ofs), pts, pcs)) > 0)
     return n;
   return snap_frames(T, trace_snap(T, ip), pts, pcs);
 }

@@ -52,7 +52,7 @@ typedef struct ProfTraceRec {
   uint16_t *posparent;	/* position of the call of its frame, or NOPOS. */
   MSize npos, sizepos;
   uint16_t *rdist;	/* Code ranges as assembled, backwards: where each */
-  uint16_t *rpos;	/* starts, in bytes from the code's end, and its */
+  uint16_t *rpos;	/* starts, in MCode units from the end, and its */
   MSize nrange, sizerange;	/* position. */
   uint16_t *poskeep;	/* While the map is made: positions it keeps, */
   MSize sizekeep;
@@ -92,10 +92,11 @@ static LJ_AINLINE void lj_proftrace_irins(ProfTraceRec *r, lua_State *L,
 }
 
 /* The assembler emitted the code of IR instruction ins (below
-** lj_proftrace_asmstart's): it starts dist bytes from the end of the
-** trace's code. An instruction whose code runs another position than the
-** code after it starts a range. Traces over 64 KB get no map: dist is cut
-** to 16 bits, the capacity is kept. */
+** lj_proftrace_asmstart's): it starts dist MCode units (bytes on x86-64,
+** instructions on ARM64) from the end of the trace's code. An instruction
+** whose code runs another position than the code after it starts a range.
+** Traces over 64K units get no map: dist is cut to 16 bits, the capacity
+** is kept. */
 static LJ_AINLINE void lj_proftrace_asmins(ProfTraceRec *r, MSize dist,
 					   IRRef ins)
 {
@@ -134,9 +135,9 @@ struct jit_State;
 /* The recorder starts a new trace. */
 LJ_FUNC void lj_proftrace_recstart(struct jit_State *J);
 
-/* The assembler: code of the trace's tail (dist bytes from the end of its
-** code) before IR instruction ins, the last (lj_proftrace_asmins follows);
-** the trace's code is sz bytes. */
+/* The assembler: code of the trace's tail (dist MCode units from the end
+** of its code) before IR instruction ins, the last (lj_proftrace_asmins
+** follows); the trace's code is sz units. */
 LJ_FUNC void lj_proftrace_asmstart(struct jit_State *J, MSize dist,
 				   IRRef ins);
 LJ_FUNC void lj_proftrace_asmdone(struct jit_State *J, struct GCtrace *T,

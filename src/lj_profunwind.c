@@ -1,13 +1,16 @@
 /*
-** Native stack unwinding for the profilers (x86-64).
+** Native stack unwinding for the profilers (x86-64, ARM64).
 **
 ** Each object's .eh_frame_hdr holds a sorted table of its functions and
 ** their FDEs. A step finds the FDE of the frame's PC, runs its CIE's and
 ** its own CFA program up to that PC (keeping the rules for the CFA, the
-** return address, RBP and RBX: what the walk and the VM's frames need)
-** and applies them. This is what libunwind does, without its locks,
-** signal masks and caches, and without ever meeting an object nobody told
-** it of: objects are registered from outside signal context.
+** return address, the frame pointer and the interpreter's PC register:
+** what the walk and the VM's frames need) and applies them. This is what
+** libunwind does, without its locks, signal masks and caches, and without
+** ever meeting an object nobody told it of: objects are registered from
+** outside signal context. On ARM64 the return address is the link
+** register's column: until a prologue saves it, it is x30 itself, which
+** only the interrupted frame knows.
 **
 ** A step reads the registered tables, bounded by the segment that holds
 ** them, and the sampled stack, bounded by its extent or checked by the
@@ -20,7 +23,10 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "lj_obj.h"
 #include "lj_vm.h"
@@ -129,30 +135,59 @@ int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v)
   return 1;
 }
 
-/* DWARF register numbers of the registers a step knows. */
-#define DW_RBX		3
-#define DW_RBP		6
-#define DW_RSP		7
-#define DW_RIP		16
+/* DWARF register numbers of the registers a step knows: the PC register
+** (bx), the frame pointer (bp), the stack pointer, and the PC (x86-64:
+** RIP, for PLT entries) or the link register (ARM64: x30). */
+#if LJ_TARGET_X64
+#define DW_BX		3	/* RBX */
+#define DW_BP		6	/* RBP */
+#define DW_SP		7	/* RSP */
+#define DW_IP		16	/* RIP */
+#elif LJ_TARGET_ARM64
+#define DW_BX		21	/* x21 */
+#define DW_BP		29	/* x29 */
+#define DW_LR		30	/* x30 */
+#define DW_SP		31	/* sp */
+#endif
 
 static int reg_value(const ProfUnwRegs *r, uint64_t dw, uintptr_t *v)
 {
   switch (dw) {
-  case DW_RBX: *v = r->bx; return 1;
-  case DW_RBP: *v = r->bp; return 1;
-  case DW_RSP: *v = r->sp; return 1;
-  case DW_RIP: *v = r->ip; return 1;
+  case DW_BX: *v = r->bx; return 1;
+  case DW_BP: *v = r->bp; return 1;
+  case DW_SP: *v = r->sp; return 1;
+#ifdef DW_IP
+  case DW_IP: *v = r->ip; return 1;
+#endif
+#ifdef DW_LR
+  case DW_LR: if (!r->exact) return 0; *v = r->lr; return 1;
+#endif
   default: return 0;
   }
+}
+
+/* A return address as code: ARM64's pointer authentication may have
+** signed it (DW_CFA_AARCH64_negate_ra_state says so), its signature in
+** the high bits. XPACLRI strips them from x30, and is a no-op (a hint)
+** on cores without PAC. */
+static uintptr_t ra_strip(uintptr_t ra)
+{
+#if LJ_TARGET_ARM64
+  register uintptr_t x30 __asm__("x30") = ra;
+  __asm__("hint #7" : "+r"(x30));  /* XPACLRI */
+  return x30;
+#else
+  return ra;
+#endif
 }
 
 /* -- DWARF expressions --------------------------------------------------- */
 
 #define EXPR_STACK	8
 
-/* The operations compilers emit for x86-64 frames: PLT entries compute
-** their CFA from RSP and RIP, signal trampolines find registers in the
-** saved context. push: the CFA, pushed first for a register's rule. */
+/* The operations compilers emit for x86-64 and ARM64 frames: PLT entries
+** compute their CFA from RSP and RIP, signal trampolines find registers
+** in the saved context. push: the CFA, pushed first for a register's rule. */
 static int expr_eval(const uint8_t *p, uint64_t len, const ProfUnwRegs *r,
 		     const ProfUnwStack *stk, const uintptr_t *push,
 		     uintptr_t *out)
@@ -329,7 +364,8 @@ typedef struct Rule {
   const uint8_t *expr;
 } Rule;
 
-/* The registers followed: RBX, RBP and the return address. */
+/* The registers followed: the PC register, the frame pointer and the
+** return address. */
 enum { COL_BX, COL_BP, COL_RA, COL__MAX };
 
 typedef struct Rules {
@@ -343,8 +379,8 @@ typedef struct Rules {
 /* The column a register's rule is kept in, or -1 for one nobody asks for. */
 static int col_of(const Fde *f, uint64_t reg)
 {
-  if (reg == DW_RBX) return COL_BX;
-  if (reg == DW_RBP) return COL_BP;
+  if (reg == DW_BX) return COL_BX;
+  if (reg == DW_BP) return COL_BP;
   if (reg == f->ra) return COL_RA;
   return -1;
 }
@@ -447,6 +483,7 @@ static int cfa_run(const Fde *f, const uint8_t *p, const uint8_t *end,
     case 0x15: reg = cur_uleb(&c);
       rule_set(rs, f, reg, RULE_VALOFFSET, cur_factored(&c, f, 1), NULL);
       break;
+    case 0x2d: break;  /* DW_CFA_AARCH64_negate_ra_state: see ra_strip. */
     case 0x2e: cur_uleb(&c); break;  /* DW_CFA_GNU_args_size */
     case 0x2f: reg = cur_uleb(&c);  /* DW_CFA_GNU_negative_offset_extended */
       rule_set(rs, f, reg, RULE_OFFSET, -cur_factored(&c, f, 0), NULL);
@@ -560,7 +597,7 @@ static int rule_compact(const Rules *rs, const Fde *f, ProfUnwRule *e)
   if ((e->last = col[COL_RA].kind == RULE_UNDEF))
     return 1;
   if (rs->cfa.kind != RULE_REG || rs->cfa_off != (int32_t)rs->cfa_off ||
-      (rs->cfa.arg != DW_RSP && rs->cfa.arg != DW_RBP && rs->cfa.arg != DW_RBX))
+      (rs->cfa.arg != DW_SP && rs->cfa.arg != DW_BP && rs->cfa.arg != DW_BX))
     return 0;
   for (k = 0; k < COL__MAX; k++) {
     if (col[k].kind == RULE_SAME && k != COL_RA)
@@ -577,14 +614,20 @@ static int rule_compact(const Rules *rs, const Fde *f, ProfUnwRule *e)
   return 1;
 }
 
-/* The caller's registers: its frame is the next to unwind. */
+/* The caller's registers: its frame is the next to unwind. On ARM64 its
+** link register held the return address. */
 static int regs_caller(ProfUnwRegs *r, uintptr_t ip, uintptr_t sp,
 		       uintptr_t bp, uintptr_t bx, int exact)
 {
-  r->ip = ip;
+  r->ip = ra_strip(ip);
   r->sp = sp;
   r->bp = bp;
   r->bx = bx;
+#if LJ_TARGET_ARM64
+  r->lr = r->ip;
+#else
+  r->lr = 0;
+#endif
   r->exact = exact;
   return 1;
 }
@@ -612,6 +655,18 @@ static int step_compact(const ProfUnwRule *e, const ProfUnwStack *stk,
   return regs_caller(r, ra, cfa, bp, bx, e->exact);
 }
 
+/* A return address still in its register: ARM64's x30, known in the
+** interrupted frame only. x86-64 keeps none in a register. */
+static int ra_inreg(const ProfUnwRegs *r, const Fde *f, uintptr_t *ra)
+{
+#ifdef DW_LR
+  return f->ra == DW_LR && reg_value(r, DW_LR, ra);
+#else
+  UNUSED(r); UNUSED(f); UNUSED(ra);
+  return 0;
+#endif
+}
+
 /* A step by the rules, as the FDE gives them. */
 static int step_rules(const Rules *rs, const Fde *f, const ProfUnwStack *stk,
 		      ProfUnwRegs *r)
@@ -625,16 +680,88 @@ static int step_rules(const Rules *rs, const Fde *f, const ProfUnwStack *stk,
 	     !expr_eval(rs->cfa.expr, (uint64_t)rs->cfa.arg, r, stk, NULL, &cfa)) {
     return 0;
   }
-  /* The stack only grows down, but for a signal's frame. An undefined
-  ** return address ends the stack (_start, thread entries). */
-  if ((!f->signal && cfa <= r->sp) || rs->col[COL_RA].kind == RULE_SAME ||
-      !rule_apply(&rs->col[COL_RA], r, stk, cfa, &ra))
+  /* The stack only grows down, but for a signal's frame; a frame that
+  ** keeps its return address in a register (ARM64's leaf functions, any
+  ** function before its prologue) may have no stack of its own. An
+  ** undefined return address ends the stack (_start, thread entries). */
+  if (rs->col[COL_RA].kind == RULE_SAME) {
+    if (!ra_inreg(r, f, &ra) || cfa < r->sp)
+      return 0;
+  } else if ((!f->signal && cfa <= r->sp) ||
+	     !rule_apply(&rs->col[COL_RA], r, stk, cfa, &ra)) {
     return 0;
+  }
   if (!rule_apply(&rs->col[COL_BP], r, stk, cfa, &bp))
     bp = 0;
   if (!rule_apply(&rs->col[COL_BX], r, stk, cfa, &bx))
     bx = 0;
   return regs_caller(r, ra, cfa, bp, bx, f->signal);
+}
+
+/* Code of a known object that has no unwind entry: ARM64's PLT entries
+** (x86-64's have theirs), a leaf written without CFI. Interrupted there,
+** the frame has not touched the stack or the link register: the caller
+** is x30's. */
+static int step_nofde(ProfUnwRegs *r)
+{
+#if LJ_TARGET_ARM64
+  if (r->exact && r->lr != 0)
+    return regs_caller(r, r->lr, r->sp, r->bp, r->bx, 0);
+#else
+  UNUSED(r);
+#endif
+  return 0;
+}
+
+#if LJ_TARGET_ARM64
+/* The signal return trampoline, the kernel's (__kernel_rt_sigreturn in
+** the vDSO) or qemu-user's: mov x8, #139 (rt_sigreturn); svc #0. A handler
+** returns there, and the stack holds the signal's frame: a siginfo_t, then
+** the ucontext_t of the code it interrupted. The vDSO's CFI restores x29
+** and x30 alone, qemu's trampoline has none: the registers are read from
+** that context, as debuggers do. */
+#define SIGTRAMP_INS		0xd4000001d2801168ull
+
+/* Two instructions of code at ip: in a known object, or where the
+** caller's probe says they may be read. */
+static int code_read(const ProfUnwObjs *objs, const ProfUnwStack *stk,
+		     uintptr_t ip, uint64_t *v)
+{
+  if (!(seg_find(objs, ip, NULL) != NULL &&
+	seg_find(objs, ip + sizeof(*v) - 1, NULL) != NULL) &&
+      !(stk->probe != NULL && stk->probe(stk->ctx, (const void *)ip,
+					 sizeof(*v))))
+    return 0;
+  memcpy(v, (const void *)ip, sizeof(*v));
+  return 1;
+}
+#endif
+
+/* A step out of a signal handler's frame, where r->ip is a return address
+** into the trampoline. */
+static int step_sigframe(const ProfUnwObjs *objs, const ProfUnwStack *stk,
+			 ProfUnwRegs *r)
+{
+#if LJ_TARGET_ARM64
+  uintptr_t mc = r->sp + sizeof(siginfo_t) +
+		 offsetof(ucontext_t, uc_mcontext);
+  uintptr_t pc, sp, fp, lr, bx;
+  uint64_t ins;
+  if (r->exact || (r->ip & 3) || !code_read(objs, stk, r->ip, &ins) ||
+      ins != SIGTRAMP_INS ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, pc), &pc) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, sp), &sp) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[29]), &fp) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[30]), &lr) ||
+      !lj_profunwind_read(stk, mc + offsetof(mcontext_t, regs[DW_BX]), &bx))
+    return 0;
+  regs_caller(r, pc, sp, fp, bx, 1);
+  r->lr = lr;  /* The interrupted frame's own: its return address yet. */
+  return 1;
+#else
+  UNUSED(objs); UNUSED(stk); UNUSED(r);
+  return 0;
+#endif
 }
 
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
@@ -654,9 +781,16 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
       return step_compact(e, stk, r);
   }
   s = seg_find(objs, pc, cache != NULL ? &cache->lastseg : NULL);
-  if (s == NULL || s->nfde == 0 || !fde_find(s, pc, &f) ||
-      !rules_at(&f, pc, &rs))
+  if (s == NULL)  /* qemu-user's trampoline lies in no object. */
+    return step_sigframe(objs, stk, r);
+  if (s->nfde == 0 || !fde_find(s, pc, &f))
+    return step_nofde(r);
+  if (!rules_at(&f, pc, &rs))
     return 0;
+#if LJ_TARGET_ARM64
+  if (f.signal)  /* The vDSO's: its CFI restores too little. */
+    return step_sigframe(objs, stk, r);
+#endif
   if (e != NULL) {
     ProfUnwRule fresh;
     if (rule_compact(&rs, &f, &fresh)) {
@@ -776,6 +910,13 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs)
       atomic_fetch_add_explicit(&objs->gen, 1, memory_order_release);
   objs->adds = w.adds;
   objs->subs = w.subs;
+}
+
+void lj_profunwind_init(ProfUnwObjs *objs, ProfUnwCache *cache)
+{
+  atomic_store(&objs->n, 0);
+  memset(cache, 0, sizeof(*cache));
+  lj_profunwind_addobjs(objs);
 }
 
 int lj_profunwind_refresh(ProfUnwObjs *objs)

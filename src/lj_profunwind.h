@@ -1,7 +1,7 @@
 /*
-** Native stack unwinding for the profilers (x86-64), from the call frame
-** information of each loaded object (.eh_frame, through .eh_frame_hdr);
-** from the same tables, where the interpreter's code lies.
+** Native stack unwinding for the profilers (x86-64, ARM64), from the call
+** frame information of each loaded object (.eh_frame, through
+** .eh_frame_hdr); from the same tables, where the interpreter's code lies.
 */
 
 #ifndef _LJ_PROFUNWIND_H
@@ -61,26 +61,66 @@ typedef struct ProfUnwStack {
 } ProfUnwStack;
 
 /* What a step needs and restores: the callee-saved registers the VM's
-** frames and the walk use. exact: ip is where the frame was interrupted,
-** not a return address (the first frame, a frame below a signal's). */
+** frames and the walk use (bp: the frame pointer, RBP or x29; bx: the
+** interpreter's PC register, CFRAME_GREG_PC) and, on ARM64, the link
+** register x30, where a function keeps its return address until its
+** prologue saves it (0 on x86-64). exact: ip is where the frame was
+** interrupted, not a return address (the first frame, a frame below a
+** signal's); only then is lr the frame's own. */
 typedef struct ProfUnwRegs {
-  uintptr_t ip, sp, bp, bx;
+  uintptr_t ip, sp, bp, bx, lr;
   int exact;
 } ProfUnwRegs;
 
 /* The registers of an interrupted context (<sys/ucontext.h>): its PC, its
-** stack pointer and general register n (CFRAME_GREG_* of lj_frame.h). */
+** stack pointer, frame pointer, link register and general register n
+** (CFRAME_GREG_* of lj_frame.h). */
 #if defined(__x86_64__)
 #define LJ_PROFUNW_UCPC(uc)	((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
 #define LJ_PROFUNW_UCSP(uc)	((uintptr_t)(uc)->uc_mcontext.gregs[REG_RSP])
+#define LJ_PROFUNW_UCFP(uc)	((uintptr_t)(uc)->uc_mcontext.gregs[REG_RBP])
+#define LJ_PROFUNW_UCLR(uc)	((uintptr_t)0)
 #define LJ_PROFUNW_UCREG(uc, n)	((uintptr_t)(uc)->uc_mcontext.gregs[(n)])
 #elif defined(__aarch64__)
 #define LJ_PROFUNW_UCPC(uc)	((uintptr_t)(uc)->uc_mcontext.pc)
 #define LJ_PROFUNW_UCSP(uc)	((uintptr_t)(uc)->uc_mcontext.sp)
+#define LJ_PROFUNW_UCFP(uc)	((uintptr_t)(uc)->uc_mcontext.regs[29])
+#define LJ_PROFUNW_UCLR(uc)	((uintptr_t)(uc)->uc_mcontext.regs[30])
 #define LJ_PROFUNW_UCREG(uc, n)	((uintptr_t)(uc)->uc_mcontext.regs[(n)])
 #endif
 
-/* Not async-signal-safe: they read the process's list of objects. */
+/* The registers here, in the caller's frame, read in place (getcontext
+** would make a system call): a walk from the code that calls this. */
+static inline __attribute__((always_inline)) void
+lj_profunwind_here(ProfUnwRegs *r)
+{
+#if defined(__x86_64__)
+  __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+		   "movq %%rax, %0\n\t"
+		   "movq %%rsp, %1\n\t"
+		   "movq %%rbp, %2\n\t"
+		   "movq %%rbx, %3"
+		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx)
+		   : : "rax");
+  r->lr = 0;
+#elif defined(__aarch64__)
+  __asm__ volatile("adr x16, .\n\t"
+		   "str x16, %0\n\t"
+		   "mov x16, sp\n\t"
+		   "str x16, %1\n\t"
+		   "str x29, %2\n\t"
+		   "str x21, %3\n\t"
+		   "str x30, %4"
+		   : "=m"(r->ip), "=m"(r->sp), "=m"(r->bp), "=m"(r->bx),
+		     "=m"(r->lr)
+		   : : "x16");
+#endif
+  r->exact = 1;
+}
+
+/* Not async-signal-safe: they read the process's list of objects. The
+** objects loaded now, into an empty list and cache. */
+void lj_profunwind_init(ProfUnwObjs *objs, ProfUnwCache *cache);
 void lj_profunwind_addobjs(ProfUnwObjs *objs);
 /* The same, when the loader counts a change since; 1 if it did. */
 int lj_profunwind_refresh(ProfUnwObjs *objs);

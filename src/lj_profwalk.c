@@ -20,6 +20,12 @@
 #define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
 #define WALK_CFRAMES		16	/* C frames searched for a trace's. */
+/* User addresses lie below 2^47 on x86-64, 2^48 on ARM64 (4K pages). */
+#if LJ_TARGET_ARM64
+#define WALK_VABITS		48
+#else
+#define WALK_VABITS		47
+#endif
 
 /* -- Frames and sinks ---------------------------------------------------- */
 
@@ -70,13 +76,11 @@ void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
   pw->g = g;
   pw->onthread = onthread;
   pw->gone = NULL;
-  atomic_store(&pw->unw.n, 0);
-  memset(&pw->unwcache, 0, sizeof(pw->unwcache));
   if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
     pw->vm_lo = pw->vm_hi = 0;
   if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
     pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
-  lj_profunwind_addobjs(&pw->unw);
+  lj_profunwind_init(&pw->unw, &pw->unwcache);
 }
 
 /* -- Checks the walk makes before it follows anything -------------------- */
@@ -90,7 +94,7 @@ static int walk_readable(ProfWalk *pw, const void *p, size_t n)
   uint8_t sink[64];
   ssize_t w;
   if (n > sizeof(sink) || (uintptr_t)p < 4096 ||
-      (uintptr_t)p >= ((uintptr_t)1 << 47))
+      (uintptr_t)p >= ((uintptr_t)1 << WALK_VABITS))
     return 0;
   w = write(pw->probe[1], p, n);
   if (w > 0 && read(pw->probe[0], sink, (size_t)w) != w)
@@ -328,6 +332,8 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
   GCfunc *fn;
 #if LJ_TARGET_X64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
+#elif LJ_TARGET_ARM64
+  LJ_STATIC_ASSERT(CFRAME_GREG_PC == 21);  /* DW_BX of lj_profunwind.c. */
 #endif
   if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
       (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
@@ -338,6 +344,14 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 }
 
 /* -- Traces -------------------------------------------------------------- */
+
+#if LJ_HASJIT
+static int trace_holds(GCtrace *T, uintptr_t ip)
+{
+  return T != NULL && ip >= (uintptr_t)T->mcode &&
+	 ip < (uintptr_t)T->mcode + T->szmcode;
+}
+#endif
 
 /* The trace of that number, unless it is gone. The array of traces is
 ** not read while the allocator moves it (memprof: a trace started from
@@ -352,6 +366,19 @@ GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
   UNUSED(pw); UNUSED(traceno);
   return NULL;
 #endif
+}
+
+uintptr_t lj_profwalk_traceip(ProfWalk *pw, int32_t traceno, uintptr_t ip,
+			      uintptr_t lr)
+{
+#if LJ_HASJIT
+  if (lr != 0 && lj_profwalk_invm(pw, ip) && !native_inexit(ip) &&
+      trace_holds(lj_profwalk_gettrace(pw, (TraceNo)traceno), lr))
+    return lr - 1;  /* In the call. */
+#else
+  UNUSED(pw); UNUSED(traceno); UNUSED(lr);
+#endif
+  return ip;
 }
 
 /* Trace T, number traceno, running the n frames pts, pcs (innermost
@@ -429,13 +456,16 @@ int lj_profwalk_exit(ProfWalk *pw, ProfSink *s, LuaCursor *c)
 
 /* The trace whose machine code holds ip, or 0: C code called from a
 ** trace (the collector, table helpers) returns there. */
-#if LJ_HASJIT
-static int trace_holds(GCtrace *T, uintptr_t ip)
+
+int32_t lj_profwalk_state(ProfWalk *pw, int32_t st, uintptr_t ip)
 {
-  return T != NULL && ip >= (uintptr_t)T->mcode &&
-	 ip < (uintptr_t)T->mcode + T->szmcode;
+  int32_t traceno;
+  if (!lj_prof_intrace(st) && !lj_profwalk_invm(pw, ip) &&
+      !lj_profwalk_incode(pw, ip) &&
+      (traceno = lj_profwalk_traceat(pw, ip)) != 0)
+    return traceno;
+  return st == 0 ? ~LJ_VMST_INTERP : st;  /* 0: the jump itself. */
 }
-#endif
 
 int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip)
 {
@@ -575,7 +605,8 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
 	lj_profwalk_addr(s, FR_VMCODE, (uintptr_t)ip);
       if (innermost && traceno)
 	lj_profwalk_trace(pw, s, c, traceno,  /* ip: in the call. */
-			  lost ? ip0 : (uintptr_t)ip - (stepped != 0));
+			  lost ? ip0 : stepped ? (uintptr_t)ip - 1 :
+			  lj_profwalk_traceip(pw, traceno, ip, r->lr));
       if (inexit) {
 	cf = exit_cframe(cur[0].L, r->sp, stk);
 	c = cursor_for(pw, cur, &ncur, cf, stk);

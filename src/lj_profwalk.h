@@ -138,6 +138,19 @@ LJ_FUNC GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno);
 LJ_FUNC void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
 			       int32_t traceno, uintptr_t ip);
 LJ_FUNC int32_t lj_profwalk_traceat(ProfWalk *pw, uintptr_t ip);
+/* The VM state of a thread stopped at ip: g->vmstate st, but for a trace
+** entered and stopped before it stores its number a few instructions in
+** (emit_setvmstate): the interpreter jumped there in its own state (x64:
+** LFUNC; ARM64's BC_JLOOP stores 0, which is INTERP's here). That is one
+** instruction's window, but under qemu-user, whose signals arrive at the
+** start of a translated block, many samples land there. */
+LJ_FUNC int32_t lj_profwalk_state(ProfWalk *pw, int32_t st, uintptr_t ip);
+/* Where trace traceno runs, stopped at ip with the link register lr: ip,
+** or, in a helper of the interpreter's code that the trace called
+** (lj_vm_modi, lj_vm_floor, ...: no frame of their own), the call, from
+** the link register (ARM64; x86-64 has none: lr 0). */
+LJ_FUNC uintptr_t lj_profwalk_traceip(ProfWalk *pw, int32_t traceno,
+				      uintptr_t ip, uintptr_t lr);
 /* A trace exit under way (state EXIT): the trace that exits, the frames
 ** of its exit's snapshot, the cursor at the frame the trace was entered
 ** in (lj_profwalk_top's). 0 if J->parent and J->exitno name no exit. */

@@ -12,8 +12,9 @@
 
 #include "lj_obj.h"
 
-/* The sampler reads the x64 interpreter's frames and published state. */
-#if LJ_TARGET_X64 && LJ_TARGET_LINUX && LJ_GC64 && \
+/* The sampler reads the x64 or ARM64 interpreter's frames and published
+** state. */
+#if (LJ_TARGET_X64 || LJ_TARGET_ARM64) && LJ_TARGET_LINUX && LJ_GC64 && \
     !defined(LUAJIT_DISABLE_SYSPROF)
 #define LJ_HASSYSPROF		1
 #else

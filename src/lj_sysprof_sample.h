@@ -82,10 +82,11 @@ static void sample_put(ProfSink *sink, int tag, const uint64_t *v)
 static void unw_begin(SysProf *sp, const ucontext_t *uc, ProfUnwStack *stk,
 		      ProfUnwRegs *r)
 {
-  r->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-  r->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-  r->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-  r->bx = (uintptr_t)uc->uc_mcontext.gregs[REG_RBX];
+  r->ip = LJ_PROFUNW_UCPC(uc);
+  r->sp = LJ_PROFUNW_UCSP(uc);
+  r->bp = LJ_PROFUNW_UCFP(uc);
+  r->bx = LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC);
+  r->lr = LJ_PROFUNW_UCLR(uc);
   r->exact = 1;
   lj_profwalk_stack(&sp->walk, r, stk);
 }
@@ -134,7 +135,7 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
   LuaCursor c;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
   int exiting = st == ~LJ_VMST_EXIT;
-  uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+  uintptr_t ip = LJ_PROFUNW_UCPC(uc);
   lj_profwalk_top(&sp->walk, &c, st, uc);
   if (traceno && lj_profwalk_leftrace(&sp->walk, &c, uc))
     traceno = 0;
@@ -145,14 +146,15 @@ static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
   ** innermost. */
   s->sink.maxframes = traceno || exiting ? 2 : 1;
   if (traceno)
-    lj_profwalk_trace(&sp->walk, &s->sink, &c, traceno, ip);
+    lj_profwalk_trace(&sp->walk, &s->sink, &c, traceno,
+		      lj_profwalk_traceip(&sp->walk, traceno, ip,
+					  LJ_PROFUNW_UCLR(uc)));
   else if (exiting)
     lj_profwalk_exit(&sp->walk, &s->sink, &c);
   /* A vararg frame writes nothing. */
   lj_profwalk_frames(&s->sink, &c, s->sink.maxframes);
   s->sink.maxframes = s->sink.nframes + 1;
-  lj_profwalk_addr(&s->sink, FR_NATIVE,
-		   (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+  lj_profwalk_addr(&s->sink, FR_NATIVE, LJ_PROFUNW_UCPC(uc));
 }
 
 static Sample *backtrace_sample;
@@ -174,7 +176,8 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
     lj_profwalk_exit(&sp->walk, &s->sink, &c);
   else if (lj_prof_intrace(st) && !lj_profwalk_leftrace(&sp->walk, &c, uc))
     lj_profwalk_trace(&sp->walk, &s->sink, &c, st,
-		      (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+		      lj_profwalk_traceip(&sp->walk, st, LJ_PROFUNW_UCPC(uc),
+					  LJ_PROFUNW_UCLR(uc)));
   lj_profwalk_frames(&s->sink, &c, SAMPLE_FRAMES);
   backtrace_sample = s;
   sp->backtracer(backtrace_frame);
@@ -293,7 +296,8 @@ static int sysprof_idle(SysProf *sp)
 /* A sample: its VM state counted and, but in mode D, its stack written. */
 static void sysprof_sample(SysProf *sp, ucontext_t *uc)
 {
-  int32_t st = sp->g->vmstate;
+  int32_t st = lj_profwalk_state(&sp->walk, sp->g->vmstate,
+				 LJ_PROFUNW_UCPC(uc));
   uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
   Sample s;
   int ok = 1;

@@ -13,11 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "../../src/lj_profunwind.h"
 
 #define MAXSTEPS	64
+
+/* The register the interpreter keeps its PC in (lj_frame.h's
+** CFRAME_GREG_PC), which a step restores too. */
+#if defined(__x86_64__)
+#define PCREG		REG_RBX
+#else
+#define PCREG		21
+#endif
 
 static ProfUnwObjs objs;
 static ProfUnwCache cache;
@@ -32,10 +41,11 @@ static void walk_from(Walk *w, const ucontext_t *uc, int exact,
 		      ProfUnwCache *c)
 {
   ProfUnwRegs r;
-  r.ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-  r.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-  r.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-  r.bx = (uintptr_t)uc->uc_mcontext.gregs[REG_RBX];
+  r.ip = LJ_PROFUNW_UCPC(uc);
+  r.sp = LJ_PROFUNW_UCSP(uc);
+  r.bp = LJ_PROFUNW_UCFP(uc);
+  r.bx = LJ_PROFUNW_UCREG(uc, PCREG);
+  r.lr = LJ_PROFUNW_UCLR(uc);
   r.exact = exact;
   w->n = 0;
   w->ip[w->n++] = r.ip;
@@ -152,6 +162,19 @@ static void test_libc(void)
 
 static Walk from_context, from_handler;
 
+/* What the profilers' walks give a step to read outside the stack: the
+** kernel's word on a pipe (EFAULT, not a fault). A trampoline in no
+** object (qemu-user's) is read through it. */
+static int probe_fd[2];
+
+static int probe(void *ctx, const void *p, size_t n)
+{
+  char buf[16];
+  (void)ctx;
+  return n <= sizeof(buf) && write(probe_fd[1], p, n) == (ssize_t)n &&
+	 read(probe_fd[0], buf, n) == (ssize_t)n;
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uc)
 {
   ucontext_t here;
@@ -178,7 +201,10 @@ static void test_signal(void)
   sa.sa_sigaction = on_signal;
   sa.sa_flags = SA_SIGINFO;
   sigaction(SIGUSR1, &sa, NULL);
+  if (pipe(probe_fd) == 0)
+    stack.probe = probe;
   signalled(LEVELS);
+  stack.probe = NULL;
   tap_ok(walk_has(&from_context, rets, LEVELS, 0),
 	 "from an interrupted context (in raise) to its callers");
   tap_ok(walk_has(&from_handler, rets, LEVELS, 0),

@@ -252,6 +252,12 @@ for my $how ('running', 'armed') {
     LJPROF => "cpu:interval=1$sig,path=$dir/$how/cpu-%p.bin;mem:path=$dir/$how/mem-%p.bin$sig" });
   my ($child) = $r->{out} =~ /^child (\d+)$/m;
   my ($parent) = $r->{out} =~ /^parent (\d+)$/m;
+  # qemu-user (ARM64 under emulation) aborts a forked child of a process
+  # with threads when it starts one: an armed child starts its profiles.
+  if (!$child && $r->{err} =~ /qemu_plugin_vcpu_init_hook/) {
+    SKIP: { skip "fork while $how: qemu-user aborts a forked child that starts a thread", 1 }
+    next;
+  }
   ok($child && $parent, "fork while $how: both ran to their end") or diag $r->{out}, $r->{err} or next;
   my $src = '@' . $r->{script};
   my ($doc, $rc) = sysprof_json("$dir/$how/cpu-$parent.bin$sfx");

@@ -31,13 +31,14 @@ sub slurp_err {
   return <$fh> // '';
 }
 
-# What line $line of a chunk matching $chunk made, over its stacks: the
+# What line $line of a chunk matching $chunk made, over its stacks (not
+# what the JIT compiled from there, which its own site names): the
 # objects in all, and the biggest stack's entry (its pattern, its stack);
 # () if nothing.
 sub sites_at {
   my ($doc, $chunk, $line) = @_;
   my @at = sort { $b->{objects} <=> $a->{objects} }
-           grep { $_->{site} =~ /$chunk:$line$/ } @{ $doc->{memprof}{sites} };
+           grep { $_->{site} =~ /^\@\S*$chunk:$line$/ } @{ $doc->{memprof}{sites} };
   return () unless @at;
   my $n = 0;
   $n += $_->{objects} for @at;

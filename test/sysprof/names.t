@@ -92,10 +92,16 @@ double after(double x) { return x * 2; }
 C
 close $src;
 
+# The tools for the VM's machine: a cross-build names their prefix
+# (LJPROF_CROSS, from the Makefile: aarch64-linux-gnu-).
+my $cross = $ENV{LJPROF_CROSS} // '';
+my ($cc, $objcopy, $strip) = $cross eq '' ? ('cc', 'objcopy', 'strip') :
+  ("${cross}gcc", "${cross}objcopy", "${cross}strip");
+
 sub build_so {
   my ($name, @flags) = @_;
   my $so = "$dir/$name";
-  system('cc', '-O1', '-shared', '-fPIC', @flags, '-o', $so, "$dir/tiny.c") == 0
+  system($cc, '-O1', '-shared', '-fPIC', @flags, '-o', $so, "$dir/tiny.c") == 0
     or die "cc $name failed";
   return $so;
 }
@@ -146,10 +152,10 @@ SKIP: {
   # the .symtab of an xz-compressed ELF in .gnu_debugdata of a stripped object.
   my $so = build_so('libtiny-mini.so');
   my $mini = "$dir/mini.debug";
-  my $ok = system("objcopy --only-keep-debug '$so' '$mini' && " .
-                  "objcopy -S --keep-symbol=inner '$mini' '$mini.1' && " .
-                  "xz -f '$mini.1' && strip --strip-all '$so' && " .
-                  "objcopy --add-section .gnu_debugdata='$mini.1.xz' '$so'") == 0;
+  my $ok = system("$objcopy --only-keep-debug '$so' '$mini' && " .
+                  "$objcopy -S --keep-symbol=inner '$mini' '$mini.1' && " .
+                  "xz -f '$mini.1' && $strip --strip-all '$so' && " .
+                  "$objcopy --add-section .gnu_debugdata='$mini.1.xz' '$so'") == 0;
   skip 'binutils or xz could not build a MiniDebugInfo section', 3 unless $ok;
   inner_named($so, 'minidebuginfo', 'MiniDebugInfo');
 }
@@ -158,9 +164,9 @@ SKIP: {
   # A separate debug file beside the object, named (and CRC'd) by its
   # .gnu_debuglink: no build-id, so the link alone finds it.
   my $so = build_so('libtiny-link.so', '-Wl,--build-id=none');
-  my $ok = system("objcopy --only-keep-debug '$so' '$dir/libtiny-link.debug' && " .
-                  "strip --strip-all '$so' && cd '$dir' && " .
-                  "objcopy --add-gnu-debuglink=libtiny-link.debug '$so'") == 0;
+  my $ok = system("$objcopy --only-keep-debug '$so' '$dir/libtiny-link.debug' && " .
+                  "$strip --strip-all '$so' && cd '$dir' && " .
+                  "$objcopy --add-gnu-debuglink=libtiny-link.debug '$so'") == 0;
   skip 'binutils could not split a debug file off', 3 unless $ok;
   inner_named($so, 'debuglink', '.gnu_debuglink');
 }

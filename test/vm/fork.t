@@ -96,9 +96,18 @@ for my $kind (qw(mem cpu both)) {
     unlink $mem, $cpu, "$child.mem", "$child.cpu";
     my $r = run_lua($payload, args => [$kind, $ending, $mem, $cpu, $child], timeout => 60);
     ok(!$r->{timedout}, "$name: nothing hangs") or next;
-    like($r->{out}, qr/^child exit $want_status{$ending}$/m,
-         "$name: the child ran its course and exited with its own status")
-      or diag "stdout: $r->{out}\nstderr: $r->{err}";
+    # qemu-user (ARM64 under emulation) aborts a forked child of a process
+    # with threads when it starts one: the child's own profile writes from
+    # a thread of its own. Not the VM's to test there.
+    my $own = $ending eq 'own';
+    if ($own && $r->{err} =~ /qemu_plugin_vcpu_init_hook/) {
+      $own = 0;
+      SKIP: { skip "$name: qemu-user aborts a forked child that starts a thread", 1 }
+    } else {
+      like($r->{out}, qr/^child exit $want_status{$ending}$/m,
+           "$name: the child ran its course and exited with its own status")
+        or diag "stdout: $r->{out}\nstderr: $r->{err}";
+    }
     like($r->{out}, qr/^parent done$/m, "$name: the parent profiled on and stopped")
       or diag $r->{err};
     my $script = $r->{script};
@@ -113,10 +122,10 @@ for my $kind (qw(mem cpu both)) {
              "$name: it holds the parent's allocations before and after the fork");
       is(location($rep, "\@$script:$child_line")->{alloc_events}, 0,
          "$name: and none of the child's");
-      if ($ending eq 'own') {
-        my $own = memprof_report("$child.mem");
-        is($own->{rc}, 0, "$name: the child's own memory profile is complete") or diag $own->{err};
-        cmp_ok(location($own, "\@$script:$child_line")->{alloc_events}, '>', 1000,
+      if ($own) {
+        my $rep = memprof_report("$child.mem");
+        is($rep->{rc}, 0, "$name: the child's own memory profile is complete") or diag $rep->{err};
+        cmp_ok(location($rep, "\@$script:$child_line")->{alloc_events}, '>', 1000,
                "$name: and holds the child's allocations");
       }
     }
@@ -128,10 +137,10 @@ for my $kind (qw(mem cpu both)) {
       cmp_ok($total, '>', 20, "$name: it has the parent's samples ($total)");
       is(scalar(grep { /\Q$script\E:$child_line\b/ } keys %$stacks), 0,
          "$name: and none of the child's");
-      if ($ending eq 'own') {
-        my ($own, $orc) = collapsed("$child.cpu");
+      if ($own) {
+        my ($stk, $orc) = collapsed("$child.cpu");
         is($orc, 0, "$name: the child's own CPU profile is complete");
-        ok(scalar(grep { /\Q$script\E:$child_line\b/ } keys %$own),
+        ok(scalar(grep { /\Q$script\E:$child_line\b/ } keys %$stk),
            "$name: and has samples on the child's line");
       }
     }

@@ -106,6 +106,10 @@ for my $env ({}, { LJPROF_PERFMAP => 'yes' }) {
 SKIP: {
   my $probe = `perf stat -e cpu-clock true 2>&1`;
   skip "perf events do not work here: " . (split /\n/, $probe)[0], 3 if $? != 0 || $probe !~ /cpu-clock/;
+  # A cross-build's VM runs under qemu-user: perf samples the emulator's
+  # own code, never the program's, traces or not.
+  skip "the VM runs under qemu-user ($ENV{LJPROF_CROSS}): perf samples the emulator", 3
+    if ($ENV{LJPROF_CROSS} // '') ne '';
   my $data = scratch() . '/perf.data';
   my $script = scratch() . '/hot.lua';
   open my $fh, '>', $script or die $!;
