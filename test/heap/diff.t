@@ -5,7 +5,10 @@
 # (summed here from NEW's graph, apart from the diff's grouping); what was
 # dropped in between shrinks; objects of NEW at addresses OLD did not
 # hold are counted as fresh. A damaged NEW: one clear line, exit 1, and
-# the diff of what came.
+# the diff of what came. With --memprof, one stream that ran through both
+# snapshots, each joined at its own mark: the leaking loop's line is the
+# top growth by allocation site with the count it made, and a line whose
+# objects were freed in between shrinks to nothing.
 use strict;
 use warnings;
 use FindBin;
@@ -101,5 +104,64 @@ $r = ljprof('heap', '--diff', $old);
 is($r->{rc}, 2, '--diff with one file: a usage error');
 $r = ljprof('heap', '--diff', '--format=html', $old, $new);
 is($r->{rc}, 2, '--diff --format=html: a usage error');
+
+# -- By allocation site: one memprof stream through both snapshots ---------
+
+my ($mem, $mold, $mnew) = ("$dir/site.mem", "$dir/site-old.bin", "$dir/site-new.bin");
+my $script = <<"LUA";
+assert(misc.memprof.start{path = "$mem", stacks = true})
+keep = {}
+local tmp = {}
+for i = 1, 700 do tmp[i] = { i } end  -- FREED
+collectgarbage()
+assert(misc.heapsnapshot("$mold"))
+tmp = nil
+collectgarbage()
+local function leak(n)
+  for i = 1, n do keep[#keep + 1] = { i } end  -- LEAK
+end
+leak(1500)
+collectgarbage()
+assert(misc.heapsnapshot("$mnew"))
+misc.memprof.stop()
+LUA
+my @lines = split /\n/, $script;
+my ($leak_line) = grep { $lines[$_ - 1] =~ /-- LEAK$/ } 1 .. @lines;
+my ($freed_line) = grep { $lines[$_ - 1] =~ /-- FREED$/ } 1 .. @lines;
+$run = run_lua($script);
+is($run->{rc}, 0, 'the memprof script ran') or diag $run->{err};
+$r = ljprof('heap', '--diff', '--format=json', '--top=100000', "--memprof=$mem", $mold, $mnew);
+is($r->{rc}, 0, '--diff --memprof joins both snapshots') or diag $r->{err};
+$doc = eval { decode_json($r->{out}) } || {};
+my @sites = @{ $doc->{memprof}{sites} || [] };
+# The rows of a line: its site, on any stack (the interpreter's or a trace's).
+my $at = sub {
+  my ($line) = @_;
+  my %t;
+  for my $s (grep { $_->{allocation} =~ /^\@\S*:$line( <- |$)/ } @sites) {
+    $t{$_} += $s->{objects}{$_} for qw(old new growth);
+  }
+  return \%t;
+};
+like($sites[0]{allocation}, qr/^\@\S*:$leak_line <- \@\S*:\d+/,
+     "the top growth by site: the loop's line $leak_line, with its stack");
+is($at->($leak_line)->{growth}, 1500, 'grown by the 1500 tables the loop made');
+is($at->($leak_line)->{old}, 0, 'none of which OLD had');
+is($at->($freed_line)->{old}, 700, "line $freed_line: OLD held its 700 tables");
+is($at->($freed_line)->{new}, 0, 'freed before NEW: none left');
+ok(!grep({ $_->{allocation} =~ /^\@\S*:$freed_line( <- |$)/ && $_->{objects}{growth} > 0 } @sites),
+   'so it is no growth');
+is($doc->{memprof}{source}, $mem, 'JSON names the stream');
+$text = ljprof('heap', '--diff', "--memprof=$mem", $mold, $mnew)->{out};
+like($text, qr/^GROWTH BY ALLOCATION SITE .*\n\s+\+\S+ \S+\s+\+1500\s+\d+  \@\S*:$leak_line <- /m,
+     'text: the loop\'s line heads GROWTH BY ALLOCATION SITE with +1500');
+like($text, qr/^\s+-\S+ \S+\s+-700\s+0  \@\S*:$freed_line <- /m, "text: line $freed_line -700");
+unlike(ljprof('heap', '--diff', $mold, $mnew)->{out}, qr/ALLOCATION SITE/, 'without --memprof: no such section');
+# The first diff's snapshots ran without memprof: no mark to join at.
+$r = ljprof('heap', '--diff', "--memprof=$mem", $old, $new);
+is($r->{rc}, 1, 'snapshots the stream did not run through: exit 1');
+like($r->{err}, qr/^ljprof: \Q$mem\E: cannot join \Q$old\E: the snapshot was taken while no memprof stream/, 'saying which snapshot and why');
+like($r->{out}, qr/^GROWTH BY PATH/m, 'and the diff without sites');
+unlike($r->{out}, qr/ALLOCATION SITE/, 'no site section');
 
 done_testing();

@@ -34,7 +34,9 @@ static void usage(FILE *out) {
           "With --diff: what grew from OLD to NEW (two snapshots of one\n"
           "program), objects and bytes by type and by path pattern, most\n"
           "grown first; 'fresh' counts the objects of NEW at an address\n"
-          "where OLD had none of their type.\n"
+          "where OLD had none of their type. With --memprof too, and one\n"
+          "memprof stream that ran through both snapshots (each joined at\n"
+          "its own mark), by allocation site and call stack.\n"
           "With --memprof, each object gets the allocation that made it,\n"
           "from the memprof stream that ran while the snapshot was taken\n"
           "(version 5: ljprof record --mem --heap, misc.memprof.start with\n"
@@ -55,7 +57,7 @@ static void usage(FILE *out) {
           "  --top=N             at most N entries in each section (default "
           "20)\n"
           "  --memprof=STREAM    join the memprof stream that ran while the\n"
-          "                      snapshot was taken\n"
+          "                      snapshot (with --diff: both) was taken\n"
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
           "  -h, --help          show this help\n"
           "\n"
@@ -69,7 +71,7 @@ static void usage(FILE *out) {
           "  ljprof heap --format=html -o heap.html heap.bin\n"
           "  ljprof heap --format=heapsnapshot -o lua.heapsnapshot heap.bin\n"
           "  ljprof heap --diff before.bin after.bin\n"
-
+          "  ljprof heap --diff --memprof=memprof.bin before.bin after.bin\n"
           "  ljprof heap --memprof=memprof.bin heap.bin\n");
 }
 
@@ -149,8 +151,6 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return usage_error(CMD, "--diff wants two snapshots, OLD and NEW");
   if (a->report.format > HEAP_JSON || a->report.graph)
     return usage_error(CMD, "--diff writes text or json, without --graph");
-  if (a->memprof)
-    return usage_error(CMD, "--memprof joins one snapshot, not --diff's two");
   a->input[0] = argv[optind];
   a->input[1] = argv[optind + 1];
   return -1;
@@ -195,7 +195,7 @@ static int snapshot_close(struct snapshot *s) {
 }
 
 /* One snapshot (joined to the memprof stream at memprof, if join) or
-** the diff of two. */
+** the diff of two (each joined, if join). */
 static int write_report(FILE *out, const struct snapshot *s, int n,
                         const struct heapjoin *join, const char *memprof,
                         const struct heapreport_options *opt) {
@@ -205,16 +205,18 @@ static int write_report(FILE *out, const struct snapshot *s, int n,
     return heapreport_write(out, &in, opt);
   }
   struct heapdiff d;
-  struct heapdiff_input in = {{s[0].name, s[1].name}, {&s[0].r, &s[1].r}};
-  heapdiff_build(&d, &s[0].graph, &s[1].graph);
+  struct heapdiff_input in = {{s[0].name, s[1].name}, {&s[0].r, &s[1].r},
+                              memprof};
+  const struct heapjoin *const joins[2] = {join, join ? join + 1 : NULL};
+  heapdiff_build(&d, &s[0].graph, &s[1].graph, joins);
   int rc = heapdiff_write(out, &d, &in, opt);
   heapdiff_free(&d);
   return rc;
 }
 
-/* The memprof stream at path joined to snap; 0 (said on stderr) if it
-** cannot be: the report goes on without it. */
-static int join_memprof(const char *path, const struct heapsnap *snap,
+/* The memprof stream at path joined to snapshot s; 0 (said on stderr)
+** if it cannot be: the report goes on without it. */
+static int join_memprof(const char *path, const struct snapshot *s,
                         struct heapjoin *join) {
   struct reader r;
   struct sbuf err = {0};
@@ -225,9 +227,12 @@ static int join_memprof(const char *path, const struct heapsnap *snap,
     return 0;
   }
   reader_init_fd(&r, fd, 1 << 20);
-  ok = heapjoin_read(join, &r, snap, &err);
-  if (!ok)
-    fprintf(stderr, "ljprof: %s: cannot join: %s\n", path, sbuf_cstr(&err));
+  ok = heapjoin_read(join, &r, &s->snap, &err);
+  if (!ok) {
+    fprintf(stderr, "ljprof: %s: cannot join %s: %s\n", path, s->name,
+            sbuf_cstr(&err));
+    heapjoin_free(join);
+  }
   else if (r.status != READER_OK)
     fprintf(stderr, "ljprof: %s: damaged after the snapshot's mark "
                     "(the join holds): %s\n", path, r.err_msg);
@@ -248,22 +253,28 @@ int cmd_heap(int argc, char **argv) {
   while (loaded < n && snapshot_load(&s[loaded], a.input[loaded]) == 0)
     loaded++;
   status = loaded < n ? EXIT_FAILED : EXIT_OK;
-  struct heapjoin join;
-  int joined = status == EXIT_OK && a.memprof &&
-               join_memprof(a.memprof, &s[0].snap, &join);
-  if (status == EXIT_OK && a.memprof && !joined) status = EXIT_FAILED;
+  /* Each snapshot joined at its own mark in the one stream. */
+  struct heapjoin join[2];
+  int joined = 0;
+  while (status == EXIT_OK && a.memprof && joined < n &&
+         join_memprof(a.memprof, &s[joined], &join[joined]))
+    joined++;
+  if (joined < n) {
+    if (a.memprof && status == EXIT_OK) status = EXIT_FAILED;
+    while (joined > 0) heapjoin_free(&join[--joined]);
+  }
   FILE *out = loaded < n ? NULL : a.output ? fopen(a.output, "w") : stdout;
   if (loaded == n && !out) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
-  } else if (out && (write_report(out, s, n, joined ? &join : NULL, a.memprof,
+  } else if (out && (write_report(out, s, n, joined ? join : NULL, a.memprof,
                                   &a.report) != 0 ||
                      (a.output && fclose(out) != 0))) {
     fprintf(stderr, "ljprof: %s: write error: %s\n",
             a.output ? a.output : "<stdout>", strerror(errno));
     status = EXIT_FAILED;
   }
-  if (joined) heapjoin_free(&join);
+  while (joined > 0) heapjoin_free(&join[--joined]);
   for (int i = 0; i < loaded; i++)
     if (snapshot_close(&s[i]) != EXIT_OK) status = EXIT_FAILED;
   return status;

@@ -115,7 +115,7 @@ static void render_heap(FILE *out, const uint8_t *data, size_t size) {
     heapreport_write(out, &in, &opt);
   }
   struct heapdiff_input din = {{"old", "new"}, {&r, &r}};
-  heapdiff_build(&diff, &graph, &graph);
+  heapdiff_build(&diff, &graph, &graph, NULL);
   for (enum heapreport_format f = HEAP_TEXT; f <= HEAP_JSON; f++) {
     struct heapreport_options opt = {f, 0, 3};
     heapdiff_write(out, &diff, &din, &opt);

@@ -6,19 +6,25 @@
 
 #include "json_out.h"
 
-#define WEAK_ROW "(only weakly reachable)"
-
 /* -- Building -------------------------------------------------------------- */
 
-static struct heapdiff_row *row_of(struct heapdiff *d, const char *text,
-                                   size_t len) {
-  uint32_t id = symbols_intern(&d->names, text, len);
-  if (id >= d->npatterns) { /* a fresh interner numbers names in order */
-    grow_array_zeroed((void **)&d->patterns, &d->cap, (size_t)id + 1,
-                      sizeof *d->patterns);
-    d->npatterns = (size_t)id + 1;
+#define WEAK_ROW "(only weakly reachable)"
+#define UNKNOWN_ROW "(made before the stream began, or not sampled)"
+
+static uint32_t row_of(struct heapdiff_rows *rows, const char *text,
+                       size_t len) {
+  uint32_t id = symbols_intern(&rows->names, text, len);
+  if (id >= rows->n) { /* a fresh interner numbers names in order */
+    grow_array_zeroed((void **)&rows->row, &rows->cap, (size_t)id + 1,
+                      sizeof *rows->row);
+    rows->n = (size_t)id + 1;
   }
-  return &d->patterns[id];
+  return id;
+}
+
+static void rows_free(struct heapdiff_rows *rows) {
+  symbols_free(&rows->names);
+  free(rows->row);
 }
 
 static void tally_sum(struct heap_tally *to, const struct heap_tally *from) {
@@ -30,8 +36,8 @@ static struct heap_tally *side(struct heapdiff_row *r, int which) {
   return which ? &r->new : &r->old;
 }
 
-/* One snapshot's tallies into the rows (which: 0 OLD, 1 NEW); *row_of_pattern
-** gets the row of each of its patterns, the last for the weak. */
+/* One snapshot's tallies into the rows (which: 0 OLD, 1 NEW); the row of
+** each of its patterns into *row_of_pattern, the last for the weak. */
 static void add_snapshot(struct heapdiff *d, const struct heapgraph *h,
                          int which, uint32_t **row_of_pattern) {
   struct heap_tally types[LJH_OBJ_MASK + 1], weak;
@@ -46,16 +52,47 @@ static void add_snapshot(struct heapdiff *d, const struct heapgraph *h,
   for (uint32_t p = 0; p < h->npatterns; p++) {
     sbuf_reset(&sb);
     heapgraph_pattern(h, p, &sb);
-    struct heapdiff_row *r = row_of(d, sb.data ? sb.data : "", sb.len);
-    rows[p] = (uint32_t)(r - d->patterns);
-    tally_sum(side(r, which), &pats[p]);
+    rows[p] = row_of(&d->patterns, sb.data ? sb.data : "", sb.len);
+    tally_sum(side(&d->patterns.row[rows[p]], which), &pats[p]);
   }
-  struct heapdiff_row *r = row_of(d, WEAK_ROW, strlen(WEAK_ROW));
-  rows[h->npatterns] = (uint32_t)(r - d->patterns);
-  tally_sum(side(r, which), &weak);
+  rows[h->npatterns] = row_of(&d->patterns, WEAK_ROW, strlen(WEAK_ROW));
+  tally_sum(side(&d->patterns.row[rows[h->npatterns]], which), &weak);
   sbuf_free(&sb);
   free(pats);
   *row_of_pattern = rows;
+}
+
+/* The site row of each allocation of j, the last for the unknown. */
+static uint32_t *site_rows(struct heapdiff *d, const struct heapjoin *j) {
+  uint32_t *rows = xmalloc((j->nalloc + 1) * sizeof *rows);
+  struct sbuf sb = {0};
+  for (size_t a = 0; a < j->nalloc; a++) {
+    sbuf_reset(&sb);
+    heapreport_put_alloc(j, &j->alloc[a], &sb, NULL);
+    rows[a] = row_of(&d->sites, sb.data ? sb.data : "", sb.len);
+  }
+  rows[j->nalloc] = row_of(&d->sites, UNKNOWN_ROW, strlen(UNKNOWN_ROW));
+  sbuf_free(&sb);
+  return rows;
+}
+
+/* The site row of object v (rows from site_rows()); HS_NONE if only
+** weakly reachable, as the allocation sections of heapreport count. */
+static uint32_t site_of(const struct heapgraph *h, const struct heapjoin *j,
+                        const uint32_t *rows, uint32_t v) {
+  if (h->idom[v] == HS_NONE) return HS_NONE;
+  return rows[j->of[v] == HS_NONE ? j->nalloc : j->of[v]];
+}
+
+static void add_sites(struct heapdiff *d, const struct heapgraph *h,
+                      const struct heapjoin *j, int which, uint32_t *rows) {
+  for (uint32_t v = 0; v < h->snap->nobj; v++) {
+    uint32_t r = site_of(h, j, rows, v);
+    if (r == HS_NONE) continue;
+    struct heap_tally *t = side(&d->sites.row[r], which);
+    t->count++;
+    t->bytes = add_sat(t->bytes, h->snap->obj[v].size);
+  }
 }
 
 /* Objects are matched by address and type: one of NEW with no match in
@@ -64,8 +101,10 @@ static uint64_t object_key(const struct hs_object *o) {
   return o->addr << 4 | (o->type & LJH_OBJ_MASK);
 }
 
+/* sites: NEW's site rows (site_rows()), or NULL if not joined. */
 static void count_fresh(struct heapdiff *d, const struct heapgraph *old,
-                        const struct heapgraph *new, const uint32_t *rows) {
+                        const struct heapgraph *new, const uint32_t *rows,
+                        const struct heapjoin *join, const uint32_t *sites) {
   struct keymap seen = {0};
   for (uint32_t v = 0; v < old->snap->nobj; v++)
     keymap_put(&seen, object_key(&old->snap->obj[v]), 1);
@@ -75,26 +114,38 @@ static void count_fresh(struct heapdiff *d, const struct heapgraph *old,
     uint32_t p = new->idom[v] == HS_NONE ? new->npatterns : new->pattern[v];
     d->types[o->type].fresh++;
     d->total.fresh++;
-    if (p != HS_NONE) d->patterns[rows[p]].fresh++;
+    if (p != HS_NONE) d->patterns.row[rows[p]].fresh++;
+    uint32_t s = sites ? site_of(new, join, sites, v) : HS_NONE;
+    if (s != HS_NONE) d->sites.row[s].fresh++;
   }
   keymap_free(&seen);
 }
 
 void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
-                    const struct heapgraph *new) {
-  uint32_t *old_rows, *new_rows;
+                    const struct heapgraph *new,
+                    const struct heapjoin *const join[2]) {
+  const struct heapgraph *h[2] = {old, new};
+  uint32_t *rows[2], *sites[2] = {NULL, NULL};
   memset(d, 0, sizeof *d);
-  symbols_init(&d->names);
-  add_snapshot(d, old, 0, &old_rows);
-  add_snapshot(d, new, 1, &new_rows);
-  count_fresh(d, old, new, new_rows);
-  free(old_rows);
-  free(new_rows);
+  symbols_init(&d->patterns.names);
+  symbols_init(&d->sites.names);
+  d->joined = join && join[0] && join[1];
+  for (int i = 0; i < 2; i++) {
+    add_snapshot(d, h[i], i, &rows[i]);
+    if (!d->joined) continue;
+    sites[i] = site_rows(d, join[i]);
+    add_sites(d, h[i], join[i], i, sites[i]);
+  }
+  count_fresh(d, old, new, rows[1], d->joined ? join[1] : NULL, sites[1]);
+  for (int i = 0; i < 2; i++) {
+    free(rows[i]);
+    free(sites[i]);
+  }
 }
 
 void heapdiff_free(struct heapdiff *d) {
-  symbols_free(&d->names);
-  free(d->patterns);
+  rows_free(&d->patterns);
+  rows_free(&d->sites);
   memset(d, 0, sizeof *d);
 }
 
@@ -127,11 +178,27 @@ static uint32_t *ranked(const struct heapdiff_row *rows, size_t nrows,
   return rank_ids(items, k);
 }
 
-static const char *row_name(const struct heapdiff *d, int patterns,
+/* The sections of a diff. */
+enum section { BY_TYPE, BY_PATTERN, BY_SITE };
+
+static const struct heapdiff_row *section_rows(const struct heapdiff *d,
+                                               enum section k, size_t *n) {
+  if (k == BY_TYPE) {
+    *n = LJH_OBJ_MASK + 1;
+    return d->types;
+  }
+  const struct heapdiff_rows *rows = k == BY_SITE ? &d->sites : &d->patterns;
+  *n = rows->n;
+  return rows->row;
+}
+
+static const char *row_name(const struct heapdiff *d, enum section k,
                             uint32_t i, size_t *len) {
-  if (patterns) {
-    *len = d->names.strings[i].len;
-    return d->names.strings[i].data;
+  if (k != BY_TYPE) {
+    const struct symbols *names =
+        k == BY_SITE ? &d->sites.names : &d->patterns.names;
+    *len = names->strings[i].len;
+    return names->strings[i].data;
   }
   const char *name = i ? heapsnap_typename(i) : "never described (cut stream)";
   *len = strlen(name);
@@ -148,14 +215,14 @@ static void put_growth(FILE *out, const struct heapdiff_row *r) {
           r->fresh);
 }
 
-static void text_section(FILE *out, const struct heapdiff *d, int patterns,
+static void text_section(FILE *out, const struct heapdiff *d, enum section k,
                          size_t top) {
-  const struct heapdiff_row *rows = patterns ? d->patterns : d->types;
-  size_t nrows = patterns ? d->npatterns : LJH_OBJ_MASK + 1, n;
+  size_t nrows, n;
+  const struct heapdiff_row *rows = section_rows(d, k, &nrows);
   uint32_t *ids = ranked(rows, nrows, top, &n);
   for (size_t i = 0; i < n; i++) {
     size_t len;
-    const char *name = row_name(d, patterns, ids[i], &len);
+    const char *name = row_name(d, k, ids[i], &len);
     put_growth(out, &rows[ids[i]]);
     fprintf(out, "  %.*s\n", (int)len, name);
   }
@@ -183,10 +250,15 @@ static void write_text(FILE *out, const struct heapdiff *d,
                "none of their type)\n",
           in->source[1], in->source[0]);
   fprintf(out, "\nGROWTH BY TYPE\n");
-  text_section(out, d, 0, top);
+  text_section(out, d, BY_TYPE, top);
   fprintf(out, "\nGROWTH BY PATH (own sizes of the objects each path "
                "pattern reaches first)\n");
-  text_section(out, d, 1, top);
+  text_section(out, d, BY_PATTERN, top);
+  if (!d->joined) return;
+  fprintf(out, "\nGROWTH BY ALLOCATION SITE (own sizes of the strongly "
+               "reachable objects each site and stack made; each snapshot "
+               "joined to %s at its own mark)\n", in->memprof);
+  text_section(out, d, BY_SITE, top);
 }
 
 /* -- JSON ---------------------------------------------------------------- */
@@ -207,18 +279,18 @@ static json_t *json_row(const struct heapdiff_row *r, const char *key,
   return row;
 }
 
-static json_t *json_section(const struct heapdiff *d, int patterns,
+static json_t *json_section(const struct heapdiff *d, enum section k,
                             size_t top) {
-  const struct heapdiff_row *rows = patterns ? d->patterns : d->types;
-  size_t nrows = patterns ? d->npatterns : LJH_OBJ_MASK + 1, n;
+  static const char *const keys[] = {
+      [BY_TYPE] = "type", [BY_PATTERN] = "pattern", [BY_SITE] = "allocation"};
+  size_t nrows, n;
+  const struct heapdiff_row *rows = section_rows(d, k, &nrows);
   uint32_t *ids = ranked(rows, nrows, top, &n);
   json_t *a = json_array();
   for (size_t i = 0; i < n; i++) {
     size_t len;
-    const char *name = row_name(d, patterns, ids[i], &len);
-    json_array_append_new(a, json_row(&rows[ids[i]],
-                                      patterns ? "pattern" : "type", name,
-                                      len));
+    const char *name = row_name(d, k, ids[i], &len);
+    json_array_append_new(a, json_row(&rows[ids[i]], keys[k], name, len));
   }
   free(ids);
   return a;
@@ -237,8 +309,13 @@ static int write_json(FILE *out, const struct heapdiff *d,
     json_object_set_new(root, i ? "new" : "old", snap);
   }
   json_object_set_new(root, "total", json_row(&d->total, NULL, NULL, 0));
-  json_object_set_new(root, "types", json_section(d, 0, top));
-  json_object_set_new(root, "patterns", json_section(d, 1, top));
+  json_object_set_new(root, "types", json_section(d, BY_TYPE, top));
+  json_object_set_new(root, "patterns", json_section(d, BY_PATTERN, top));
+  if (d->joined)
+    json_object_set_new(
+        root, "memprof",
+        json_pack("{s:s,s:o}", "source", in->memprof, "sites",
+                  json_section(d, BY_SITE, top)));
   return json_write(root, out);
 }
 

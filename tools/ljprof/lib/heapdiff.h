@@ -6,6 +6,8 @@
 ** addresses; addresses only count, for each row, the objects of NEW at
 ** an address where OLD had no object of their type ("fresh": surely
 ** allocated in between; an address reused by the same type hides one).
+** Joined to memprof (each snapshot at its own mark), by allocation site
+** too: the site and its stack's top frames, matched by their text.
 */
 #ifndef LJPROF_HEAPDIFF_H
 #define LJPROF_HEAPDIFF_H
@@ -13,6 +15,7 @@
 #include <stdio.h>
 
 #include "heapgraph.h"
+#include "heapjoin.h"
 #include "heapreport.h"
 #include "symbols.h"
 
@@ -21,24 +24,36 @@ struct heapdiff_row {
   uint64_t fresh;
 };
 
+/* Rows by name, the name interned in names: a row's index is its
+** name's string id. */
+struct heapdiff_rows {
+  struct symbols names;
+  struct heapdiff_row *row;
+  size_t n, cap;
+};
+
 struct heapdiff {
   struct heapdiff_row types[LJH_OBJ_MASK + 1];
-  /* By pattern, the pattern's text interned in names: a row's index is
-     its text's string id. The objects only weakly reachable are one row
+  /* By path pattern; the objects only weakly reachable are one row
      more, named so. */
-  struct symbols names;
-  struct heapdiff_row *patterns;
-  size_t npatterns, cap;
+  struct heapdiff_rows patterns;
+  /* By allocation (joined only): the strongly reachable objects; those
+     made before the stream began (or not sampled) are one row more. */
+  struct heapdiff_rows sites;
+  int joined;
   struct heapdiff_row total;
 };
 
+/* join[0], join[1]: OLD's and NEW's joins to memprof, or both NULL. */
 void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
-                    const struct heapgraph *new);
+                    const struct heapgraph *new,
+                    const struct heapjoin *const join[2]);
 void heapdiff_free(struct heapdiff *d);
 
 struct heapdiff_input {
   const char *source[2]; /* OLD's, NEW's names */
   const struct reader *reader[2];
+  const char *memprof; /* the stream joined, if any: its name */
 };
 
 /* Rows that changed, most grown (by bytes, then objects) first: text or

@@ -149,11 +149,10 @@ static void summary_free(struct summary *m) {
 
 #define ALLOC_FRAMES 6
 
-/* Where an allocation was made: its stack, innermost first, `a <- b`
-** (the site alone without one); the frames past ALLOC_FRAMES as `...`.
-** Into names (JSON) instead, if not NULL. */
-static void put_alloc(const struct heapjoin *j, const struct heapjoin_alloc *a,
-                      struct sbuf *out, json_t *names) {
+/* ALLOC_FRAMES frames at most in text. */
+void heapreport_put_alloc(const struct heapjoin *j,
+                          const struct heapjoin_alloc *a, struct sbuf *out,
+                          json_t *names) {
   uint32_t depth;
   const struct symframe *f = symbols_stack(&j->sym, a->stack, &depth);
   if (!depth) {
@@ -238,7 +237,7 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     fprintf(out, " %s\n", sbuf_cstr(sb));
     if (!a) continue;
     sbuf_reset(sb);
-    put_alloc(j, a, sb, NULL);
+    heapreport_put_alloc(j, a, sb, NULL);
     fprintf(out, "%28s allocated at %s\n", "", sbuf_cstr(sb));
   }
   if (j) {
@@ -249,7 +248,7 @@ static void write_text(FILE *out, const struct heapreport_input *in,
       put_bytes(out, b->retained);
       put_bytes(out, b->bytes);
       sbuf_reset(sb);
-      put_alloc(j, &j->alloc[b->alloc], sb, NULL);
+      heapreport_put_alloc(j, &j->alloc[b->alloc], sb, NULL);
       sbuf_add(sb, ": held at ", 10);
       if (b->pattern == HS_NONE)
         sbuf_add(sb, "(a root)", 8);
@@ -309,7 +308,7 @@ static json_t *json_alloc(const struct heapjoin *j,
   symbols_format(&j->sym, a->site, NULL, sb);
   json_t *o = json_pack("{s:o}", "site", json_sb(sb));
   sbuf_reset(sb);
-  put_alloc(j, a, sb, stack);
+  heapreport_put_alloc(j, a, sb, stack);
   json_object_set_new(o, "stack", stack);
   return o;
 }

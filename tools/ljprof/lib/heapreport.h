@@ -12,6 +12,7 @@
 
 #include "heapgraph.h"
 #include "heapjoin.h"
+#include "json_out.h"
 
 enum heapreport_format {
   HEAP_TEXT,
@@ -41,5 +42,12 @@ int heapreport_write(FILE *out, const struct heapreport_input *in,
 /* A size in 14 columns: "  1.5 MiB", "    12 B  "; with sign ('+', '-';
 ** 0: none) before its number. */
 void heapreport_put_bytes(FILE *out, uint64_t bytes, char sign);
+
+/* Where an allocation was made: its stack's top frames, innermost first,
+** `a <- b` (the site alone without one), past them `...`; into names
+** instead (JSON: each frame), if not NULL. */
+void heapreport_put_alloc(const struct heapjoin *j,
+                          const struct heapjoin_alloc *a, struct sbuf *out,
+                          json_t *names);
 
 #endif
