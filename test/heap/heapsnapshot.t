@@ -30,7 +30,8 @@ do
 end
 for i = 1, 300 do on_data(i) end
 weakv = setmetatable({}, { __mode = "v" })
-for i = 1, 50 do weakv[i] = { i } end
+held = {}  -- so that no GC cycle clears the weak values before the snapshot
+for i = 1, 50 do weakv[i] = { i } held[i] = weakv[i] end
 keep = weakv[7]
 local co = coroutine.create(function() local buf = { {}, {} } coroutine.yield() end)
 coroutine.resume(co)
