@@ -63,11 +63,14 @@ for my $mode ('C', 'L') {
   cmp_ok($n->{unknown}, '<=', 0.005 * $n->{all}, "pow, mode $mode: line unknown in at most 0.5% ($n->{unknown} of $n->{all})");
   cmp_ok($n->{want}, '>=', 0.9 * $n->{all}, "pow, mode $mode: the loop's line is innermost in 90% ($n->{want})");
   # Samples in libm: the Lua frame right above the C code is line 5.
-  my ($inpow, $right) = (0, 0);
+  my ($inpow, $right, @wrong) = (0, 0);
   for (@$stacks) {
     my ($frames, $count) = @$_;
     my @f = @$frames;
-    next if grep { $_ eq 'os.clock' } @f;  # the loop's condition, line 4
+    # The loop's condition (os.clock, line 4), and the profiler's own start
+    # and stop (lines 3 and 7): under qemu a start that reads the symbols
+    # of every object takes samples of its own.
+    next if grep { $_ eq 'os.clock' || /sysprof/ } @f;
     my ($i) = grep { $f[$_] =~ /^\@/ } reverse 0 .. $#f;
     next unless defined $i;
     # Mode C: frames below the innermost Lua one; mode L: the one native
@@ -75,10 +78,12 @@ for my $mode ('C', 'L') {
     my @c = $mode eq 'C' ? @f[$i + 1 .. $#f] : grep { !/^\@/ } @f;
     next unless @c && $c[0] !~ /^(\@|TRACE|lj_(BC|vm|ff|fff)_)/;
     $inpow += $count;
-    $right += $count if $f[$i] eq "\@$script:5";
+    if ($f[$i] eq "\@$script:5") { $right += $count }
+    else { push @wrong, "$count: @f" }
   }
   cmp_ok($inpow, '>', 10, "pow, mode $mode: samples landed in C code under the loop ($inpow)");
-  is($right, $inpow, "pow, mode $mode: each of them names line 5 above the C code");
+  is($right, $inpow, "pow, mode $mode: each of them names line 5 above the C code")
+    or diag(join "\n", @wrong);
   is($doc && $doc->{samples_line_unknown}, $n->{unknown},
      "pow, mode $mode: the report counts the samples with a line unknown");
 }
@@ -108,10 +113,11 @@ LUA
     my ($frames, $count) = @$_;
     my $lua = innermost_lua($frames) // '';
     $callee += $count if $lua =~ /:(2|3)$/;
-    # Line 5 too: a first start may take over 1 ms (the symbols of every
-    # object read), and the timer is armed before start() returns.
-    ok(0, "calls: a sample outside lines 2, 3, 5, 7 and the loop: @$frames")
-      if $lua =~ /\Q$script\E:(\d+)/ && $1 !~ /^(2|3|5|6|7)$/;
+    # Lines 5 and 9 too: a first start may take over 1 ms (the symbols of
+    # every object read), and the timer is armed before start() returns;
+    # under qemu a stop may take a sample.
+    ok(0, "calls: a sample outside lines 2, 3, 5, 7, 9 and the loop: @$frames")
+      if $lua =~ /\Q$script\E:(\d+)/ && $1 !~ /^(2|3|5|6|7|9)$/;
   }
   cmp_ok($n->{want} + $callee, '>=', 0.9 * $n->{all},
          "calls: the loop's line or a callee's is innermost in 90% ($n->{want} + $callee)");
