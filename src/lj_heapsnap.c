@@ -9,7 +9,7 @@
 ** the GC may have freed (weak tables are cleared of those before they
 ** are). Objects are numbered in the order they are first named; the queue
 ** of the walk is the table of objects by number, and a hash table finds an
-** object's number by its address. Both live off the Lua heap (malloc): no
+** object's number by its address. Both live off the Lua heap (mmap'd): no
 ** GC object is made, no GC step runs, and the GC's marks stay its own.
 */
 
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #include "lj_heapsnap.h"
 #include "lj_memprof.h"
@@ -68,6 +69,14 @@ typedef struct HeapSnap {
 } HeapSnap;
 
 #define HS_CAP0		(1u << 14)
+#define HS_CAPMAX	(1u << 30)
+/* A first guess of the objects from the heap's bytes: most live objects
+** take 32 to 100 bytes. Too low, the tables double as the walk goes (a
+** rehash each time: over half of a large snapshot's pause); too high,
+** they take more memory while the walk runs (its hash table: at most 16
+** bytes for each 64 of the heap). */
+#define HS_GUESSBYTES	64
+#define HS_GUESSMAX	(1u << 26)
 
 /* -- Object numbers ------------------------------------------------------ */
 
@@ -85,30 +94,75 @@ static void hs_insert(HeapSnap *hs, uint32_t id)
   hs->slot[h] = id + 1;
 }
 
-/* Twice the room: the queue is realloc'd, the hash table built anew. */
-static int hs_grow(HeapSnap *hs)
+/* The walk's tables are mapped, as huge pages where the kernel has them:
+** a large heap's lookups land anywhere in them, and with small pages
+** each first touch is a page fault and most lookups a TLB miss (at a
+** million objects, a third of the pause was the kernel's). */
+static void *hs_map(size_t size)
 {
-  uint32_t cap = hs->cap ? 2*hs->cap : HS_CAP0, i;
-  GCobj **obj = (GCobj **)realloc(hs->obj, cap * sizeof(GCobj *));
-  uint8_t *named;
-  uint32_t *slot;
-  if (obj == NULL)
+  void *p = mmap(NULL, size, PROT_READ|PROT_WRITE,
+		 MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, size, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+static void hs_unmap(void *p, size_t size)
+{
+  if (p != NULL)
+    munmap(p, size);
+}
+
+#define HS_OBJSIZE(cap)		((size_t)(cap) * sizeof(GCobj *))
+#define HS_SLOTSIZE(cap)	(2 * (size_t)(cap) * sizeof(uint32_t))
+
+static void hs_freetables(HeapSnap *hs)
+{
+  hs_unmap(hs->obj, HS_OBJSIZE(hs->cap));
+  hs_unmap(hs->named, hs->cap);
+  hs_unmap(hs->slot, HS_SLOTSIZE(hs->cap));
+}
+
+/* Room for cap objects (a power of two above the present one): the queue
+** and the names are copied, the hash table built anew. */
+static int hs_grow(HeapSnap *hs, uint32_t cap)
+{
+  HeapSnap old = *hs;
+  uint32_t i;
+  if (cap > HS_CAPMAX)
     return 0;
-  hs->obj = obj;
-  if ((named = (uint8_t *)realloc(hs->named, cap)) == NULL)
-    return 0;
-  memset(named + hs->cap, 0, cap - hs->cap);
-  hs->named = named;
-  if (cap > (1u << 30) ||
-      (slot = (uint32_t *)calloc(2*(size_t)cap, sizeof(uint32_t))) == NULL)
-    return 0;
-  free(hs->slot);
-  hs->slot = slot;
+  hs->obj = (GCobj **)hs_map(HS_OBJSIZE(cap));
+  hs->named = (uint8_t *)hs_map(cap);
+  hs->slot = (uint32_t *)hs_map(HS_SLOTSIZE(cap));
   hs->cap = cap;
+  if (hs->obj == NULL || hs->named == NULL || hs->slot == NULL) {
+    hs_freetables(hs);
+    hs->obj = old.obj; hs->named = old.named; hs->slot = old.slot;
+    hs->cap = old.cap;
+    return 0;
+  }
+  if (old.cap) {
+    memcpy(hs->obj, old.obj, HS_OBJSIZE(old.nobj));
+    memcpy(hs->named, old.named, old.nobj);
+    hs_freetables(&old);
+  }
   hs->shift = 64 - (int)lj_fls(2*cap);
   for (i = 0; i < hs->nobj; i++)
     hs_insert(hs, i);
   return 1;
+}
+
+/* The first room: for as many objects as the heap's size suggests. */
+static int hs_firstgrow(HeapSnap *hs)
+{
+  uint64_t guess = hs->g->gc.total / HS_GUESSBYTES;
+  uint32_t cap = HS_CAP0;
+  while (cap < guess && cap < HS_GUESSMAX)
+    cap *= 2;
+  return hs_grow(hs, cap);
 }
 
 /* The target that names o: its number, or new (it joins the queue). */
@@ -121,7 +175,7 @@ static uint64_t hs_ref(HeapSnap *hs, GCobj *o)
     h = (h + 1) & mask;
   }
   if (hs->nobj == hs->cap) {
-    if (!hs_grow(hs)) {
+    if (!hs_grow(hs, 2*hs->cap)) {
       hs->nomem = 1;
       hs->wb->flags |= LJ_WBUF_STOP;  /* The numbers would go wrong. */
       return LJH_TARGET_NEW;
@@ -761,11 +815,8 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   hs.L = L;
   hs.wb = wb;
   hs.cfg = cfg;
-  if (!hs_grow(&hs)) {
-    free(hs.obj);
-    free(hs.named);
+  if (!hs_firstgrow(&hs))
     return PROFILE_ERRMEM;
-  }
   lj_wbuf_addn(wb, prologue, sizeof(prologue));
   hs_uleb(&hs, cfg->strings ? LJH_CONFIG_STRINGS : 0);
   hs_uleb(&hs, cfg->strings);
@@ -790,11 +841,9 @@ int lj_heapsnap_write(lua_State *L, struct lj_wbuf *wb,
   hs_uleb(&hs, hs.nbytes);
   hs_byte(&hs, LJH_END);
   lj_wbuf_flush(wb);
-  free(hs.obj);
-  free(hs.slot);
+  hs_freetables(&hs);
   free(hs.frames);
   free(hs.ctseen);
-  free(hs.named);
   free(hs.later);
   if (hs.nomem)
     return PROFILE_ERRMEM;

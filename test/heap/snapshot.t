@@ -163,4 +163,27 @@ my $text = `ljprof heap '$snap'`;
 like($text, qr/^\s+\S+ \S+\s+\S+ \S+\s+table 0x[0-9a-f]+  _G\.cache$/m, 'text: _G.cache among the top retainers');
 like($text, qr/^\s+\S+ \S+\s+200  _G\.cache\[\*\]$/m, 'text: 200 objects under _G.cache[*]');
 
+# More objects than the heap's bytes suggest (16-byte cdata): the walk's
+# tables, sized from the heap's bytes, grow twice while the first array
+# is walked, and the second array, walked after, finds each object again:
+# every object numbered once.
+{
+  my $tiny = "$dir/tiny.bin";
+  my $r = run_lua(<<"LUA");
+local ffi = require("ffi")
+tiny = {}
+for i = 1, 200000 do tiny[i] = ffi.new("char", i % 100) end
+again = {}
+for i = 1, 200000 do again[i] = tiny[i] end
+collectgarbage()
+assert(misc.heapsnapshot("$tiny"))
+LUA
+  is($r->{rc}, 0, 'tiny objects: the script ran') or diag $r->{err};
+  my $j = decode_json(scalar `ljprof heap --format=json --top=5 '$tiny' 2>&1`);
+  my ($cdata) = grep { $_->{type} eq 'cdata' } @{ $j->{types} };
+  is($cdata && $cdata->{objects}, 200000, 'tiny objects: 200000 cdata, each once');
+  my ($q) = grep { $_->{pattern} =~ /^_G\.(tiny|again)\[\*\]$/ } @{ $j->{patterns} };
+  is($q && $q->{objects}, 200000, 'tiny objects: each reached by one path, _G.tiny[*] or _G.again[*]');
+}
+
 done_testing();
