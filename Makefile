@@ -338,6 +338,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	  $(BENCH_LUA) bench/sysprof.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## Real programs: sysprof's stacks in the JIT's machinery"
 	@$(BENCH_LUA) bench/real.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
+	@echo "## Real programs: what the compiler's events cost (callgrind)"
+	@$(BENCH_LUA) bench/jitevents_cost.lua $(BUILD)/bin/luajit $(BUILD)/bench
 	@echo "## ljprof: reader throughput"
 	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Heap snapshots: the pause, their size, the reader"

@@ -1,0 +1,94 @@
+-- What recording the compiler's events costs in sysprof, counted by
+-- callgrind (instructions: time on a shared 2-core machine swings by more
+-- than the 2 % to be told apart, and the JIT itself does not do the same
+-- work run after run, so two runs' totals differ by more than that too).
+-- Within one run under LJPROF=cpu:mode=C,interval=1 (the events on, the
+-- default): each event hook's instructions, inclusive (trace started,
+-- finished, aborted, blacklisted, flushed, and the exits counted and
+-- written at intervals), against the whole run's, with the calls of each.
+-- The programs are bench/real.lua's, smaller (valgrind runs them 50 times
+-- slower): luacheck on three of Penlight's files, and dkjson with
+-- markdown.lua on one round of documents.
+-- Usage: luajit bench/jitevents_cost.lua LUAJIT WORKDIR
+--        (valgrind's callgrind_annotate; Debian's lua-check, lua-penlight,
+--        lua-dkjson, lua-markdown: bench/apt-packages)
+local harness = require("harness")
+local capture = harness.capture
+
+local luajit, work = arg[1], arg[2]
+assert(luajit and work, "usage: jitevents_cost.lua LUAJIT WORKDIR")
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+os.execute("mkdir -p " .. work)
+
+local share = "/usr/share/lua/5.1"
+local env = ("LUA_PATH='%s/?.lua;%s/?/init.lua;;' " ..
+             "LUA_CPATH='/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;' ")
+            :format(share, share)
+local programs = {
+  { name = "luacheck on pl/a*.lua",
+    args = "-e 'require \"luacheck.main\"' " .. share .. "/pl/a*.lua",
+    need = share .. "/luacheck/main.lua" },
+  { name = "dkjson + markdown.lua",
+    args = dir .. "/real/docs.lua 1", need = share .. "/markdown.lua" },
+}
+local hooks = { "jitstart", "jitstop", "jitabort", "jitblacklist",
+                "jitflush", "jitexit" }
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function number(s) return tonumber((s:gsub(",", ""))) end
+
+-- The run's total and each hook's inclusive instructions and calls.
+local function count(p)
+  local out = work .. "/cg.jitevents"
+  capture(("%s LJPROF=cpu:mode=C,interval=1,path=%s/jitevents.bin " ..
+           "valgrind --tool=callgrind --smc-check=all-non-file " ..
+           "--callgrind-out-file=%s %s %s >/dev/null 2>&1")
+          :format(env, work, out, luajit, p.args))
+  local text = capture(("callgrind_annotate --inclusive=yes --threshold=100 " ..
+                        "--show-percs=no %s 2>/dev/null"):format(out))
+  os.remove(out)
+  os.remove(work .. "/jitevents.bin")
+  local total = text:match("([%d,]+)%s+PROGRAM TOTALS")
+  if not total then return nil end
+  local r = { total = number(total), ir = {}, calls = {} }
+  for _, h in ipairs(hooks) do
+    local fn = "lj_sysprof_" .. h
+    r.ir[h] = number(text:match("\n%s*([%d,]+)%s+%S*:" .. fn .. " ") or "0")
+    local calls = 0
+    for n in text:gmatch("=> %S*:" .. fn .. " %(([%d,]+)x%)") do
+      calls = calls + number(n)
+    end
+    r.calls[h] = calls
+  end
+  return r
+end
+
+print("| program | instructions (M) | events' (M) | share | " ..
+      table.concat(hooks, " | ") .. " |")
+print("| --- | ---: | ---: | ---: |" .. (" ---: |"):rep(#hooks))
+for _, p in ipairs(programs) do
+  if not exists(p.need) then
+    print(("| %s | skipped: no %s |"):format(p.name, p.need))
+  else
+    local r = count(p)
+    if not r then
+      print(("| %s | no callgrind output (valgrind missing?) |"):format(p.name))
+    else
+      local sum, cells = 0, {}
+      for _, h in ipairs(hooks) do
+        sum = sum + r.ir[h]
+        cells[#cells + 1] = r.calls[h] > 0 and
+          ("%d × %.0f"):format(r.calls[h], r.ir[h] / r.calls[h]) or "0"
+      end
+      print(("| %s | %.1f | %.2f | %.2f %% | %s |"):format(p.name,
+        r.total / 1e6, sum / 1e6, 100 * sum / r.total,
+        table.concat(cells, " | ")))
+    end
+  end
+end
+print("\n(each hook: calls × instructions per call, inclusive)")
