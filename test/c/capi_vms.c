@@ -1,7 +1,8 @@
 /*
 ** Several VMs profiled at once through the C API: each VM has its own
 ** profiles and streams, on threads of their own or on one thread; a VM
-** has one profile of each kind; the profilers take 8 VMs at once.
+** has one profile of each kind; the profilers take 8 VMs at once; two
+** VMs' stack tables grow at the same time.
 */
 
 #define _GNU_SOURCE
@@ -306,6 +307,102 @@ static void environment(void)
   fclose(err);
 }
 
+/* Two VMs whose stack tables grow at once, each on its thread: three
+** levels of generated functions, a line each per branch (no tail call),
+** reach a table's allocation from GROW_N^3 distinct stacks, beyond the
+** tables' first size (64 K slots), in each VM. */
+#define GROW_N		50
+#define GROW_STACKS	(GROW_N*GROW_N*GROW_N)
+
+static const char grow_code[] =
+  "local path, n = ...\n"
+  "local function level(callee, var)\n"
+  "  local src = { 'local callee = ...', 'return function(i, j, k)' }\n"
+  "  for b = 1, n do\n"
+  "    src[#src+1] = (b == 1 and 'if ' or 'elseif ') .. var .. ' == ' .. b ..\n"
+  "      (callee and ' then local t = callee(i, j, k) return t' or\n"
+  "                  ' then return { i }')\n"
+  "  end\n"
+  "  src[#src+1] = 'end end'\n"
+  "  return assert(load(table.concat(src, '\\n'), '=level'))(callee)\n"
+  "end\n"
+  "local A = level(level(level(nil, 'k'), 'j'), 'i')\n"
+  "local keep = {}\n"
+  "assert(misc.memprof.start({ path = path, stacks = true }))\n"
+  "for i = 1, n do for j = 1, n do for k = 1, n do\n"
+  "  keep[k] = A(i, j, k)\n"
+  "end end end\n"
+  "assert(misc.memprof.stop())\n";
+
+typedef struct GrowJob {
+  char path[64];
+  int ran;
+} GrowJob;
+
+static void *grow_run(void *arg)
+{
+  GrowJob *job = (GrowJob *)arg;
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  job->ran = luaL_loadbuffer(L, grow_code, sizeof(grow_code)-1, "@grow.lua")
+	     == 0;
+  lua_pushstring(L, job->path);
+  lua_pushinteger(L, GROW_N);
+  job->ran = job->ran && lua_pcall(L, 2, 0, 0) == 0;
+  if (!job->ran)
+    printf("#   %s\n", lua_tostring(L, -1));
+  lua_close(L);
+  return NULL;
+}
+
+/* A number after "key": in ljprof's JSON report of path; -1 if none. */
+static long report_number(const char *path, const char *key)
+{
+  char cmd[160], out[65536], *at;
+  size_t len;
+  FILE *p;
+  snprintf(cmd, sizeof(cmd), "ljprof report --format=json --top=1 '%s' "
+	   "2>&1", path);
+  if ((p = popen(cmd, "r")) == NULL)
+    return -1;
+  len = fread(out, 1, sizeof(out) - 1, p);
+  out[len] = '\0';
+  if (pclose(p) != 0 || (at = strstr(out, key)) == NULL)
+    return -1;
+  return strtol(at + strlen(key), NULL, 10);
+}
+
+static void growing(void)
+{
+  char dir[] = "/tmp/capi_vms.XXXXXX";
+  GrowJob jobs[2];
+  pthread_t t[2];
+  int i;
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(0, "growing: a directory for the streams");
+    return;
+  }
+  for (i = 0; i < 2; i++) {
+    snprintf(jobs[i].path, sizeof(jobs[i].path), "%s/grow-%d.bin", dir, i);
+    pthread_create(&t[i], NULL, grow_run, &jobs[i]);
+  }
+  for (i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  for (i = 0; i < 2; i++) {
+    long distinct = report_number(jobs[i].path, "\"distinct\": ");
+    long full = report_number(jobs[i].path, "\"table_full_events\": ");
+    char msg[128];
+    snprintf(msg, sizeof(msg), "growing, VM %d: ran with stacks on", i);
+    tap_ok(jobs[i].ran, msg);
+    snprintf(msg, sizeof(msg), "growing, VM %d: its %d distinct stacks all "
+	     "kept (%ld), none lost to a full table (%ld)", i, GROW_STACKS,
+	     distinct, full);
+    tap_ok(distinct >= GROW_STACKS && full == 0, msg);
+    unlink(jobs[i].path);
+  }
+  rmdir(dir);
+}
+
 /* LJPROF armed with a signal in two VMs on threads of their own: one
 ** delivery starts both VMs' profiles, the next stops them. */
 static atomic_int armed_run, armed_ready;
@@ -407,6 +504,7 @@ int main(void)
   one_thread();
   slots();
   environment();
+  growing();
   armed();
   return tap_done();
 }
