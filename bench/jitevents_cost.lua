@@ -13,6 +13,7 @@
 --        (valgrind's callgrind_annotate; Debian's lua-check, lua-penlight,
 --        lua-dkjson, lua-markdown: bench/apt-packages)
 local harness = require("harness")
+local debian_lua = require("debian_lua")
 local capture = harness.capture
 
 local luajit, work = arg[1], arg[2]
@@ -20,10 +21,7 @@ assert(luajit and work, "usage: jitevents_cost.lua LUAJIT WORKDIR")
 local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 os.execute("mkdir -p " .. work)
 
-local share = "/usr/share/lua/5.1"
-local env = ("LUA_PATH='%s/?.lua;%s/?/init.lua;;' " ..
-             "LUA_CPATH='/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;' ")
-            :format(share, share)
+local share, env, exists = debian_lua.share, debian_lua.env, debian_lua.exists
 local programs = {
   { name = "luacheck on pl/a*.lua",
     args = "-e 'require \"luacheck.main\"' " .. share .. "/pl/a*.lua",
@@ -33,12 +31,6 @@ local programs = {
 }
 local hooks = { "jitstart", "jitstop", "jitabort", "jitblacklist",
                 "jitflush", "jitexit" }
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
 
 local function number(s) return tonumber((s:gsub(",", ""))) end
 

@@ -17,6 +17,7 @@
 -- and with them, interleaved, and the stream's bytes per sample.
 -- Usage: luajit bench/real.lua LUAJIT LJPROF WORKDIR [ROUNDS]
 local harness = require("harness")
+local debian_lua = require("debian_lua")
 local capture = harness.capture
 
 local luajit, ljprof, work = arg[1], arg[2], arg[3]
@@ -26,10 +27,7 @@ local rounds = tonumber(arg[4]) or 3
 local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 os.execute("mkdir -p " .. work)
 
-local share = "/usr/share/lua/5.1"
-local env = ("LUA_PATH='%s/?.lua;%s/?/init.lua;;' " ..
-             "LUA_CPATH='/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;;' ")
-            :format(share, share)
+local share, env, exists = debian_lua.share, debian_lua.env, debian_lua.exists
 local programs = {
   { name = "luacheck on Penlight",
     cmd = luajit .. " -e 'require \"luacheck.main\"' " .. share ..
@@ -45,12 +43,6 @@ local programs = {
 local function shell(p, vars)
   return ("(%s%s %s%s)"):format(env, vars or "", p.cmd,
                                 p.warns and " || [ $? -eq 1 ]" or "")
-end
-
-local function exists(path)
-  local f = io.open(path)
-  if f then f:close() end
-  return f ~= nil
 end
 
 
