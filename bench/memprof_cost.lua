@@ -53,12 +53,18 @@ local part_of = {
   lj_wbuf_reserve = "buffer", lj_wbuf_flush = "buffer",
   lj_wbuf_failed = "buffer", memprof_mark = "buffer",
   memprof_writemark = "buffer",
-  memprof_allocf = "wrapper", memprof_write = "wrapper",
+  memprof_allocf = "wrapper", memprof_allocev = "wrapper",
+  memprof_write = "wrapper",
 }
--- Lines of memprof_write that are another part's.
+-- Lines of the event writers that are another part's.
+local writers = { memprof_write = true, memprof_written = true,
+                  memprof_gcfree = true }
 local function line_part(fn, text)
-  if fn ~= "memprof_write" then return part_of[fn] end
-  if text:match("lj_wbuf_uleb") or text:match("out%.pos = p") then
+  if not writers[fn] then return part_of[fn] end
+  if text:match("lj_wbuf_reserve") then
+    return "buffer"
+  elseif text:match("lj_wbuf_uleb") or text:match("out%.pos") or
+         text:match("%*p%+%+ = ") then
     return "encoding"
   elseif text:match("mark") or text:match("lj_wbuf_failed") then
     return "buffer"
@@ -77,8 +83,10 @@ end
 local function number(s) return tonumber((s:gsub(",", ""))) end
 
 -- A run under callgrind, a file per thread: their names' common part.
+-- MEMPROF_COST_REUSE=1 reads an earlier run's files in WORKDIR again.
 local function callgrind(prog, mode, n)
   local out = ("%s/cg.%s.%s"):format(work, prog, mode)
+  if os.getenv("MEMPROF_COST_REUSE") then return out end
   os.remove(out .. "-01")
   os.remove(out .. "-02")
   capture(("valgrind --tool=callgrind --dump-instr=yes --separate-threads=yes --callgrind-out-file=%s %s %s --run %s %s %s 2>&1")
@@ -105,14 +113,16 @@ local function breakdown(file)
     elseif ours then
       local cost, body = line:match("^%s*([%d,]+)  (.*)$")
       if not cost then body = line:match("^%s*%.  (.*)$") end
-      local callee, calls = (body or ""):match("^%s*=> %S+:([%w_]+)%S* %(([%d,]+)x%)")
+      local cfile, callee, calls = (body or ""):match("^%s*=> (%S+):([%w_]+)%S* %(([%d,]+)x%)")
       if callee then
-        if callee == "lj_alloc_f" and fn == "memprof_allocf" then
+        if callee == "lj_alloc_f" and (fn == "memprof_allocf" or
+                                       fn == "memprof_allocev") then
           events = events + number(calls)
         end
         if callee == "lj_symtab_dump" then
           startstop = startstop + number(cost)
-        elseif part_of[callee] and not skipped[callee] then
+        elseif part_of[callee] and not skipped[callee] and
+               not cfile:match("/lj_memprof%.c$") then  -- Counted by line.
           by[part_of[callee]] = by[part_of[callee]] + number(cost)
         end
       elseif body then
