@@ -8,8 +8,8 @@
 --   attribution  where the event comes from (VM state, frames, trace site)
 --   stack id     the call stack's id (lj_memstack_id and what it calls)
 --   encoding     the header and ULEB128 fields written into the buffer
---   buffer       room in the buffer, its flush, marks; and the writer
---                thread (its instructions, on the other core)
+--   buffer       room in the buffer, its flush, marks
+--   thread       the writer thread (on the other core), whole
 --   wrapper      the allocator wrapper's own work: its call, spills, the
 --                event's kind
 -- The VM's own allocator (lj_alloc_f) and the profile's start and stop
@@ -35,7 +35,8 @@ if work == "--run" then  -- The child: PROGRAM MODE N.
   return
 end
 
-local parts = { "attribution", "stack id", "encoding", "buffer", "wrapper" }
+local parts = { "attribution", "stack id", "encoding", "buffer", "wrapper",
+                "thread" }
 
 -- The part of a function of the profiler, or of a function it calls.
 local part_of = {
@@ -52,12 +53,18 @@ local part_of = {
   lj_wbuf_reserve = "buffer", lj_wbuf_flush = "buffer",
   lj_wbuf_failed = "buffer", memprof_mark = "buffer",
   memprof_writemark = "buffer",
-  memprof_allocf = "wrapper", memprof_write = "wrapper",
+  memprof_allocf = "wrapper", memprof_allocev = "wrapper",
+  memprof_write = "wrapper",
 }
--- Lines of memprof_write that are another part's.
+-- Lines of the event writers that are another part's.
+local writers = { memprof_write = true, memprof_written = true,
+                  memprof_gcfree = true }
 local function line_part(fn, text)
-  if fn ~= "memprof_write" then return part_of[fn] end
-  if text:match("lj_wbuf_uleb") or text:match("out%.pos = p") then
+  if not writers[fn] then return part_of[fn] end
+  if text:match("lj_wbuf_reserve") then
+    return "buffer"
+  elseif text:match("lj_wbuf_uleb") or text:match("out%.pos") or
+         text:match("%*p%+%+ = ") then
     return "encoding"
   elseif text:match("mark") or text:match("lj_wbuf_failed") then
     return "buffer"
@@ -75,18 +82,23 @@ end
 
 local function number(s) return tonumber((s:gsub(",", ""))) end
 
--- A run under callgrind: the annotation's file.
+-- A run under callgrind, a file per thread: their names' common part.
+-- MEMPROF_COST_REUSE=1 reads an earlier run's files in WORKDIR again.
 local function callgrind(prog, mode, n)
   local out = ("%s/cg.%s.%s"):format(work, prog, mode)
-  capture(("valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s %s %s --run %s %s %s 2>&1")
+  if os.getenv("MEMPROF_COST_REUSE") then return out end
+  os.remove(out .. "-01")
+  os.remove(out .. "-02")
+  capture(("valgrind --tool=callgrind --dump-instr=yes --separate-threads=yes --callgrind-out-file=%s %s %s --run %s %s %s 2>&1")
           :format(out, luajit, arg[0], prog, mode, n))
   return out
 end
 
--- Instructions by part, the events (the allocator's calls from the
--- wrapper), start and stop, and the run's total.
+-- Instructions by part on the allocating thread (the first), the events
+-- (the allocator's calls from the wrapper), start and stop, and the run's
+-- total, the writer thread's (the second, if any) with it.
 local function breakdown(file)
-  local text = capture(("callgrind_annotate --auto=yes --threshold=100 --show-percs=no --context=100000 %s 2>/dev/null")
+  local text = capture(("callgrind_annotate --auto=yes --threshold=100 --show-percs=no --context=100000 %s-01 2>/dev/null")
                        :format(file))
   local by, events, startstop = {}, 0, 0
   for _, p in ipairs(parts) do by[p] = 0 end
@@ -101,14 +113,16 @@ local function breakdown(file)
     elseif ours then
       local cost, body = line:match("^%s*([%d,]+)  (.*)$")
       if not cost then body = line:match("^%s*%.  (.*)$") end
-      local callee, calls = (body or ""):match("^%s*=> %S+:([%w_]+)%S* %(([%d,]+)x%)")
+      local cfile, callee, calls = (body or ""):match("^%s*=> (%S+):([%w_]+)%S* %(([%d,]+)x%)")
       if callee then
-        if callee == "lj_alloc_f" and fn == "memprof_allocf" then
+        if callee == "lj_alloc_f" and (fn == "memprof_allocf" or
+                                       fn == "memprof_allocev") then
           events = events + number(calls)
         end
         if callee == "lj_symtab_dump" then
           startstop = startstop + number(cost)
-        elseif part_of[callee] and not skipped[callee] then
+        elseif part_of[callee] and not skipped[callee] and
+               not cfile:match("/lj_memprof%.c$") then  -- Counted by line.
           by[part_of[callee]] = by[part_of[callee]] + number(cost)
         end
       elseif body then
@@ -122,18 +136,19 @@ local function breakdown(file)
     end
   end
   -- The writer thread, whole.
-  local incl = capture(("callgrind_annotate --inclusive=yes --show-percs=no %s 2>/dev/null")
-                       :format(file))
-  local thread = incl:match("\n%s*([%d,]+)%s+%S*lj_proffile%.c:proffile_thread")
-  by.buffer = by.buffer + (thread and number(thread) or 0)
-  return by, events, startstop, total
+  local thread = capture(("callgrind_annotate --show-percs=no %s-02 2>/dev/null")
+                         :format(file))
+                 :match("([%d,]+)%s+PROGRAM TOTALS")
+  by.thread = thread and number(thread) or 0
+  return by, events, startstop, total + by.thread
 end
 
 local programs = { { "alloc_churn", 300000 }, { "alloc_tree", 15 },
                    { "alloc_strings", 100000 } }
 print("| program | mode | events | instructions / event over plain | " ..
-      table.concat(parts, " | ") .. " | rest |")
-print("| --- | --- | ---: | ---: |" .. (" ---: |"):rep(#parts + 1))
+      "on the allocating thread | " .. table.concat(parts, " | ") ..
+      " | rest |")
+print("| --- | --- | ---: | ---: | ---: |" .. (" ---: |"):rep(#parts + 1))
 for _, p in ipairs(programs) do
   local _, _, _, plain = breakdown(callgrind(p[1], "plain", p[2]))
   for _, mode in ipairs({ "v4", "stacks" }) do
@@ -144,7 +159,8 @@ for _, p in ipairs(programs) do
       row[#row + 1] = ("%.1f"):format(by[part] / events)
       sum = sum + by[part] / events
     end
-    print(("| %s | %s | %d | %.1f | %s | %.1f |"):format(p[1], mode, events,
-          over, table.concat(row, " | "), over - sum))
+    print(("| %s | %s | %d | %.1f | %.1f | %s | %.1f |"):format(p[1], mode,
+          events, over, over - by.thread / events, table.concat(row, " | "),
+          over - sum))
   end
 end

@@ -620,9 +620,19 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
   return p;
 }
 
+/* An event written up to p: the time marks' count, the writer's state. */
+static LJ_AINLINE void memprof_written(MemProf *mp, uint8_t *p)
+{
+  mp->out.pos = p;
+  if (LJ_UNLIKELY(--mp->mark_left <= 0))
+    memprof_mark(mp);
+  if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
+    memprof_halt(mp);
+}
+
 /* Write one event. Allocations carry their stack when stacks are on; a
-** sampled one (weight > 0) the bytes it stands for. Inlined in the
-** allocator wrapper: as a call, with its spills, it cost 40 instructions
+** sampled one (weight > 0) the bytes it stands for. Inlined in
+** memprof_allocev: as a call, with its spills, it cost 40 instructions
 ** more an event (of about 180). */
 static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
 				     void *ptr, size_t osize, void *nptr,
@@ -648,25 +658,48 @@ static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
   }
   if (weight)
     p = lj_wbuf_uleb(p, weight);
-  mp->out.pos = p;
-  if (LJ_UNLIKELY(--mp->mark_left <= 0))
-    memprof_mark(mp);
-  if (LJ_UNLIKELY(lj_wbuf_failed(&mp->out)))
-    memprof_halt(mp);
+  memprof_written(mp, p);
 }
 
-static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+/* The collector frees a block: internal, no stack (as memprof_write has
+** it), and nothing to call but the VM's allocator. Most frees are these:
+** written before the block is freed, the allocator then called last, no
+** value has to live across a call. */
+static LJ_AINLINE void memprof_gcfree(MemProf *mp, void *ptr, size_t osize)
 {
-  MemProf *mp = (MemProf *)ud;
+  uint8_t *p;
+  lj_wbuf_reserve(&mp->out, 1 + 2*LJ_WBUF_ULEB_MAX);
+  p = mp->out.pos;
+  *p++ = AEVENT_FREE | ASOURCE_INT;
+  p = lj_wbuf_uleb(p, (uintptr_t)ptr);
+  p = lj_wbuf_uleb(p, osize);
+  memprof_written(mp, p);
+}
+
+static LJ_NOINLINE void *memprof_allocev(MemProf *mp, void *ptr, size_t osize,
+					  size_t nsize, uintptr_t ra)
+{
   void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
-  mp->stacks.allocra = (uintptr_t)__builtin_return_address(0);
+  mp->stacks.allocra = ra;
   mp->stacks.gone = ptr;
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
 		    ptr == NULL ? AEVENT_ALLOC : AEVENT_REALLOC,
 		ptr, osize, nptr, nsize, 0);
   return nptr;
+}
+
+/* Both ways out are calls in tail position: the wrapper keeps nothing. */
+static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  MemProf *mp = (MemProf *)ud;
+  if (nsize == 0 && mp->g->vmstate == ~LJ_VMST_GC) {
+    memprof_gcfree(mp, ptr, osize);
+    return mp->allocf(mp->allocd, ptr, osize, 0);
+  }
+  return memprof_allocev(mp, ptr, osize, nsize,
+			 (uintptr_t)__builtin_return_address(0));
 }
 
 /* Sampled (lj_profmem.h): the VM's allocation path counts the bytes and

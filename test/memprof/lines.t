@@ -51,5 +51,9 @@ is(location($r, "$src:15")->{alloc_events}, 0, 'the line that indexed made none'
 
 is($tables->{live_blocks} + $strings->{live_blocks}, 0, 'after collectgarbage() none of them is live');
 is(location($r, 'INTERNAL')->{free_events} >= 30, 1, 'the collector freed them (internal frees)');
+my ($gc) = grep { $_->{location} eq "$src:9" }
+	   @{ location($r, 'INTERNAL')->{free_overrides} || [] };
+is($gc && $gc->{events}, 20, "the collector's frees of line 9's tables: all 20");
+is($gc && $gc->{bytes}, 20 * 64, '... each saying its 64 bytes');
 
 done_testing;
