@@ -56,4 +56,49 @@ LUA
   }
 }
 
+# A fork while the tables grow: half of the stacks made, the process
+# forks; the child, whose profile is forgotten, walks every stack again
+# on a line of its own (its copy of the tables never grows), and the
+# parent goes on growing its tables with the other half. The parent's
+# stream keeps all its stacks and none of the child's events.
+{
+  my $m = 50;
+  my $bin = scratch() . "/many-fork.bin";
+  my $code = "jit.off()\n" . level('C', undef, $m) . level('B', 'C', $m) . level('A', 'B', $m) . <<LUA;
+local ffi = require("ffi")
+ffi.cdef("int fork(void); int waitpid(int pid, int *status, int options);")
+local keep = {}
+local function run(from, to)
+  for i = from, to do
+    for j = 1, $m do
+      for k = 1, $m do
+        keep[k] = A(i, j, k)  -- LOOP
+      end
+    end
+  end
+end
+assert(misc.memprof.start({ path = "$bin", stacks = true }))
+run(1, $m / 2)
+local pid = ffi.C.fork()
+if pid == 0 then
+  for _ = 1, 2 do run(1, $m) end  -- CHILD
+  os.exit(0)
+end
+run($m / 2 + 1, $m)
+local status = ffi.new("int[1]")
+assert(ffi.C.waitpid(pid, status, 0) == pid and status[0] == 0, "the child failed")
+assert(misc.memprof.stop())
+LUA
+  my $run = run_lua($code, timeout => 300);
+  is($run->{rc}, 0, 'fork: the program and its child ran') or diag $run->{err};
+  my $r = memprof_report($bin);
+  is($r->{rc}, 0, 'fork: the parent\'s stream reads back complete') or diag $r->{err};
+  my $st = $r->{json} && $r->{json}{stacks} || {};
+  is($st->{table_full_events}, 0, 'fork: no event lost its stack');
+  cmp_ok($st->{distinct} // 0, '>=', $m ** 3, "fork: the parent's $m^3 stacks, before and after ($st->{distinct})");
+  my $src = '@' . $run->{script};
+  my $line = line_of($code, "-- C1");
+  is(location($r, "$src:$line")->{alloc_events}, $m * $m, "fork: C's line 1 made $m x $m tables, the parent's only");
+}
+
 done_testing();
