@@ -24,6 +24,20 @@ sub level {
   return $code . "  end\nend\n";
 }
 
+# Runs $code, which profiles into $bin; checks that every one of $want
+# stacks is kept; the report and the script's chunk name.
+sub all_kept {
+  my ($what, $code, $bin, $want) = @_;
+  my $run = run_lua($code, timeout => 300);
+  is($run->{rc}, 0, "$what: the program ran") or diag $run->{err};
+  my $r = memprof_report($bin);
+  is($r->{rc}, 0, "$what: the stream reads back complete") or diag $r->{err};
+  my $st = $r->{json} && $r->{json}{stacks} || {};
+  is($st->{table_full_events}, 0, "$what: no event lost its stack");
+  cmp_ok($st->{distinct} // 0, '>=', $want, "$what: $want distinct stacks or more ($st->{distinct})");
+  return ($r, '@' . $run->{script});
+}
+
 my $n = 100;
 for my $jit ('off', 'on') {
   my $bin = scratch() . "/many-$jit.bin";
@@ -40,16 +54,9 @@ end
 assert(misc.memprof.stop())
 LUA
 
-  my $run = run_lua($code, timeout => 300);
-  is($run->{rc}, 0, "jit $jit: the program ran") or diag $run->{err};
-  my $r = memprof_report($bin);
-  is($r->{rc}, 0, "jit $jit: the stream reads back complete") or diag $r->{err};
-  my $st = $r->{json} && $r->{json}{stacks} || {};
-  is($st->{table_full_events}, 0, "jit $jit: no event lost its stack");
-  cmp_ok($st->{distinct} // 0, '>=', $n ** 3, "jit $jit: a million distinct stacks or more ($st->{distinct})");
+  my ($r, $src) = all_kept("jit $jit", $code, $bin, $n ** 3);
 
   # Each of C's lines made 10 000 tables, from 10 000 stacks of its own.
-  my $src = '@' . $run->{script};
   for my $b (1, 57, $n) {
     my $line = line_of($code, "-- C$b");
     is(location($r, "$src:$line")->{alloc_events}, $n * $n, "jit $jit: C's line $b made $n x $n tables");
@@ -89,14 +96,7 @@ local status = ffi.new("int[1]")
 assert(ffi.C.waitpid(pid, status, 0) == pid and status[0] == 0, "the child failed")
 assert(misc.memprof.stop())
 LUA
-  my $run = run_lua($code, timeout => 300);
-  is($run->{rc}, 0, 'fork: the program and its child ran') or diag $run->{err};
-  my $r = memprof_report($bin);
-  is($r->{rc}, 0, 'fork: the parent\'s stream reads back complete') or diag $r->{err};
-  my $st = $r->{json} && $r->{json}{stacks} || {};
-  is($st->{table_full_events}, 0, 'fork: no event lost its stack');
-  cmp_ok($st->{distinct} // 0, '>=', $m ** 3, "fork: the parent's $m^3 stacks, before and after ($st->{distinct})");
-  my $src = '@' . $run->{script};
+  my ($r, $src) = all_kept('fork', $code, $bin, $m ** 3);
   my $line = line_of($code, "-- C1");
   is(location($r, "$src:$line")->{alloc_events}, $m * $m, "fork: C's line 1 made $m x $m tables, the parent's only");
 }
