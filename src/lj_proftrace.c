@@ -415,11 +415,10 @@ static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
   return lo > 0 ? &T->snap[lo-1] : NULL;
 }
 
-/* Is the page that holds p mapped? A PC that is no longer in a proto (a
-** sample that lands while a trace's protos are being freed) makes the
-** scan below leave the heap's pages: it stops there instead of faulting.
-** mincore is a plain system call, safe in a signal handler. */
-static int page_mapped(const void *p)
+/* mincore is a plain system call, safe in a signal handler. A PC that is
+** no longer in a proto makes the scan below leave the heap's pages: it
+** stops there instead of faulting. */
+int lj_proftrace_mapped(const void *p)
 {
   uintptr_t size = (uintptr_t)getauxval(AT_PAGESZ);
   unsigned char v;
@@ -436,16 +435,17 @@ static const GCproto *pc_proto(const BCIns *pc)
 {
   const BCIns *p = pc - 1;
   int n;
-  if (!page_mapped(p))
+  if (!lj_proftrace_mapped(p))
     return NULL;
   for (n = 0; n < PROTO_SCAN_MAX; n++, p--) {
     BCOp op;
-    if (((uintptr_t)(p + 1) & (PAGE_EDGE - 1)) == 0 && !page_mapped(p))
+    if (((uintptr_t)(p + 1) & (PAGE_EDGE - 1)) == 0 &&
+	!lj_proftrace_mapped(p))
       return NULL;  /* p entered a page below the last one read. */
     op = bc_op(*p);
     if (op >= BC_FUNCF && op <= BC_JFUNCV) {
       const GCproto *pt = (const GCproto *)((const char *)p - sizeof(GCproto));
-      return page_mapped(pt) && pt->gct == ~LJ_TPROTO &&
+      return lj_proftrace_mapped(pt) && pt->gct == ~LJ_TPROTO &&
 	     lj_proftrace_inproto(pt, pc) ? pt : NULL;
     }
   }

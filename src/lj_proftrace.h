@@ -165,6 +165,11 @@ LJ_FUNC int lj_proftrace_frames(const struct GCtrace *T, uintptr_t ip,
 LJ_FUNC int lj_proftrace_exitframes(const struct GCtrace *T, ExitNo exitno,
 				    const GCproto **pts, const BCIns **pcs);
 
+/* Whether the page that holds p is mapped: memory a signal handler finds
+** through a pointer the VM may be changing (a trace, the bytecode of a
+** proto being freed) is read only where this says so. */
+LJ_FUNC int lj_proftrace_mapped(const void *p);
+
 /* Every complete trace of g (not the one being recorded), by number. */
 LJ_FUNC void lj_proftrace_each(global_State *g,
 			       void (*f)(void *ud, const struct GCtrace *T),

@@ -360,8 +360,15 @@ GCtrace *lj_profwalk_gettrace(ProfWalk *pw, TraceNo traceno)
 {
 #if LJ_HASJIT
   jit_State *J = G2J(pw->g);
-  return traceno < J->sizetrace && (const void *)J->trace != pw->gone ?
-	 traceref(J, traceno) : NULL;
+  GCtrace *T;
+  if (traceno >= J->sizetrace || (const void *)J->trace == pw->gone ||
+      !lj_proftrace_mapped(&J->trace[traceno]))
+    return NULL;
+  /* A sample may land while the allocator grows J->trace: the old block's
+  ** words are then its bookkeeping. A trace is one when it says so. */
+  T = traceref(J, traceno);
+  return T != NULL && lj_proftrace_mapped(T) && T->gct == ~LJ_TTRACE &&
+	 T->traceno == traceno ? T : NULL;
 #else
   UNUSED(pw); UNUSED(traceno);
   return NULL;
