@@ -88,9 +88,22 @@ static int perfmap_open(global_State *g)
 
 /* -- On and off ---------------------------------------------------------- */
 
+/* In a fork's child, a thread of the parent may have held the lock. */
+static void perfmap_forked(void)
+{
+  pthread_mutex_init(&perfmap.lock, NULL);
+}
+
+static void perfmap_atfork(void)
+{
+  pthread_atfork(NULL, NULL, perfmap_forked);
+}
+
 int lj_perfmap_set(global_State *g, int on)
 {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
   int status = PROFILE_SUCCESS;
+  pthread_once(&once, perfmap_atfork);
   pthread_mutex_lock(&perfmap.lock);
   if (on && (perfmap.fd < 0 || perfmap.pid != getpid())) {
     status = perfmap_open(g);

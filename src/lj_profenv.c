@@ -38,6 +38,7 @@
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_proffile.h"
+#include "lj_profhost.h"
 #include "lj_profnap.h"
 #include "lj_prof.h"
 #include "lj_perfmap.h"
@@ -438,14 +439,26 @@ static int env_mask(const EnvVM *e, const int *flags)
   return m;
 }
 
+/* A line in one write(2): whole in a log that many processes share, and
+** no stdio lock held that a fork by another thread could leave held. */
 static void env_say(const char *fmt, ...)
 {
+  char line[1024];
+  size_t n = sizeof("LJPROF: ")-1;
+  ssize_t w;
+  int len;
   va_list ap;
+  memcpy(line, "LJPROF: ", n);
   va_start(ap, fmt);
-  fputs("LJPROF: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  len = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
   va_end(ap);
+  if (len > 0)
+    n += (size_t)len;
+  if (n > sizeof(line)-2)
+    n = sizeof(line)-2;  /* Cut short: the newline still fits. */
+  line[n++] = '\n';
+  w = write(2, line, n);
+  UNUSED(w);  /* Nowhere else to say it. */
 }
 
 /* The path of a profile; 0 if too long. Armed profiles add the number of
@@ -515,6 +528,7 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
 static void env_forked(void)
 {
   int i;
+  pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
   for (i = 0; i < ENV_VMS; i++) {
     EnvVM *e = &env_vms[i];
     memset(e->file, 0, sizeof(e->file));
@@ -733,17 +747,11 @@ static void *env_rotator(void *arg)
   }
 }
 
-/* The thread takes no signal: the program's are for its own threads. */
 static int env_rotate_start(EnvVM *e)
 {
-  sigset_t all, old;
   int err;
   lj_profnap_init(&e->nap);
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  err = pthread_create(&e->rotator, NULL, env_rotator, e);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (err != 0) {
+  if ((err = lj_profhost_thread(&e->rotator, env_rotator, e)) != 0) {
     lj_profnap_free(&e->nap);
     errno = err;
     return 0;

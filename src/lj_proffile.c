@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lj_proffile.h"
+#include "lj_profhost.h"
 
 struct ProfFile {
   int fd;
@@ -151,7 +152,7 @@ ProfFile *lj_proffile_open(const char *path, size_t bufsize)
   pthread_mutex_init(&pf->lock, NULL);
   pthread_cond_init(&pf->work, NULL);
   pthread_cond_init(&pf->done, NULL);
-  if ((err = pthread_create(&pf->thread, NULL, proffile_thread, pf)) != 0) {
+  if ((err = lj_profhost_thread(&pf->thread, proffile_thread, pf)) != 0) {
     atomic_store(&open_files[pf->slot], NULL);
     close(pf->fd);
     proffile_free(pf);

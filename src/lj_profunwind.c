@@ -31,6 +31,7 @@
 #include "lj_obj.h"
 #include "lj_vm.h"
 #include "lj_profunwind.h"
+#include "lj_profhost.h"
 
 /* -- Bounded reads of unwind tables -------------------------------------- */
 
@@ -903,7 +904,7 @@ void lj_profunwind_addobjs(ProfUnwObjs *objs)
   size_t k, n = atomic_load_explicit(&objs->n, memory_order_relaxed);
   w.objs = objs;
   memset(w.seen, 0, sizeof(w.seen));
-  dl_iterate_phdr(walk_obj, &w);
+  lj_profhost_objects(walk_obj, &w);
   for (k = 0; k < n; k++)  /* Unloaded: a step never reads its tables. */
     if (!w.seen[k] &&
 	!atomic_exchange_explicit(&objs->seg[k].gone, 1, memory_order_relaxed))
@@ -924,7 +925,7 @@ int lj_profunwind_refresh(ProfUnwObjs *objs)
   Walk w;
   w.adds = objs->adds;
   w.subs = objs->subs;
-  dl_iterate_phdr(count_objs, &w);
+  lj_profhost_objects(count_objs, &w);
   if (w.adds == objs->adds && w.subs == objs->subs)
     return 0;
   lj_profunwind_addobjs(objs);
@@ -967,7 +968,7 @@ static int range_find(uintptr_t ip, uintptr_t *lo, uintptr_t *hi)
   rg.ip = ip;
   rg.lo = rg.hi = 0;
   rg.found = 0;
-  dl_iterate_phdr(range_obj, &rg);
+  lj_profhost_objects(range_obj, &rg);
   *lo = rg.lo;
   *hi = rg.hi;
   return rg.found;

@@ -26,6 +26,7 @@
 #include "lj_jit.h"
 #endif
 #include "lj_proftrace.h"
+#include "lj_profhost.h"
 #include "lj_symtab.h"
 
 /* -- Lua functions and traces -------------------------------------------- */
@@ -78,6 +79,19 @@ struct lj_symtab_obj {
   uintptr_t base;	/* Load address. */
   uint64_t namehash;	/* Tells objects loaded at the same base apart. */
 };
+
+/* An object the loader's walk found new, as much of it as its symbols
+** need: they are read and written after the walk, outside the loader's
+** lock (lj_profhost.h). */
+#define SYMTAB_MAXSEG	8	/* Executable segments kept of an object. */
+
+typedef struct SymtabNew {
+  uintptr_t base;
+  char *path;		/* Its file. */
+  int exe;		/* The main executable: path is /proc/self/exe. */
+  int nseg;
+  struct { uint64_t lo, hi; } seg[SYMTAB_MAXSEG];  /* From base. */
+} SymtabNew;
 
 static uint64_t symtab_hash(const char *s)
 {
@@ -217,23 +231,19 @@ static void symtab_writemark(struct lj_wbuf *out, uint8_t header,
 ** function's name.
 */
 static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
-			      const SymtabFuncs *fs,
-			      const struct dl_phdr_info *info,
+			      const SymtabFuncs *fs, const SymtabNew *obj,
 			      const char *objname)
 {
-  uintptr_t base = (uintptr_t)info->dlpi_addr;
+  uintptr_t base = obj->base;
   const char *slash = strrchr(objname, '/');
   uint64_t reach = 0;
   size_t i;
   int k;
   if (slash != NULL)
     objname = slash + 1;
-  for (k = 0; k < info->dlpi_phnum; k++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-	!symtab_hasfunc(fs, ph->p_vaddr))
-      symtab_writemark(out, header, base, ph->p_vaddr, objname);
-  }
+  for (k = 0; k < obj->nseg; k++)
+    if (!symtab_hasfunc(fs, obj->seg[k].lo))
+      symtab_writemark(out, header, base, obj->seg[k].lo, objname);
   for (i = 0; i < fs->n; i++) {
     const SymtabFunc *f = &fs->f[i];
     if (i > 0 && f->addr == fs->f[i-1].addr)
@@ -246,13 +256,9 @@ static void symtab_writefuncs(struct lj_wbuf *out, uint8_t header,
     if (i+1 == fs->n || fs->f[i+1].addr > reach)
       symtab_writemark(out, header, base, reach, objname);
   }
-  for (k = 0; k < info->dlpi_phnum; k++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
-    uint64_t end = ph->p_vaddr + ph->p_memsz;
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-	!symtab_hasfunc(fs, end))
-      symtab_writecsym(out, header, base + (uintptr_t)end, "");
-  }
+  for (k = 0; k < obj->nseg; k++)
+    if (!symtab_hasfunc(fs, obj->seg[k].hi))
+      symtab_writecsym(out, header, base + (uintptr_t)obj->seg[k].hi, "");
 }
 
 /* -- Objects' functions, kept for the process ---------------------------- */
@@ -272,6 +278,16 @@ typedef struct SymtabKept {
   time_t mtime;
   SymtabFuncs fs;	/* Sorted; the names in the same block. */
 } SymtabKept;
+
+/* A block twice *size items large (32 at first) holding p's; NULL when
+** memory is short, and p as it was. */
+static void *symtab_grow(void *p, size_t *size, size_t item)
+{
+  size_t nsize = *size ? 2 * *size : 32;
+  if ((p = realloc(p, nsize * item)) != NULL)
+    *size = nsize;
+  return p;
+}
 
 static pthread_mutex_t symtab_lock = PTHREAD_MUTEX_INITIALIZER;
 static SymtabKept *symtab_kept;
@@ -314,21 +330,20 @@ static void symtab_keep(const struct stat *st, const SymtabFuncs *fs)
   }
   pthread_mutex_lock(&symtab_lock);
   if (symtab_nkept == symtab_sizekept) {
-    size_t nsize = symtab_sizekept ? 2*symtab_sizekept : 16;
-    SymtabKept *k = realloc(symtab_kept, nsize * sizeof(*k));
-    if (k != NULL) {
+    SymtabKept *k = symtab_grow(symtab_kept, &symtab_sizekept, sizeof(*k));
+    if (k != NULL)
       symtab_kept = k;
-      symtab_sizekept = nsize;
-    }
   }
   if (symtab_nkept < symtab_sizekept) {
-    SymtabKept *k = &symtab_kept[symtab_nkept++];
+    /* Filled before it is counted: a fork's child may look it up. */
+    SymtabKept *k = &symtab_kept[symtab_nkept];
     k->dev = st->st_dev;
     k->ino = st->st_ino;
     k->size = st->st_size;
     k->mtime = st->st_mtime;
     k->fs.f = f;
     k->fs.n = k->fs.size = fs->n;
+    symtab_nkept++;
     f = NULL;
   }
   pthread_mutex_unlock(&symtab_lock);
@@ -483,16 +498,16 @@ static int symtab_debuglink(Elf *elf, const char *path)
 ** (by build-id, else by .gnu_debuglink), its .dynsym.
 */
 static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
-			     const char *path, const char *name,
-			     const struct dl_phdr_info *info)
+			     const SymtabNew *obj, const char *name)
 {
   SymtabFuncs fs = { NULL, 0, 0 };
   Elf *elf = NULL, *dbg = NULL;
   uint8_t *mini = NULL;
   struct stat st;
+  const char *path = obj->path;
   int fd, dfd = -1, known = stat(path, &st) == 0;
   if (known && symtab_findkept(&st, &fs)) {
-    symtab_writefuncs(out, header, &fs, info, name);
+    symtab_writefuncs(out, header, &fs, obj, name);
     return;
   }
   fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -512,7 +527,7 @@ static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
   qsort(fs.f, fs.n, sizeof(SymtabFunc), symtab_byaddr);
   if (known)
     symtab_keep(&st, &fs);
-  symtab_writefuncs(out, header, &fs, info, name);
+  symtab_writefuncs(out, header, &fs, obj, name);
   free(fs.f);
   if (dbg != NULL) elf_end(dbg);
   free(mini);
@@ -521,12 +536,16 @@ static void symtab_elfobject(struct lj_wbuf *out, uint8_t header,
   if (fd >= 0) close(fd);
 }
 
+/* The walk under the loader's lock: every object loaded (to compare the
+** next walk against), and a copy of those not written yet. */
 struct symtab_walk {
-  struct lj_wbuf *out;
-  struct lj_symtab_objs *objs;
+  const struct lj_symtab_objs *objs;
+  const char *exe;		/* The main executable's path. */
   struct lj_symtab_obj *seen;	/* Objects loaded now. */
   size_t n, size;
-  uint8_t header;
+  SymtabNew *fresh;		/* Of those, the ones not written yet. */
+  size_t nfresh, sizefresh;
+  int short_of_memory;
 };
 
 static int symtab_known(const struct lj_symtab_objs *objs,
@@ -539,34 +558,55 @@ static int symtab_known(const struct lj_symtab_objs *objs,
   return 0;
 }
 
+static int symtab_copynew(struct symtab_walk *w, struct dl_phdr_info *info,
+			  int exe)
+{
+  SymtabNew *o;
+  int k;
+  if (w->nfresh == w->sizefresh) {
+    SymtabNew *p = symtab_grow(w->fresh, &w->sizefresh, sizeof(SymtabNew));
+    if (p == NULL)
+      return 0;
+    w->fresh = p;
+  }
+  o = &w->fresh[w->nfresh];
+  if ((o->path = strdup(exe ? "/proc/self/exe" : info->dlpi_name)) == NULL)
+    return 0;
+  o->exe = exe;
+  o->base = (uintptr_t)info->dlpi_addr;
+  o->nseg = 0;
+  for (k = 0; k < info->dlpi_phnum && o->nseg < SYMTAB_MAXSEG; k++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+      o->seg[o->nseg].lo = ph->p_vaddr;
+      o->seg[o->nseg++].hi = ph->p_vaddr + ph->p_memsz;
+    }
+  }
+  w->nfresh++;
+  return 1;
+}
+
 static int symtab_walkobj(struct dl_phdr_info *info, size_t size, void *data)
 {
   struct symtab_walk *w = (struct symtab_walk *)data;
-  const char *name = info->dlpi_name;
+  int exe = info->dlpi_name == NULL || *info->dlpi_name == '\0';
   struct lj_symtab_obj o;
-  char exe[4096];
   UNUSED(size);
-  if (name == NULL || *name == '\0') {  /* The main executable. */
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe)-1);
-    exe[n > 0 ? n : 0] = '\0';
-    name = exe;
-  }
   o.base = (uintptr_t)info->dlpi_addr;
-  o.namehash = symtab_hash(name);
+  o.namehash = symtab_hash(exe ? w->exe : info->dlpi_name);
   if (w->n == w->size) {
-    size_t nsize = w->size ? 2*w->size : 32;
-    struct lj_symtab_obj *p = realloc(w->seen, nsize * sizeof(*p));
+    struct lj_symtab_obj *p = symtab_grow(w->seen, &w->size, sizeof(o));
     if (p == NULL)
-      return 1;  /* Out of memory: what was seen so far must do. */
+      goto short_of_memory;
     w->seen = p;
-    w->size = nsize;
   }
+  if (!symtab_known(w->objs, &o) && !symtab_copynew(w, info, exe))
+    goto short_of_memory;
   w->seen[w->n++] = o;
-  if (!symtab_known(w->objs, &o))
-    symtab_elfobject(w->out, w->header,
-		     *info->dlpi_name ? info->dlpi_name : "/proc/self/exe",
-		     name, info);
   return 0;
+short_of_memory:
+  w->short_of_memory = 1;
+  return 1;  /* What was seen so far must do; the next call walks again. */
 }
 
 static int symtab_counters(struct dl_phdr_info *info, size_t size, void *data)
@@ -583,21 +623,30 @@ void lj_symtab_newobjs(struct lj_wbuf *out, struct lj_symtab_objs *objs,
 {
   unsigned long long c[2] = {0, 0};
   struct symtab_walk w;
-  dl_iterate_phdr(symtab_counters, c);
+  char exe[4096];
+  ssize_t len;
+  size_t i;
+  lj_profhost_objects(symtab_counters, c);
   if (objs->known != NULL && c[0] == objs->adds && c[1] == objs->subs)
     return;
-  elf_version(EV_CURRENT);
-  w.out = out;
+  len = readlink("/proc/self/exe", exe, sizeof(exe)-1);
+  exe[len > 0 ? len : 0] = '\0';
+  memset(&w, 0, sizeof(w));
   w.objs = objs;
-  w.seen = NULL;
-  w.n = w.size = 0;
-  w.header = header;
-  dl_iterate_phdr(symtab_walkobj, &w);
+  w.exe = exe;
+  lj_profhost_objects(symtab_walkobj, &w);
+  elf_version(EV_CURRENT);
+  for (i = 0; i < w.nfresh; i++) {
+    SymtabNew *o = &w.fresh[i];
+    symtab_elfobject(out, header, o, o->exe ? exe : o->path);
+    free(o->path);
+  }
+  free(w.fresh);
   free(objs->known);
   objs->known = w.seen;
   objs->n = w.n;
   objs->size = w.size;
-  objs->adds = c[0];
+  objs->adds = w.short_of_memory ? 0 : c[0];
   objs->subs = c[1];
 }
 

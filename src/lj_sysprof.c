@@ -80,6 +80,7 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 
 #include "lj_frame.h"
 #include "lj_profframe.h"
+#include "lj_profhost.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_vm.h"
@@ -640,7 +641,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   if (lj_wbuf_failed(&sp->out))
     return sysprof_finish(sp, 0, 0);
   lj_profnap_init(&sp->nap);
-  if ((err = pthread_create(&sp->drainer, NULL, drain_thread, sp)) != 0) {
+  if ((err = lj_profhost_thread(&sp->drainer, drain_thread, sp)) != 0) {
     lj_profnap_free(&sp->nap);
     return sysprof_finish(sp, 0, err);
   }
