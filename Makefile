@@ -186,8 +186,12 @@ TEST_LIBS   := $(BUILD)/lib/libluajit-5.1.a -ljansson -lelf -llzma -lpthread \
 	       -lm -ldl
 $(BUILD)/test/%.t: test/c/%.c test/c/tap.h $(STAGED)
 	@mkdir -p $(@D)
-	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(TEST_LIBS)
+	@$(TARGET_CC) $(TEST_CFLAGS) -o $@.x $< $(TEST_LDFLAGS) $(TEST_LIBS)
 	@$(call stage_exe,$@.x,$@) && rm $@.x
+
+# A host that forks while a thread of ours walks the loaded objects: the
+# walk pauses in a hook of the test's own, around the library's calls.
+$(BUILD)/test/forksafe.t: TEST_LDFLAGS := -Wl,--wrap=dl_iterate_phdr
 
 ifdef CROSS
 # ARM64: the unwinder's test again with its own return addresses signed

@@ -1,0 +1,72 @@
+#!/usr/bin/env perl
+# Debian's nginx with its Lua module on our library (OpenResty's flavour),
+# two workers, each profile in its environment: every start serves, a
+# reload brings new workers that serve, a quit ends them all, and the
+# streams written are complete. nginx forks to become a daemon and again
+# for each worker; a fork must never hang (test/c/forksafe.c makes the
+# race certain; here it is the real thing, many times).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+use File::Temp qw(tempdir);
+use LJProf::Nginx;
+
+if (my $why = LJProf::Nginx::unavailable()) {
+  plan skip_all => $why;
+}
+
+my $dir = tempdir(CLEANUP => 1);
+chmod 01777, $dir;  # The workers run as nobody.
+
+my @settings = (
+  [ 'no profile' => undef ],
+  [ 'cpu' => "cpu:interval=1,path=$dir/cpu-%p-%n.bin" ],
+  [ 'mem' => "mem:path=$dir/mem-%p-%n.bin" ],
+  [ 'cpu, mem and heap armed' =>
+    "cpu:interval=1,path=$dir/all-%p-%n.bin;mem:path=$dir/all-mem-%p-%n.bin;" .
+    "heap:signal=SIGURG,path=$dir/all-%p-%n.heap" ],
+  [ 'cpu armed' => "cpu:signal=SIGURG,path=$dir/armed-%p-%n.bin" ],
+);
+my $STARTS = 20;
+
+for my $s (@settings) {
+  my ($name, $ljprof) = @$s;
+  my ($served, @why) = (0);
+  for my $i (1 .. $STARTS) {
+    my $ngx = LJProf::Nginx->start(ljprof => $ljprof, workers => 2);
+    if (!$ngx) {
+      push @why, "start $i: $@";
+      next;
+    }
+    my $body = $ngx->answer('/');
+    if (defined $body && $body =~ /^pid \d+/) {
+      $served++;
+    } else {
+      push @why, "start $i: no answer; workers " . join(' ', $ngx->workers) .
+                 "\n" . $ngx->error_log;
+    }
+    if ($i == $STARTS) {
+      ok($ngx->reload, "$name: nginx -s reload brings new workers that serve");
+      ok($ngx->quit, "$name: nginx -s quit ends the master and its workers");
+    } else {
+      $ngx->quit;
+    }
+  }
+  is($served, $STARTS, "$name: each of $STARTS starts serves a request")
+    or diag(join "\n", @why);
+}
+
+# What was written is whole: each stream ends with its epilogue.
+my @streams = glob "$dir/*.bin";
+ok(@streams > 0, 'profiles were written') or diag('none in ' . $dir);
+my @cut = grep {
+  open my $fh, '<:raw', $_ or die "$_: $!";
+  local $/;
+  my $data = <$fh>;
+  length $data < 8 || substr($data, -1) ne "\x80";
+} @streams;
+is(scalar @cut, 0, 'every stream is complete') or diag("cut: @cut");
+
+done_testing();
