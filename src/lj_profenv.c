@@ -830,8 +830,9 @@ static void env_open(lua_State *L, const char *s)
   EnvVM *e = NULL;
   int vmno = ++env_nvms, i;
   if (!env_parse(&set, s, msg, sizeof(msg))) {
-    if (!said++)
-      env_say("bad setting '%s': %s; not profiling", s, msg);
+    if (!said++)  /* A log line quotes no more than a screen's width. */
+      env_say("bad setting '%.120s%s': %s; not profiling", s,
+	      strlen(s) > 120 ? "..." : "", msg);
     return;
   }
   for (i = 0; i < ENV_VMS && e == NULL; i++)
