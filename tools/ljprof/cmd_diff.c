@@ -12,8 +12,8 @@
 #include <fcntl.h>
 
 #include "cli.h"
-#include "lib/profdiff.h"
-#include "lib/report.h"
+#include "lib/aggregate/profdiff.h"
+#include "lib/render/report.h"
 #include "report_cli.h"
 #include "stream_file.h"
 

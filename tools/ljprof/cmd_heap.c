@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lib/heapdiff.h"
-#include "lib/heapreport.h"
+#include "lib/render/heapdiff.h"
+#include "lib/render/heapreport.h"
 #include "report_cli.h"
 
 #define CMD "heap"

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "lib/report.h"
+#include "lib/render/report.h"
 #include "stream_file.h"
 
 enum { OPT_LEAK_ONLY = 256, OPT_HUMAN };

@@ -7,7 +7,7 @@
 
 #include <getopt.h>
 
-#include "lib/report.h"
+#include "lib/render/report.h"
 
 /* getopt_long values of the report options. */
 enum {

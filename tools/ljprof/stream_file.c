@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "lib/event_pipe.h"
+#include "lib/aggregate/event_pipe.h"
 
 #define READ_BUFFER_SIZE (1u << 20)
 

@@ -5,11 +5,11 @@
 #ifndef LJPROF_STREAM_FILE_H
 #define LJPROF_STREAM_FILE_H
 
-#include "lib/memagg.h"
-#include "lib/reader.h"
-#include "lib/stream.h"
-#include "lib/symbols.h"
-#include "lib/sysagg.h"
+#include "lib/aggregate/memagg.h"
+#include "lib/shared/reader.h"
+#include "lib/decode/stream.h"
+#include "lib/shared/symbols.h"
+#include "lib/aggregate/sysagg.h"
 
 struct stream_file {
   enum stream_kind kind;

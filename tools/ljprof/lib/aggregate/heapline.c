@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "shared/util.h"
 
 void heapline_init(struct heapline *h) {
   memset(h, 0, sizeof *h);

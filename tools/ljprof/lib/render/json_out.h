@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "heapline.h"
-#include "profile.h"
-#include "reader.h"
-#include "symbols.h"
+#include "aggregate/heapline.h"
+#include "aggregate/profile.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 
 /* Counters above what a JSON integer holds come out as (inexact) reals. */
 json_t *json_u64(uint64_t v);

@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashtab.h"
-#include "symbols.h"
-#include "sysprof.h"
+#include "shared/hashtab.h"
+#include "shared/symbols.h"
+#include "decode/sysprof.h"
 
 /* What became of an attempt to compile a trace. */
 enum jit_outcome { OUTCOME_COMPILED, OUTCOME_ABORTED, OUTCOME_UNKNOWN };

@@ -10,7 +10,7 @@
 
 #include "json_out.h"
 #include "report.h"
-#include "srcname.h"
+#include "shared/srcname.h"
 
 static json_t *json_vmstates(const struct sysagg *agg) {
   json_t *o = json_object();

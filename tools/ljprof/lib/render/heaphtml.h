@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "heapgraph.h"
+#include "aggregate/heapgraph.h"
 
 #define HEAPHTML_FRAMES 2000
 #define HEAPHTML_DEPTH 64

@@ -9,10 +9,10 @@
 
 #include <stdint.h>
 
-#include "hashtab.h"
+#include "shared/hashtab.h"
 #include "lj_profstream.h"
-#include "reader.h"
-#include "util.h"
+#include "shared/reader.h"
+#include "shared/util.h"
 
 /* The key edge of a hash slot with a GC key: its own kind here (in the
 ** stream, HSTR and HOBJ stand for both). */

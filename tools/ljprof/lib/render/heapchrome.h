@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "heapgraph.h"
+#include "aggregate/heapgraph.h"
 
 /* 0, or -1 if writing failed. */
 int heapchrome_write(FILE *out, const struct heapgraph *h);

@@ -15,7 +15,7 @@
 #ifndef LJPROF_HEAPGRAPH_H
 #define LJPROF_HEAPGRAPH_H
 
-#include "heapsnap.h"
+#include "decode/heapsnap.h"
 
 struct heapgraph {
   const struct heapsnap *snap;

@@ -10,11 +10,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "memagg.h"
-#include "profile.h"
-#include "reader.h"
-#include "symbols.h"
-#include "sysagg.h"
+#include "aggregate/memagg.h"
+#include "aggregate/profile.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
+#include "aggregate/sysagg.h"
 
 enum report_format {
   REPORT_TEXT,

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "lj_profstream.h"
-#include "reader.h"
-#include "symbols.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 
 /* The stack of an event that carries none. */
 #define MEMPROF_NO_STACK UINT32_MAX

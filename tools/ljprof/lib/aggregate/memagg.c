@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "shared/util.h"
 
 #define OVERRIDES_INITIAL_SLOTS 1024
 

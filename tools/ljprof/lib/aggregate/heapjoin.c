@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 
-#include "livetab.h"
-#include "stream.h"
+#include "shared/livetab.h"
+#include "decode/stream.h"
 
 /* The replay: blocks live at each moment, each owned by the index of
 ** its allocation; frozen at the snapshot's mark. */

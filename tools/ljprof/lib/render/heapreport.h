@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 
-#include "heapgraph.h"
-#include "heapjoin.h"
+#include "aggregate/heapgraph.h"
+#include "aggregate/heapjoin.h"
 #include "json_out.h"
 
 enum heapreport_format {

@@ -14,10 +14,10 @@
 
 #include <stdio.h>
 
-#include "heapgraph.h"
-#include "heapjoin.h"
+#include "aggregate/heapgraph.h"
+#include "aggregate/heapjoin.h"
 #include "heapreport.h"
-#include "symbols.h"
+#include "shared/symbols.h"
 
 struct heapdiff_row {
   struct heap_tally old, new;

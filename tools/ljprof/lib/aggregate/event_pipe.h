@@ -16,7 +16,7 @@
 #ifndef LJPROF_EVENT_PIPE_H
 #define LJPROF_EVENT_PIPE_H
 
-#include "memprof.h"
+#include "decode/memprof.h"
 
 struct event_pipe;
 

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "livetab.h"
+#include "shared/livetab.h"
 #include "symtab.h"
 
 /* Event header: [F UU SSS EE] (lj_profstream.h); the source is read as

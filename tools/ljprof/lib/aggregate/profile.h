@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashtab.h"
+#include "shared/hashtab.h"
 #include "memagg.h"
-#include "reader.h"
-#include "symbols.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 #include "sysagg.h"
 
 enum profile_kind { PROFILE_CPU, PROFILE_MEMORY };

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "json_out.h"
-#include "symbols.h"
+#include "shared/symbols.h"
 
 /* The format's own type lists, in its order (V8's). */
 static const char *const node_types[] = {

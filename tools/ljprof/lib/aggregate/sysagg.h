@@ -28,10 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashtab.h"
+#include "shared/hashtab.h"
 #include "jitagg.h"
-#include "symbols.h"
-#include "sysprof.h"
+#include "shared/symbols.h"
+#include "decode/sysprof.h"
 
 /* A frame of a stack: what it is, the function it is in (for a Lua frame
 ** its proto, `@chunk:FIRSTLINE`; otherwise the frame itself), and whether a

@@ -8,8 +8,8 @@
 #define LJPROF_SYMTAB_H
 
 #include "lj_profstream.h"
-#include "reader.h"
-#include "symbols.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 
 /* Names longer than this are taken for corruption, not allocated. */
 #define SYMTAB_MAX_NAME (UINT64_C(1) << 20)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "report.h"
-#include "srcname.h"
+#include "shared/srcname.h"
 
 struct text {
   FILE *out;

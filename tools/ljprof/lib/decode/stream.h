@@ -8,8 +8,8 @@
 #define LJPROF_STREAM_H
 
 #include "memprof.h"
-#include "reader.h"
-#include "symbols.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 #include "sysprof.h"
 
 enum stream_kind {

@@ -14,9 +14,9 @@
 #ifndef LJPROF_HEAPJOIN_H
 #define LJPROF_HEAPJOIN_H
 
-#include "heapsnap.h"
-#include "reader.h"
-#include "symbols.h"
+#include "decode/heapsnap.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 
 /* Where an object was allocated: a site (location id), and its call
 ** stack (stack id, or MEMPROF_NO_STACK). */

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "lj_profstream.h"
-#include "reader.h"
-#include "symbols.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
 
 /* A sample deeper than this is taken for corruption. */
 #define SYSPROF_MAX_FRAMES 4096

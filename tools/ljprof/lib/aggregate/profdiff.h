@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "profile.h"
-#include "symbols.h"
+#include "shared/symbols.h"
 
 enum profdiff_key { DIFF_BY_SITE, DIFF_BY_STACK };
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "shared/util.h"
 
 /*
 ** A chunk is some hundreds of microseconds of aggregation: handing one over

@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 #include "heapline.h"
-#include "livetab.h"
-#include "memprof.h"
-#include "symbols.h"
+#include "shared/livetab.h"
+#include "decode/memprof.h"
+#include "shared/symbols.h"
 
 struct memstats {
   uint64_t alloc_events, alloc_bytes;
