@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof heap: who holds what in a heap snapshot (misc.heapsnapshot,
 ** LJPROF='heap', ljprof record --heap).
 */

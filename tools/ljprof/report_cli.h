@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What `report` and `record` share: the report options on the command
 ** line, and reporting a profile file (decode, aggregate, render).
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A profile file read whole: its stream decoded and aggregated, ready for
 ** any renderer. What `report`, `record` and the `-t` tools share.
 */

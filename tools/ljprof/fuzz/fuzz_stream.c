@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** libFuzzer target: a whole profile file through the reader library, as
 ** `ljprof report` runs it: decode, aggregate, render every format of the
 ** stream's kind (and a memprof stream's `-tm` text), and every profile

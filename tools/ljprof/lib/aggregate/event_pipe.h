@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Event pipe: a memprof sink that hands the events to a second thread,
 ** which delivers them to the far sink in the same order; the near sink
 ** gets them first, on the caller's thread. Decoding, naming and the near

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A heap snapshot as a graph: who retains what. Node n = the snapshot's
 ** object count is the root, whose edges are the VM's roots; weak edges
 ** (weak tables' keys or values) retain nothing and make no path.

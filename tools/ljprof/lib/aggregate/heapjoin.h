@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A heap snapshot joined to the memprof stream that ran while it was
 ** taken: each live object gets the allocation that made it, its site and
 ** (v5 with stacks) its call stack.

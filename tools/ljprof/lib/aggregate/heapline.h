@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Heap over time: the bytes live, in all and by site, at the time marks of
 ** a memprof stream (v5), as it streams. Memory stays bounded whatever the
 ** run's length or number of sites: at most HEAPLINE_POINTS points, each

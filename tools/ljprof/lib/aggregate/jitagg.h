@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The JIT's story in a CPU profile: what the trace compiler did (traces
 ** started, made, aborted and why, starts blacklisted, flushes, exits
 ** taken), joined to the samples: compiler time charged to the trace

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memprof aggregation: per-location counters, the live-block table, and
 ** which allocation sites the reallocations and frees of each location
 ** touched ("overrides").

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The difference of two profiles of one kind (two memory or two CPU
 ** profiles), as `pprof -diff_base` shows it: the value each one has, by
 ** site (a stack's innermost frame) or by whole stack, matched by name,

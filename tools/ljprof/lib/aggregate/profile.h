@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A profile as other tools take it, built from a finished sysprof or
 ** memprof aggregation: distinct frames, stacks of them, and per stack one
 ** value for each sample type. The renderers for those tools (collapsed

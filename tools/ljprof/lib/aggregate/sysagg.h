@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof aggregation, as the samples stream: identical stacks counted
 ** once each (stacks are sequences of location ids, so memory grows
 ** with the distinct stacks, not with the samples), samples per VM state,

@@ -1,3 +1,4 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
 #include "heapsnap.h"
 
 #include <inttypes.h>

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Heap snapshots ('ljh', lj_profstream.h) decoded into memory: objects by
 ** number, each with its edges, and the roots as the edges of a root that
 ** is no object. A damaged stream keeps what came before the damage:

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memprof stream (`ljm`) decoder: turns the events after the prologue into
 ** allocation events charged to resolved locations, and applies the
 ** symtab updates the stream carries as it meets them.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Profile files: a symbol table (`ljs`) followed by one profiler stream
 ** (`ljm` memprof, `ljp` sysprof); a profiler stream alone is read too.
 ** This layer reads the prologues, checks versions and hands each section

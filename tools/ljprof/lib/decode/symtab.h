@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Symbol table (`ljs`) entries: decoded into bindings of a resolver.
 **
 ** The same entries appear as the body of the `ljs` section and, without

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof stream (`ljp`) decoder, versions 2 (the reference's) and 3
 ** (ours): turns the records after the prologue into samples whose frames
 ** are resolved locations, applies the symtab updates and fast function

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Chrome DevTools' heap snapshot format (.heapsnapshot, as V8 writes
 ** it), for DevTools' Memory panel and memlab. Node 0 is a synthetic root
 ** (id 1) whose edges are the VM's roots; object n is node n + 1, its id

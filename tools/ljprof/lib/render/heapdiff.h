@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What grew between two heap snapshots of one program: objects and their
 ** own bytes by type and by path pattern (`_G.sessions[*].history[*]`),
 ** matched by the pattern's text. The report is by aggregate, since

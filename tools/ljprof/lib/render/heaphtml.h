@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The dominator tree as report_html()'s flame graph: a frame per object
 ** that retains enough to be seen, as wide as what it retains, above the
 ** object that dominates it; named by its shortest path from a root and

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Reports of a heap snapshot: the live heap by type, the top retainers
 ** with their shortest paths, the heap by path pattern; joined to a
 ** memprof stream, where each retainer was allocated and what each

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What the JSON reports share: numbers and byte strings as JSON values,
 ** the error object of a damaged stream, writing a document.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** JSON report: totals, then one object per location with its counters and
 ** the allocation sites its reallocations and frees touched. Names are given
 ** in full (no aliases); JSON escaping keeps multi-line chunk names intact.

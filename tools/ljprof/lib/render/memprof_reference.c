@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memprof text in the shape of the reference's parser, what `luajit -tm`
 ** prints there: ALLOCATIONS, REALLOCATIONS and DEALLOCATIONS, a line per
 ** location with its events and the bytes they added and removed (most

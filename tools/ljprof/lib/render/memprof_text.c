@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Text report, in the shape users of the reference know: sections of
 ** locations with their events and bytes, the allocation sites each
 ** reallocation or free touched ("Overrides"), what each site still holds

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Collapsed stacks, the input of flamegraph.pl: one line per stack, frames
 ** outermost first joined by ';', a space, the shown value (CPU: samples;
 ** memory: the allocation site alone, with its bytes or blocks), most first;

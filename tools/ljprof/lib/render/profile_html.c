@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** HTML: one self-contained page with an interactive flame graph, the
 ** template flamegraph.html (embedded at build time as flamegraph_html[])
 ** with the profile inserted as JSON at its data marker. Every '<' in the

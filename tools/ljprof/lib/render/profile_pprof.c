@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** pprof: a gzip'd perftools.profiles.Profile (proto/profile.proto), as
 ** `go tool pprof` and other pprof readers take it.
 **

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** speedscope's file format (https://www.speedscope.app/file-format-schema.json):
 ** the frames shared (name; file and line where the frame has a source),
 ** and one "sampled" profile: each stack as frame indices from the root to

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Renderers of memprof and sysprof aggregations. Each reads a finished
 ** aggregation and its resolver and writes one document; none changes what
 ** it reads, except the alias numbering a text report assigns as it names

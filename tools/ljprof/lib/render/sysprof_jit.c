@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The JIT's story, as text and JSON: where time went by what ran, the
 ** compiler's time by trace start with what became of each, interpreted
 ** lines beside the reasons the compiler gave up there, the hottest exits

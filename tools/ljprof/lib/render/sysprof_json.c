@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof JSON report: the stream's configuration and statistics, samples
 ** by VM state, every distinct stack (frames outermost first) with its
 ** count, and functions and lines with self and total samples. Names are

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof text report: what was asked and what was achieved, samples by
 ** VM state, what the JIT says when the compiler or the interpreter took
 ** much of the time, then the Lua lines (each with the C it calls) and

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Open-addressing hash tables, linear probing, load at most one half.
 **
 ** A keymap maps 64-bit keys to 32-bit values, both held in the slot: a

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The live-block table: every block allocated and not yet freed, by
 ** address, with its size and the location that owns it. It is the one
 ** structure that grows with the program profiled (not with the stream), and

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Byte reader: a buffered stream of bytes with its offset, the primitives of
 ** every profile format (byte, ULEB128, length-prefixed string), and the
 ** first error met, worded for a user: where, and what was expected.

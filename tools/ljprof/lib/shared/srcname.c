@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Lua functions by the names their source gives them (srcname.h).
 */
 #include <fcntl.h>

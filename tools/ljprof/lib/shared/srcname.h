@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Lua functions by the names their source gives them. A stream knows a
 ** function by its chunk and the line it starts at (`@app.lua:12`); the
 ** name a Lua programmer looks for (`handle`, `M.parse`, `obj:send`) is

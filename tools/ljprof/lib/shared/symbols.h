@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Symbol resolver: the bindings in force (proto address -> chunk and first
 ** line, C address -> symbol, trace number -> start proto and line, fast
 ** function id -> name) and the locations events and frames are charged to.

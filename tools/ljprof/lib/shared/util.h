@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Small helpers shared by the reader library: allocation that cannot fail
 ** silently, and a growable byte buffer for building names.
 */
