@@ -15,9 +15,9 @@
 
 #include <stdio.h>
 
-#include "aggregate/heapgraph.h"
-#include "aggregate/heapjoin.h"
-#include "heapreport.h"
+#include "heapgraph.h"
+#include "heapjoin.h"
+#include "render/heapreport.h"
 #include "shared/symbols.h"
 
 struct heapdiff_row {

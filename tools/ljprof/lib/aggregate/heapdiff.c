@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "render/json_out.h"
 
 /* -- Building -------------------------------------------------------------- */
 
