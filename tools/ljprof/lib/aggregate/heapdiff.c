@@ -69,7 +69,7 @@ static uint32_t *site_rows(struct heapdiff *d, const struct heapjoin *j) {
   struct sbuf sb = {0};
   for (size_t a = 0; a < j->nalloc; a++) {
     sbuf_reset(&sb);
-    heapreport_put_alloc(j, &j->alloc[a], &sb, NULL);
+    heapjoin_where(j, &j->alloc[a], &sb);
     rows[a] = row_of(&d->sites, sb.data ? sb.data : "", sb.len);
   }
   rows[j->nalloc] = row_of(&d->sites, UNKNOWN_ROW, strlen(UNKNOWN_ROW));

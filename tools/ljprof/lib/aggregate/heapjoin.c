@@ -126,3 +126,18 @@ void heapjoin_free(struct heapjoin *j) {
   free(j->of);
   memset(j, 0, sizeof *j);
 }
+
+void heapjoin_where(const struct heapjoin *j, const struct heapjoin_alloc *a,
+                    struct sbuf *out) {
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(&j->sym, a->stack, &depth);
+  if (!depth) {
+    symbols_format(&j->sym, a->site, NULL, out);
+    return;
+  }
+  for (uint32_t i = 0; i < depth && i < HEAPJOIN_WHERE_FRAMES; i++) {
+    if (i) sbuf_add(out, " <- ", 4);
+    symbols_format(&j->sym, f[i].loc, NULL, out);
+  }
+  if (depth > HEAPJOIN_WHERE_FRAMES) sbuf_add(out, " <- ...", 7);
+}

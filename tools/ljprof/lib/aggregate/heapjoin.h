@@ -51,4 +51,12 @@ heapjoin_of(const struct heapjoin *j, uint32_t v) {
   return j && j->of && j->of[v] != HS_NONE ? &j->alloc[j->of[v]] : NULL;
 }
 
+/* Where allocation a was made, as one line into out: its stack's top
+** HEAPJOIN_WHERE_FRAMES frames, innermost first, `a <- b` (the site alone
+** without a stack), past them `...`. Reports print it; a diff of two
+** snapshots matches allocation sites by it. */
+#define HEAPJOIN_WHERE_FRAMES 6
+void heapjoin_where(const struct heapjoin *j, const struct heapjoin_alloc *a,
+                    struct sbuf *out);
+
 #endif

@@ -148,29 +148,23 @@ static void summary_free(struct summary *m) {
 
 /* -- Allocations ----------------------------------------------------------- */
 
-#define ALLOC_FRAMES 6
-
-/* ALLOC_FRAMES frames at most in text. */
-void heapreport_put_alloc(const struct heapjoin *j,
-                          const struct heapjoin_alloc *a, struct sbuf *out,
-                          json_t *names) {
+/* Where allocation a was made, each frame of its stack a JSON string
+** into names (the site alone without a stack). */
+static void put_alloc_frames(const struct heapjoin *j,
+                             const struct heapjoin_alloc *a, struct sbuf *out,
+                             json_t *names) {
   uint32_t depth;
   const struct symframe *f = symbols_stack(&j->sym, a->stack, &depth);
   if (!depth) {
     symbols_format(&j->sym, a->site, NULL, out);
-    if (names) json_array_append_new(names, json_sb(out));
+    json_array_append_new(names, json_sb(out));
     return;
   }
-  for (uint32_t i = 0; i < depth && (names || i < ALLOC_FRAMES); i++) {
-    if (names) {
-      sbuf_reset(out);
-    } else if (i) {
-      sbuf_add(out, " <- ", 4);
-    }
+  for (uint32_t i = 0; i < depth; i++) {
+    sbuf_reset(out);
     symbols_format(&j->sym, f[i].loc, NULL, out);
-    if (names) json_array_append_new(names, json_sb(out));
+    json_array_append_new(names, json_sb(out));
   }
-  if (!names && depth > ALLOC_FRAMES) sbuf_add(out, " <- ...", 7);
 }
 
 /* -- Text ------------------------------------------------------------------ */
@@ -238,7 +232,7 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     fprintf(out, " %s\n", sbuf_cstr(sb));
     if (!a) continue;
     sbuf_reset(sb);
-    heapreport_put_alloc(j, a, sb, NULL);
+    heapjoin_where(j, a, sb);
     fprintf(out, "%28s allocated at %s\n", "", sbuf_cstr(sb));
   }
   if (j) {
@@ -249,7 +243,7 @@ static void write_text(FILE *out, const struct heapreport_input *in,
       put_bytes(out, b->retained);
       put_bytes(out, b->bytes);
       sbuf_reset(sb);
-      heapreport_put_alloc(j, &j->alloc[b->alloc], sb, NULL);
+      heapjoin_where(j, &j->alloc[b->alloc], sb);
       sbuf_add(sb, ": held at ", 10);
       if (b->pattern == HS_NONE)
         sbuf_add(sb, "(a root)", 8);
@@ -309,7 +303,7 @@ static json_t *json_alloc(const struct heapjoin *j,
   symbols_format(&j->sym, a->site, NULL, sb);
   json_t *o = json_pack("{s:o}", "site", json_sb(sb));
   sbuf_reset(sb);
-  heapreport_put_alloc(j, a, sb, stack);
+  put_alloc_frames(j, a, sb, stack);
   json_object_set_new(o, "stack", stack);
   return o;
 }

@@ -44,11 +44,4 @@ int heapreport_write(FILE *out, const struct heapreport_input *in,
 ** 0: none) before its number. */
 void heapreport_put_bytes(FILE *out, uint64_t bytes, char sign);
 
-/* Where an allocation was made: its stack's top frames, innermost first,
-** `a <- b` (the site alone without one), past them `...`; into names
-** instead (JSON: each frame), if not NULL. */
-void heapreport_put_alloc(const struct heapjoin *j,
-                          const struct heapjoin_alloc *a, struct sbuf *out,
-                          json_t *names);
-
 #endif
