@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lib/aggregate/heapdiff.h"
+#include "lib/render/heapdiff_report.h"
 #include "lib/render/heapreport.h"
 #include "report_cli.h"
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "lib/aggregate/event_pipe.h"
-#include "lib/aggregate/heapdiff.h"
+#include "lib/render/heapdiff_report.h"
 #include "lib/aggregate/memagg.h"
 #include "lib/aggregate/profile.h"
 #include "lib/render/report.h"

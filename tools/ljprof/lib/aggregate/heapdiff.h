@@ -13,11 +13,8 @@
 #ifndef LJPROF_HEAPDIFF_H
 #define LJPROF_HEAPDIFF_H
 
-#include <stdio.h>
-
 #include "heapgraph.h"
 #include "heapjoin.h"
-#include "render/heapreport.h"
 #include "shared/symbols.h"
 
 struct heapdiff_row {
@@ -50,18 +47,5 @@ void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
                     const struct heapgraph *new,
                     const struct heapjoin *const join[2]);
 void heapdiff_free(struct heapdiff *d);
-
-struct heapdiff_input {
-  const char *source[2]; /* OLD's, NEW's names */
-  const struct reader *reader[2];
-  const char *memprof; /* the stream joined, if any: its name */
-};
-
-/* Rows that changed, most grown (by bytes, then objects) first: text or
-** JSON (opt->format), opt->top rows per section. 0, or -1 if writing
-** failed. */
-int heapdiff_write(FILE *out, const struct heapdiff *d,
-                   const struct heapdiff_input *in,
-                   const struct heapreport_options *opt);
 
 #endif
