@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof: LuaJIT with built-in profilers, and the tool that reads them.
 #
 #   make                  build build/bin/luajit, its library and headers

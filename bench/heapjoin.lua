@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- What a heap snapshot at the end costs a run, and the join's reader.
 --  1. LJPROF='heap:end=script': the return hook that finds the end of the
 --     script (every return the interpreter makes calls it) against no

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Heap snapshots of N live objects (arg[1], default 1e6): a table of
 -- N/2 small tables, each with a string. Prints the snapshot's bytes per
 -- object and the call's CPU time: the process's (os.clock: the VM's

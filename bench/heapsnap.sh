@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Heap snapshots at 1, 3 and 10 million live objects (SIZES to change):
 # the VM's side (bench/heapsnap.lua: bytes per object, the CPU time of
 # the call's process and of the VM's thread, the pause the snapshot

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- What recording the compiler's events costs in sysprof, counted by
 -- callgrind (instructions: time on a shared 2-core machine swings by more
 -- than the 2 % to be told apart, and the JIT itself does not do the same

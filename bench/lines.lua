@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Lines named by sysprof next to LuaJIT's own profiler (-jp=l), on
 -- LuaJIT's bench programs with the JIT off: for each program, the share of
 -- samples whose innermost Lua frame is each line, by both profilers, and

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The memory profiler's cost: each allocation-heavy program unprofiled and
 -- profiled, the stream going to a file on disk (v3, and v4 with lines in
 -- traces) and to /dev/null, with a call stack on every event and sampled

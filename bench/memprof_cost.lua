@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Where a memprof event's cost goes, counted by
 -- callgrind (instructions: the same each run, unlike time on a shared
 -- machine): churn, tree and strings (smaller than bench/memprof_steady.lua's

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The steady cost of memprof's call stacks and sampling, without the cost
 -- of starting a profile (the symbol table, about 50 ms, weighs on the
 -- half-second programs of bench/memprof.lua): each program run in one

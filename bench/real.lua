@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- How true sysprof's stacks are on real programs the project did not write,
 -- from Debian's Lua packages (bench/apt-packages): luacheck on Penlight's
 -- sources (compile-heavy: most samples are in the JIT compiler), and

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The platform profiler's cost. Part 1: CPU-bound programs unprofiled and
 -- under each mode at 10 ms, and mode C at the fastest rate this machine
 -- gives (1 ms of wall-clock time; the CPU-time clock is tick-bound).

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- What the trace maps cost (the map from a trace's machine code to the
 -- bytecode and inlined frames it runs, kept with each trace for the
 -- profilers). Size: the traces alive at the end of each of LuaJIT's bench

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Our luajit against Debian's packaged luajit and against the same upstream
 -- tree built like ours but unpatched: with no profiler running, our
 -- patches must cost nothing measurable.

@@ -1,6 +1,6 @@
--- A small program with a memory problem: a cache that is filled on every
--- request and never trimmed. `make demo` records it with ljprof and shows
--- where memory goes, and what is still held at the end.
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+-- A small program with a memory problem, a cache never trimmed: `make demo`
+-- records it and shows where memory goes, and what is still held at the end.
 local cache = {}
 
 local function render(id)

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- A small program that builds and drops some data, then prints what the
 -- VM counted while it ran (misc.getmetrics()).
 local function build(n)

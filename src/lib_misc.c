@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The misc library: VM metrics and the profilers, for Lua code.
 */
 

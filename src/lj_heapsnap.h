@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Heap snapshots: every live object of a VM and every reference between
 ** them, each named, written as an 'ljh' stream (lj_profstream.h).
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memory profiler.
 **
 ** While a profile runs, the VM's allocator is replaced by one that calls

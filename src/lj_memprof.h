@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memory profiler: every allocation, reallocation and free of the VM,
 ** with the place that caused it, as a `ljs` + `ljm` stream (its grammar:
 ** lj_profstream.h).

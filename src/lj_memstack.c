@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memory profiler: the call stack of each allocation (stream version 5).
 **
 ** Each allocation names its call stack: the Lua frames, and with native

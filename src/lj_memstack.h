@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Memory profiler: the call stack of each allocation (stream version 5).
 **
 ** A profile's stacks are kept as a tree of frames, each stack announced

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** VM metrics: luaM_metrics() reads the counters the VM keeps.
 */
 

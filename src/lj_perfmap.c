@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Linux perf map: names of the VM's code for profilers outside the process.
 **
 ** perf, and the profilers that follow its convention, name code that no

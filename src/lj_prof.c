@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What the VM tells its profilers, and the guards a profile sets at fork()
 ** and exit().
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What the VM calls of its profilers: the hooks of the patched files (code
 ** that appears, a VM created, a GC step, a VM closing), its calls into Lua
 ** that C code goes on after, the fork and exit guards a profile sets, and

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Profiles asked for in the environment (LJPROF), without changing the
 ** program: started when a VM is created, or toggled by a signal.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Profile streams written to a file by a thread of their own.
 **
 ** A file belongs to the process that opened it: a child made by fork()

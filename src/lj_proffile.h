@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Profile streams written to a file by a thread of their own: the VM fills
 ** one buffer while the thread writes the other, so it never waits on the
 ** disk unless the disk is slower than the profile.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Where the VM is, as a profiler may read it: frames checked before they
 ** are followed, the VM state. The profilers read frames the VM may be
 ** changing (from a signal handler, from the allocator): these read only

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A guest in the host's process: signals and fork().
 **
 ** The host owns its signals: nginx's master sleeps in sigsuspend() with

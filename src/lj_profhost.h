@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A guest in the host's process: the profilers' threads take none of the
 ** host's signals, and none of them holds the dynamic loader's lock when
 ** the host forks.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sampled memory profiles: what the VM's allocation path checks itself
 ** (lj_gc.c, lj_gc.h), so that events not sampled never leave it.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Naps of the profilers' own threads: a wait that ends at a deadline, or
 ** at once when the thread is told to quit.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Profile streams: the grammar of what the profilers write and its
 ** numbers, one definition for the writers here and the reader in
 ** tools/ljprof. Self-contained C (the reader has no LuaJIT), hence no

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Where in Lua code the profilers are: PCs, and the frames of traces from
 ** the map each trace keeps of its machine code.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Where in Lua code the profilers are: PCs checked against a function's
 ** bytecode, and the Lua frames a trace runs at an address of its machine
 ** code, from a map the JIT compiler makes for each trace. The lookups

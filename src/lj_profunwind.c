@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Native stack unwinding for the profilers (x86-64, ARM64).
 **
 ** Each object's .eh_frame_hdr holds a sorted table of its functions and

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Native stack unwinding for the profilers (x86-64, ARM64), from the call
 ** frame information of each loaded object (.eh_frame, through
 ** .eh_frame_hdr); from the same tables, where the interpreter's code lies.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The profilers' call stack walk. What it may read, and why it is not
 ** inlined into its callers, is said in lj_profwalk.h.
 */

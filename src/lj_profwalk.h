@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The profilers' call stack walk: the Lua frames the VM publishes and the
 ** native frames unwound from a starting context, interleaved where
 ** interpreter activations sit on the native stack. Called by sysprof (from

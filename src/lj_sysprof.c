@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Platform profiler (sysprof).
 **
 ** A timer aimed at the VM's thread raises a signal; its handler counts the

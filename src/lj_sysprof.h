@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Platform profiler (sysprof): at every tick of a timer, the VM state and
 ** the Lua and native stacks together, as a `ljs` + `ljp` v3 stream, or
 ** the reference's v2.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What the trace compiler does, in a sysprof stream: included by
 ** lj_sysprof.c (its state is defined there, the records' numbers in
 ** lj_profstream.h).

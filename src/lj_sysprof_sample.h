@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The sampler: all that runs in sysprof's signal handler, included by
 ** lj_sysprof.c (its state is defined there, the stream's numbers in
 ** lj_profstream.h).

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Write buffer for profile streams: bytes and ULEB128 numbers go into a
 ** caller-supplied buffer that a writer callback drains when it is full.
 */

@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof's modules, compiled into the VM beside upstream's.
 # Included by the patched src/Makefile; LuaJIT's own rules build them.
 LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_proftrace.o \

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof: VM metrics and profilers of LuaJIT, for embedders and scripts.
 **
 ** Lua scripts reach all of this through the `misc` library, which

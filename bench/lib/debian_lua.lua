@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Real programs the project did not write, from Debian's Lua packages
 -- (bench/apt-packages): where they are installed, the environment that
 -- finds their modules, and whether one is there.

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Side-by-side timing of commands: runs are interleaved (A, B, A, B, ...)
 -- so both see the same machine, and the median wall time of each is kept.
 local ffi = require("ffi")

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- LuaJIT's own bench programs (its test suite's bench/ folder), with
 -- arguments that make each run about a second here.
 return {

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Runs a bench program under memprof when MEMPROF names the output file,
 -- in the stream format MEMPROF_FORMAT ("v3", the default, or "v4"); with
 -- MEMPROF_STACKS=1 every event carries its call stack (MEMPROF_NATIVE=1:

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- What one sysprof sample and one start cost, in the VM under test (with
 -- the sysprof_probe module, bench/probe/).
 -- Usage: luajit sysprof_probe_run.lua sample lua|mixed DEPTH PATH

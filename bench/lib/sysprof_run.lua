@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Runs a bench program REPEAT times, under sysprof when SYSPROF gives
 -- "MODE:MS[:wall]" and SYSPROF_PATH the output file.
 -- Usage: luajit sysprof_run.lua PROGRAM.lua [REPEAT]

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Runs a program, then prints one line about the traces alive at its end:
 -- count, machine code bytes, map bytes (machine code to bytecode, kept for
 -- the profilers), and the median of each trace's map/code ratio.

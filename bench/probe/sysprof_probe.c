@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** sysprof_probe: what sysprof's samples and starts cost, measured in the
 ** sampled thread (bench/sysprof.lua).
 **

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Allocation: table churn (short-lived records, growing and shrinking maps).
 local n = tonumber(arg and arg[1]) or 10000000
 local live, sum = {}, 0

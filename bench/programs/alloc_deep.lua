@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Allocation: small records made 60 frames deep, by a helper called and
 -- returning at each one (a call stack as deep as a framework's).
 local function record(i) return { i, i + 1 } end

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Allocation: string building (concatenation, formatting, table.concat).
 local n = tonumber(arg and arg[1]) or 2000000
 local parts, len = {}, 0

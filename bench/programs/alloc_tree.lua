@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Allocation: binary trees built and dropped (many small tables).
 local function make(d)
   if d == 0 then return {} end

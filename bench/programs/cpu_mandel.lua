@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- CPU: floating-point loops (Mandelbrot set).
 local size = tonumber(arg and arg[1]) or 2000
 local inside = 0

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The JIT compiler at work: many distinct small loops (each a chunk of its
 -- own, so each is recorded and assembled anew), with a call inlined and a
 -- table read, run just long enough to be compiled.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** gen-churn: write a synthetic memprof file (symtab + memprof stream) of
 ** allocation churn, for benchmarking the reader.
 **

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Reader throughput: `ljprof report` on synthetic memprof streams of
 # allocation churn (gen_churn.c). Prints a Markdown table; asserts nothing.
 #

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- A program the project did not write, in a loop: Debian's dkjson and
 -- markdown.lua (lua-dkjson, lua-markdown) render generated documents.
 -- Each round builds a document (headings, lists, code, links, emphasis),

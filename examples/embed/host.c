@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A host program that embeds LuaJIT with two VMs: one builds an order
 ** book (allocates), the other prices it (computes). It knows nothing of
 ** profiling: LJPROF in its environment is all it takes.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The memory profiler's C API: return codes, the writer/on_stop contract
 ** (double buffering, a failing writer, ending the stream), lua_close with
 ** a profile running, fork(), and what the stream says.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** luaM_metrics(): the C API sees what misc.getmetrics() sees.
 */
 

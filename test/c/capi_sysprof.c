@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The platform profiler's C API: callbacks set before start, return
 ** codes, counters, a host backtracer, and lua_close with a profile running.
 */

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Several VMs profiled at once through the C API: each VM has its own
 ** profiles and streams, on threads of their own or on one thread; a VM
 ** has one profile of each kind; the profilers take 8 VMs at once; two

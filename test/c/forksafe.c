@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A host forks while a thread of ours walks the loaded objects, and its
 ** child must be whole: it loads a shared object, resolves a user, runs
 ** Lua, profiles and forks again, and exits in a bounded time. The race is

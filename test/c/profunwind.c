@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The profilers' native unwinder against frames whose return addresses the
 ** test knows: its own calls (with and without a frame pointer), calls
 ** through libc (qsort's comparator), a signal's interrupted context and a

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A C module for the profiler tests: its functions allocate, and one calls
 ** back into Lua, so profiles must name C code and nest it between Lua.
 */

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof record --pid: a running process armed through LJPROF's signal= is
 # profiled for the duration asked and reported like record reports a
 # script, and goes on unharmed; a process that is unarmed, without a VM,

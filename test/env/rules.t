@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # One rule per option, whatever the entry point: misc.*.start from Lua and
 # LJPROF in the environment take and refuse the same values (each profiler
 # checks its own options, src/lj_sysprof.c and src/lj_memprof.c), each

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # LJPROF in the environment: profiles of a program that does nothing to be
 # profiled, complete however it ends, with the hot line and the allocating
 # line where they are; the defaults and the escapes of paths; a bad or

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # LJPROF with signal=: armed, not started; each delivery toggles. A window
 # between two signals holds that window's samples and allocations only,
 # about as long as it lasted; a storm of 1000 signals breaks nothing and

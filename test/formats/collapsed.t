@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Collapsed stacks of memory profiles: one line per allocation site, its
 # bytes (or, with --count=events, blocks) allocated, or in use at the end
 # with --leak-only; most first; totals as in the JSON report. Names on one

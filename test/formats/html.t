@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The HTML flame graph: one self-contained file (nothing fetched), opened
 # in a real headless Chromium: the page names the hot frames, a search
 # (#search=TEXT in the address) selects them and gives their total and

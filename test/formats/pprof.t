@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # pprof output, read by the real `go tool pprof`: the hot Lua line of a CPU
 # workload comes first with -lines, and its function (`@file:FIRSTLINE`)
 # without; frames a trace runs inlined are one location with a line each,

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # speedscope's file format: the fields its schema requires, a "sampled"
 # profile whose samples are frame indices root first, weights that sum to
 # the JSON report's totals (CPU: nanoseconds, samples x interval; memory:

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # A heap snapshot cut short or corrupt (its memprof mark too): one clear
 # line on stderr, exit 1, and the report of what came before; snapshots taken from a finalizer,
 # a coroutine, an xpcall handler, a hook, under memprof, all read clean.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof heap --diff: two snapshots around a leaking loop (tables appended
 # to _G.sessions[id].history) give that structure's pattern as the top
 # growth, with the count the loop made and the bytes those objects take

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof heap --format=heapsnapshot: Chrome DevTools' heap snapshot. The
 # format's invariants (field counts, every edge to the start of a node,
 # every name a valid string, edge counts summing to the edges, weak edges

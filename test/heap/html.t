@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof heap --format=html: the dominator tree as the project's flame
 # graph (flamegraph.html's data model: stacks of frames with values). A
 # frame is an object named by its shortest path, as wide as what it

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Heap snapshots joined to memprof: each live object gets the line (and
 # call stack) that allocated it, from the memprof stream replayed up to
 # the snapshot's mark. The demo's leak is held through `cache` and made

@@ -1,3 +1,4 @@
+// Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 // memlab (Meta's heap analyzer, @memlab/core from test/npm) reads a
 // .heapsnapshot and computes its dominators and retained sizes the way it
 // does for Chrome's: prints {nodes, top: {id, name, retained}, retained:

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Heap snapshots: a Lua script builds a known heap, misc.heapsnapshot()
 # writes it, ljprof heap reads it. The dominators and retained sizes are
 # checked against an independent computation (iterative dataflow over

@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- A small TAP producer for Lua tests run by prove.
 local tap = {}
 local count, failed = 0, 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The command line: help, usage errors (exit 2, one line on stderr), files
 # that cannot be read, streams of the wrong kind or version.
 use strict;

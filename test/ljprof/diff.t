@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof diff: two runs of one program, one site growing between them,
 # another shrinking; memory by site and by stack, text and HTML; two CPU
 # profiles; and what it refuses.

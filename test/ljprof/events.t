@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Every event type from every source, counted and charged to the right
 # locations, with the right owners ("Overrides") and what stays live.
 use strict;

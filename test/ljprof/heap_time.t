@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Heap over time (#11 step 4): a program that builds up ~50 MB over half a
 # second and lets it go gives a series that rises then falls, its peak
 # within 20% of what the program held, the holding line first in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The trace compiler's events in a sysprof stream, hand-made: ljprof
 # report --jit joins them to the samples (compiler samples charged to the
 # trace being compiled and its outcome, interpreted lines beside the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Report options: --leak-only, --sort, --top, --human-readable, -o, stdin.
 use strict;
 use warnings;

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # A long input, or one from a pipe, is aggregated on a second thread (the
 # event pipe): its reports are those of one thread, damaged or not.
 use strict;

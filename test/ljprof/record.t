@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ljprof record: a script run on the built luajit under a profiler, from its
 # first line to its exit, then reported. The script's exit status is kept.
 use strict;

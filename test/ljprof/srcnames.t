@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Lua functions by the names their source gives them: the reports read
 # the line each function starts at from its chunk's file and name it as
 # it is declared or assigned there; no name when the line holds two

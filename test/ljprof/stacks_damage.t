@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Memprof v5 streams as the reader meets them: stacks and sampled weights
 # decoded into the profile; a stream cut at every offset (inside stack
 # records too) gets one clear line and the report of every event before

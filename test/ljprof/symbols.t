@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Names: how each kind of location is printed, and that an event is named by
 # the binding in force when it happened (symtab updates rebind addresses).
 use strict;

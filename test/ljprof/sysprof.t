@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Sysprof v3 streams (ours): how frames are named, stacks in collapsed
 # form, symtab updates rebinding between samples, self and total counts in
 # the text and JSON reports, mode D, the sampling rate, and frames a trace

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Damaged sysprof streams: a small v3 stream cut at every byte offset, and
 # corrupt values. Each gets one line on stderr naming the offset and what
 # was expected, exit 1, and the report of every sample complete before it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Sysprof v2 streams (the reference's): a Lua stack then a host stack for
 # LFUNC, FFUNC and CFUNC samples, a host stack alone for the VM's internal
 # states, the trace alone for TRACE. Host frames go outermost, the Lua

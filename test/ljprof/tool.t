@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # luajit -t<tool> (ljprof -t<tool>), the reference's tools flag: -tm's
 # sections, sizes and heap summary, -ts's collapsed stacks, their options,
 # the reference's error lines and exit statuses; luajit hands its command

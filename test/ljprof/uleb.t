@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # ULEB128 fields of every length (1 to 10 bytes) and malformed ones, read
 # alike in the middle of a long stream (where events are decoded from a
 # window of buffered bytes, with one bounds check per event) and at its end

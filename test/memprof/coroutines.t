@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Coroutines: the coroutine that allocates owns the event, a stack that
 # grows while profiled is moved safely (and charged as internal), and
 # frees are charged where they happen.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # With the JIT on: what compiled code allocates is charged to its trace,
 # named by the line it starts at; what runs while a trace is recorded is
 # reported too, and nothing is lost between the two.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The trace compiler's own memory (stream v4 and v5): what the recorder,
 # optimiser and assembler allocate is charged to the trace they compile,
 # named by its number and its start line as -jv prints them for the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # With the JIT off, each line is charged exactly the allocations it makes,
 # and what the garbage collector frees is no longer live.
 use strict;

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Stack tables that grow: a program that allocates from a million distinct
 # call stacks (three levels of 100 call lines each, a table made at the
 # last) keeps every one, in the interpreter and in traces. Before the tables grew, the 65 537th stack and

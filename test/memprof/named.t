@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Code that appears while profiling is named: chunks load()ed after the
 # start, a C module required after the start, and short-lived chunks whose
 # addresses the allocator hands out again and again.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Native frames in call stacks (native = true): a C module's function that
 # allocates, called from Lua called from Lua, has its allocations' stacks
 # name the Lua callers, then the module's function, then the VM's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # After a nested call from C returns, or unwinds with an error, the VM is
 # back in the C function: what it allocates next is the C function's, and
 # what the Lua callee allocated is the callee's line.

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Sampled profiles (sample = BYTES): the two-caller program of stacks.t on
 # a larger scale, recorded every event and sampled; the sampled estimates
 # of each caller's allocated and in-use bytes within 10% of the exact

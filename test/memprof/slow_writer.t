@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # A file slower than the events: the profile goes to a FIFO whose reader
 # takes 64 KiB at a time and sleeps between reads, so the writer thread
 # blocks on the pipe and the allocating thread waits for it at each

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The writer finds most of a stack in the last one it walked: it stops its
 # walk on a frame of that stack whose link and frames below are unchanged,
 # skips the frames the two share from there out, and looks up the others

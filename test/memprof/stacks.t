@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Call stacks (stacks = true, stream ljm v5): one allocation site reached
 # from two callers, one of which keeps what it gets. Every event recorded:
 # the split between the callers is exact, the in-use view names the keeping

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Stream version 4 (the table form of start() and `ljprof record`): what
 # compiled code allocates is charged to the Lua line the trace runs, the
 # same lines and counts as with the JIT off; format "v3" keeps the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # test/reference/run, the harness of the reference's tests, with the
 # entries of test/reference/skips and a stand-in for luajit that prints
 # the TAP it is given: a skip entry turns only its own assertion into a

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # make deb: a Debian package of the build. Its files are ours only (none of
 # Debian's luajit packages' paths), its Depends name the package of every
 # library its ELF objects need, and installed into a root that holds only

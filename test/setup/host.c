@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The smallest host of an installed libluajit: runs the Lua file it is
 ** given. test/setup/install.t builds it from luajit.pc alone and profiles
 ** it through LJPROF.

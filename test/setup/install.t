@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # make install as a packager runs it, PREFIX=/opt/ljprof-test into a
 # DESTDIR: every file under DESTDIR/PREFIX and none elsewhere, luajit.pc
 # naming PREFIX. A host built from that luajit.pc alone links with

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The Debian packages, split by need. scripts/apt-packages is what building
 # and running need (make, make demo, make install, make deb install it);
 # scripts/apt-packages-test what only the tests add (make test), and

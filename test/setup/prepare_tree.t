@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The tree this build came from has a flavour, and the series applies to
 -- it; a tree that moved under a hunk stops the build with the patch, the
 -- file and the hunk named, and a file other than the series' is no tree.

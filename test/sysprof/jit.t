@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The trace compiler's events from the VM, checked against what -jv prints
 # in the same run: a loop the compiler gives up on is interpreted, with
 # -jv's reason; a start aborted until blacklisted says so; every trace

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Samples taken while the JIT works on the program: in a trace exit, in
 # the compiler, in a flush of every trace. Each keeps the Lua line it is
 # for (the exit's line, the line being compiled, the line that flushes),

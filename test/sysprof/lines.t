@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The line of every Lua frame is one the program has: where the sample
 # lands in C code the interpreter calls directly (libm's pow for `^`), in
 # a call or return sequence, or in a collector step taken by a trace, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Modes and lines: leaf mode names a Lua frame and a native frame in every
 # sample, mode D only counts, counts add up, and a line that does three
 # times the work of its neighbour gets about three times the samples; the

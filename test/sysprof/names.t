@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Native names are true: a PC inside a function gets its name, from the
 # object's .symtab, its MiniDebugInfo or its separate debug file; a PC past
 # the end of every symbol that could name it is `object+0xOFFSET`, never

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** sigstep: delivers the sampler's signal at chosen instructions.
 **
 **   sigstep STEPS EVERY LUAJIT SCRIPT...

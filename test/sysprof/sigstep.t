@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The sampler's signal delivered at every few instructions, in a row,
 # through calls, returns, fast functions, C functions, coroutines, errors
 # and traces: every delivery is handled and counted, nothing crashes, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Call-graph samples: the hot function holds the samples, with the line it
 # runs; C code sits between the Lua frames that call it and that it calls
 # back, in that order; traces keep the Lua stack under them.

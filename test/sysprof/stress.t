@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Seconds of sampling at 1 ms through everything that moves stacks: the
 # collector, coroutines, errors unwinding, FFI callbacks, fast functions on
 # top, traces. No crash, complete streams, counts that add up: on the VM,

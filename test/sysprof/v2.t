@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # format = "v2": the reference's sysprof stream, written by our VM, byte by
 # byte as its grammar has it (read here by a strict reader of our own), and
 # read by ljprof and by the reference's own parser (tools/sysprof.lua of

@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # fork() while a profile runs: the child forgets its parent's profile (it
 # never writes into the parent's stream and never waits for the parent's
 # threads), whether it returns, calls os.exit() or calls stop(); it may

@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- LuaJIT's own sampling profiler keeps working in our build: -jp, jit.profile.
 local t = require("tap")
 local profile = require("jit.profile")

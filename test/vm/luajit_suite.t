@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- LuaJIT's own test suite (luajit-test-cleanup, `luajit test.lua` in its
 -- test/ folder) passes the same tests under memprof and under sysprof C at
 -- 1 ms as without a profiler: the profilers change nothing a program sees;

@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- misc.memprof from Lua: results and errors as documented (true, or nil,
 -- message, errno), a failing writer that stops the profile and not the
 -- program, and a stream that is complete whatever ends it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- misc.getmetrics(): every counter moves when, and as, the VM says it must.
 local t = require("tap")
 local ffi = require("ffi")

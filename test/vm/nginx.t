@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Debian's nginx with its Lua module on our library (OpenResty's flavour),
 # two workers, each profile in its environment: every start serves, a
 # reload brings new workers that serve, a quit ends them all, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- OpenResty's luajit2 adds table.isarray, table.nkeys, table.clone and
 -- thread.exdata: they keep their results, in the interpreter and in traces,
 -- with both profilers running. Other trees have none of them: skipped.

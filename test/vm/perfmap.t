@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # The perf map: /tmp/perf-PID.map names the interpreter and every trace,
 # `TRACE n @chunk:line` over the trace's machine code as jit.util.tracemc
 # gives it, turned on by LJPROF_PERFMAP=1 or misc.perfmap(true); and Linux

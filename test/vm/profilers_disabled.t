@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- A VM built with LUAJIT_DISABLE_MEMPROF and LUAJIT_DISABLE_SYSPROF says
 -- so, in the reference's words (a misuse), and nothing else breaks.
 local t = require("tap")

@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- Every error of misc.memprof and misc.sysprof against the reference's
 -- words for the same case (its lib_misc.c, which its tests
 -- misclib-memprof-lapi and misclib-sysprof-lapi match on): the message

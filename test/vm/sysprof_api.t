@@ -1,4 +1,5 @@
 #!/usr/bin/env luajit
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- misc.sysprof from Lua: results and errors (true, or nil, message,
 -- errno), counters that add up, a failing writer that stops the profile
 -- and not the program, and jit.profile running at the same time.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** The ljprof command line: subcommands and what they share.
 */
 #ifndef LJPROF_CLI_H

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof diff: what grew and what shrank from one profile to another of
 ** the same kind (two memprof or two sysprof streams), by site or by stack.
 */
@@ -12,8 +13,8 @@
 #include <fcntl.h>
 
 #include "cli.h"
-#include "lib/profdiff.h"
-#include "lib/report.h"
+#include "lib/aggregate/profdiff.h"
+#include "lib/render/report.h"
 #include "report_cli.h"
 #include "stream_file.h"
 

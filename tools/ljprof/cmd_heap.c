@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof heap: who holds what in a heap snapshot (misc.heapsnapshot,
 ** LJPROF='heap', ljprof record --heap).
 */
@@ -11,8 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lib/heapdiff.h"
-#include "lib/heapreport.h"
+#include "lib/render/heapdiff_report.h"
+#include "lib/render/heapreport.h"
 #include "report_cli.h"
 
 #define CMD "heap"

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof record: run a Lua script on luajit under a profiler, from its
 ** first line to its exit, then report the stream it wrote.
 **

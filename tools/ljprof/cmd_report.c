@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof report: decode a profile file and write a report of it.
 */
 #include <getopt.h>

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof -t<tool> [OPTIONS] FILE, which `luajit -t<tool>` runs: the
 ** reference's tools flag. -tm reports a memprof stream, -ts a sysprof
 ** stream, in the shape of the reference's parsers, with their options and
@@ -18,7 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "lib/report.h"
+#include "lib/render/report.h"
 #include "stream_file.h"
 
 enum { OPT_LEAK_ONLY = 256, OPT_HUMAN };

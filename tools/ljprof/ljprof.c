@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof: profiling tools for LuaJIT. This file dispatches subcommands,
 ** and the -t tools that `luajit -t` runs; each lives in its own cmd_*.c
 ** file.

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof record --pid: profile a running process for a while.
 **
 ** The process must have been started with LJPROF naming signal= (see

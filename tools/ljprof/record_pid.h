@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof record --pid: profile a running process armed through LJPROF's
 ** signal= for a while, then report its streams.
 */

@@ -1,3 +1,4 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
 #include "report_cli.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** What `report` and `record` share: the report options on the command
 ** line, and reporting a profile file (decode, aggregate, render).
 */
@@ -7,7 +8,7 @@
 
 #include <getopt.h>
 
-#include "lib/report.h"
+#include "lib/render/report.h"
 
 /* getopt_long values of the report options. */
 enum {

@@ -1,8 +1,9 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
 #include "stream_file.h"
 
 #include <sys/stat.h>
 
-#include "lib/event_pipe.h"
+#include "lib/aggregate/event_pipe.h"
 
 #define READ_BUFFER_SIZE (1u << 20)
 

@@ -1,15 +1,16 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A profile file read whole: its stream decoded and aggregated, ready for
 ** any renderer. What `report`, `record` and the `-t` tools share.
 */
 #ifndef LJPROF_STREAM_FILE_H
 #define LJPROF_STREAM_FILE_H
 
-#include "lib/memagg.h"
-#include "lib/reader.h"
-#include "lib/stream.h"
-#include "lib/symbols.h"
-#include "lib/sysagg.h"
+#include "lib/aggregate/memagg.h"
+#include "lib/shared/reader.h"
+#include "lib/decode/stream.h"
+#include "lib/shared/symbols.h"
+#include "lib/aggregate/sysagg.h"
 
 struct stream_file {
   enum stream_kind kind;

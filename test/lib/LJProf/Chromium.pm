@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Chromium;
 # The HTML pages in a real headless Chromium (Debian's), for the tests of
 # the flame graph: what a page embeds, the DOM it builds (a search given

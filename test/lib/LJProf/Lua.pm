@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Lua;
 # Running Lua payloads on the built luajit, and reading what they profiled.
 use strict;

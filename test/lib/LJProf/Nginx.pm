@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Nginx;
 # Debian's nginx with its Lua module, run on our library: a server in a
 # prefix directory of its own on a loopback port, started with LJPROF in

@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Profiles;
 # Real profiles for the format tests: a CPU workload (sysprof, mode C)
 # whose hot line is known, one compiled with a callee inlined into its

@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Run;
 # Running ljprof (or luajit) from tests: its stdout, stderr and exit
 # status, and the JSON report decoded.

@@ -1,3 +1,4 @@
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Stream;
 # Hand-built profile streams (see docs/formats.md of the project and the
 # reference's formats): ULEB128 integers, length-prefixed strings, a symbol

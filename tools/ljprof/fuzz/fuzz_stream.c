@@ -1,4 +1,5 @@
 /*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** libFuzzer target: a whole profile file through the reader library, as
 ** `ljprof report` runs it: decode, aggregate, render every format of the
 ** stream's kind (and a memprof stream's `-tm` text), and every profile
@@ -13,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/event_pipe.h"
-#include "lib/heapdiff.h"
-#include "lib/memagg.h"
-#include "lib/profile.h"
-#include "lib/report.h"
-#include "lib/stream.h"
-#include "lib/sysagg.h"
+#include "lib/aggregate/event_pipe.h"
+#include "lib/render/heapdiff_report.h"
+#include "lib/aggregate/memagg.h"
+#include "lib/aggregate/profile.h"
+#include "lib/render/report.h"
+#include "lib/decode/stream.h"
+#include "lib/aggregate/sysagg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,446 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "memagg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/util.h"
+
+#define OVERRIDES_INITIAL_SLOTS 1024
+
+static struct override *new_override_slots(size_t count) {
+  struct override *slots = xmalloc_table(count * sizeof *slots);
+  memset(slots, 0xff, count * sizeof *slots); /* site = OVERRIDE_EMPTY */
+  return slots;
+}
+
+static void overrides_init(struct overrides *o) {
+  o->items = new_override_slots(OVERRIDES_INITIAL_SLOTS);
+  o->mask = OVERRIDES_INITIAL_SLOTS - 1;
+  o->count = 0;
+  o->site_start = NULL;
+  o->nsites = 0;
+}
+
+void memagg_init(struct memagg *agg, struct symbols *sym) {
+  memset(agg, 0, sizeof *agg);
+  agg->sym = sym;
+  livetab_init(&agg->live);
+  livetab_init(&agg->pair_live);
+  livetab_init(&agg->scaled);
+  heapline_init(&agg->heap);
+  overrides_init(&agg->realloc_overrides);
+  overrides_init(&agg->free_overrides);
+  agg->before_start = symbols_loc_before_start(sym);
+}
+
+static void overrides_free(struct overrides *o) {
+  free(o->items);
+  free(o->site_start);
+  o->items = NULL;
+  o->site_start = NULL;
+}
+
+void memagg_free(struct memagg *agg) {
+  free(agg->stats);
+  free(agg->owned_frees);
+  livetab_free(&agg->live);
+  livetab_free(&agg->pair_live);
+  livetab_free(&agg->scaled);
+  heapline_free(&agg->heap);
+  free(agg->pairs);
+  keymap_free(&agg->pair_index);
+  overrides_free(&agg->realloc_overrides);
+  overrides_free(&agg->free_overrides);
+  memset(agg, 0, sizeof *agg);
+}
+
+/* Extend an array by location id to hold index, new elements zeroed. */
+static void reach(void **items, size_t *count, size_t *cap, uint32_t index,
+                  size_t elem_size) {
+  if (index < *count) return;
+  grow_array(items, cap, (size_t)index + 1, elem_size);
+  memset((char *)*items + *count * elem_size, 0,
+         ((size_t)index + 1 - *count) * elem_size);
+  *count = (size_t)index + 1;
+}
+
+static struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
+  reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
+        sizeof *agg->stats);
+  return &agg->stats[loc];
+}
+
+static size_t override_home(const struct overrides *o, uint32_t site,
+                            uint32_t owner) {
+  return hash_u64((uint64_t)site << 32 | owner) & o->mask;
+}
+
+static void prefetch_override(const struct overrides *o, uint32_t site,
+                              uint32_t owner) {
+  const char *slot = (const char *)&o->items[override_home(o, site, owner)];
+  __builtin_prefetch(slot);
+  __builtin_prefetch(slot + sizeof(struct override) - 1);
+}
+
+static void grow_overrides(struct overrides *o) {
+  struct override *old = o->items;
+  size_t nold = o->mask + 1;
+  o->items = new_override_slots(nold * 2);
+  o->mask = nold * 2 - 1;
+  for (size_t i = 0; i < nold; i++) {
+    if (old[i].site == OVERRIDE_EMPTY) continue;
+    size_t j = override_home(o, old[i].site, old[i].owner);
+    while (o->items[j].site != OVERRIDE_EMPTY) j = (j + 1) & o->mask;
+    o->items[j] = old[i];
+  }
+  free(old);
+}
+
+/* Count an event of site that touched memory of owner. */
+static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
+                         uint64_t bytes) {
+  size_t i = override_home(o, site, owner);
+  struct override *ov = &o->items[i];
+  while (ov->site != OVERRIDE_EMPTY && (ov->site != site || ov->owner != owner))
+    ov = &o->items[i = (i + 1) & o->mask];
+  if (ov->site == OVERRIDE_EMPTY) {
+    *ov = (struct override){site, owner, 0, 0};
+    o->count++;
+  }
+  ov->events++;
+  ov->bytes = add_sat(ov->bytes, bytes);
+  /* Load at most one half. */
+  if (o->count * 2 > o->mask + 1) grow_overrides(o);
+}
+
+static void prefetch_stats(const struct memagg *agg, uint32_t loc) {
+  if (loc < agg->nstats) __builtin_prefetch(&agg->stats[loc]);
+}
+
+static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
+  if (owner < agg->nowned) __builtin_prefetch(&agg->owned_frees[owner]);
+}
+
+static void count_owned_free(struct memagg *agg, uint32_t owner) {
+  reach((void **)&agg->owned_frees, &agg->nowned, &agg->owned_cap, owner,
+        sizeof *agg->owned_frees);
+  agg->owned_frees[owner]++;
+}
+
+static struct overrides *overrides_of(struct memagg *agg,
+                                      enum memprof_event_kind kind) {
+  return kind == MEMPROF_FREE ? &agg->free_overrides : &agg->realloc_overrides;
+}
+
+/* What an event counts for: in a sampled stream, the estimates. */
+static uint64_t new_bytes(const struct memprof_event *ev) {
+  return ev->nweight ? ev->nweight : ev->nsize;
+}
+
+static uint64_t old_bytes(const struct memprof_event *ev) {
+  return ev->oweight ? ev->oweight : ev->osize;
+}
+
+static uint64_t new_objects(const struct memprof_event *ev) {
+  return memprof_objects(ev->nweight, ev->nsize);
+}
+
+static uint64_t old_objects(const struct memprof_event *ev) {
+  return memprof_objects(ev->oweight, ev->osize);
+}
+
+static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack) {
+  uint64_t key = (uint64_t)site << 32 | stack;
+  uint32_t id = keymap_get(&agg->pair_index, key);
+  if (id != HASHTAB_NONE) return id;
+  grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
+             sizeof *agg->pairs);
+  id = (uint32_t)agg->npairs++;
+  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0};
+  keymap_put(&agg->pair_index, key, id);
+  return id;
+}
+
+/* Streams with stacks: the pair of each allocation counts it and owns the
+** block; a reallocation counts for its own pair, the block keeps its
+** owner (or is adopted, as by site). */
+static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
+                        size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct live_block old;
+    int known = 0;
+    if (ev->kind == MEMPROF_MARK) continue;
+    if (ev->kind != MEMPROF_ALLOC)
+      known = livetab_take(&agg->pair_live, ev->oaddr, &old);
+    if (ev->kind == MEMPROF_FREE) continue;
+    uint32_t pair = pair_of(agg, ev->loc, ev->stack);
+    struct stackpair *p = &agg->pairs[pair];
+    p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
+    p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
+    livetab_put(&agg->pair_live, ev->naddr, ev->nsize,
+                known ? old.owner : pair);
+  }
+}
+
+/* Sampled streams: what each live block stands for. */
+static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
+                         size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct live_block old;
+    if (ev->kind == MEMPROF_MARK) continue;
+    if (ev->kind != MEMPROF_ALLOC) livetab_take(&agg->scaled, ev->oaddr, &old);
+    if (ev->kind != MEMPROF_FREE && ev->nweight)
+      livetab_put(&agg->scaled, ev->naddr, ev->nweight, 0);
+  }
+}
+
+void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
+  struct memagg *agg = ud;
+  for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    if (ev->kind == MEMPROF_MARK) continue;
+    struct memstats *st = stats_of(agg, ev->loc);
+    switch (ev->kind) {
+    case MEMPROF_ALLOC:
+      st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
+      st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
+      break;
+    case MEMPROF_FREE:
+      st->free_events = add_sat(st->free_events, old_objects(ev));
+      st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
+      break;
+    case MEMPROF_REALLOC:
+      st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
+      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
+      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
+      break;
+    case MEMPROF_MARK: /* skipped above: it has no site */
+      break;
+    }
+  }
+}
+
+/* Heap over time: what an event moved, for the block's owner (known: the
+** old block had one; a free of a block from before the start moves
+** nothing, its reallocation adds the new block to its adopter). */
+static void count_heap(struct memagg *agg, const struct memprof_event *ev,
+                       int known, uint32_t owner) {
+  heapline_event(&agg->heap);
+  if (known) heapline_sub(&agg->heap, owner, old_bytes(ev));
+  if (ev->kind != MEMPROF_FREE) heapline_add(&agg->heap, owner, new_bytes(ev));
+}
+
+/*
+** A batch goes through three passes, each prefetching what the next one
+** touches: the tables are far bigger than the caches, and one event at a
+** time would wait for memory at every step.
+**   1. prefetch the live-table slots of the addresses;
+**   2. the live table, in stream order: who owned each block let go;
+**   3. count, in the owners' frees and in the (site, owner) overrides.
+*/
+void memagg_count_owners(void *ud, const struct memprof_event *evs,
+                         size_t n) {
+  struct memagg *agg = ud;
+  uint32_t owner[MEMPROF_BATCH];
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    if (ev->kind == MEMPROF_MARK) continue;
+    if (ev->kind != MEMPROF_FREE) livetab_prefetch(&agg->live, ev->naddr);
+    if (ev->kind != MEMPROF_ALLOC) livetab_prefetch(&agg->live, ev->oaddr);
+  }
+  int timed = agg->sym->memprof.has_config; /* v5: time marks may come */
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    struct live_block old;
+    if (ev->kind == MEMPROF_MARK) {
+      heapline_mark(&agg->heap, ev->naddr);
+      continue;
+    }
+    if (ev->kind == MEMPROF_ALLOC) {
+      livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
+      if (timed) count_heap(agg, ev, 0, ev->loc);
+      continue;
+    }
+    int known = livetab_take(&agg->live, ev->oaddr, &old);
+    owner[i] = known ? old.owner : agg->before_start;
+    if (ev->kind == MEMPROF_REALLOC)
+      /* A block from before the start is adopted by its reallocator. */
+      livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
+    else if (known)
+      prefetch_owned_frees(agg, old.owner);
+    if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
+    prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct memprof_event *ev = &evs[i];
+    if (ev->kind == MEMPROF_ALLOC || ev->kind == MEMPROF_MARK) continue;
+    /* (The before-start pseudo-location never owns a block.) */
+    if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
+      count_owned_free(agg, owner[i]);
+    override_add(overrides_of(agg, ev->kind), ev->loc, owner[i],
+                 old_bytes(ev));
+  }
+  if (memagg_has_stacks(agg)) count_pairs(agg, evs, n);
+  if (agg->sym->memprof.sample) count_scaled(agg, evs, n);
+}
+
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
+  memagg_count_sites(ud, evs, n);
+  memagg_count_owners(ud, evs, n);
+}
+
+static void stats_add(struct memstats *sum, const struct memstats *st) {
+  sum->alloc_events = add_sat(sum->alloc_events, st->alloc_events);
+  sum->alloc_bytes = add_sat(sum->alloc_bytes, st->alloc_bytes);
+  sum->realloc_events = add_sat(sum->realloc_events, st->realloc_events);
+  sum->realloc_new_bytes =
+      add_sat(sum->realloc_new_bytes, st->realloc_new_bytes);
+  sum->realloc_old_bytes =
+      add_sat(sum->realloc_old_bytes, st->realloc_old_bytes);
+  sum->free_events = add_sat(sum->free_events, st->free_events);
+  sum->freed_bytes = add_sat(sum->freed_bytes, st->freed_bytes);
+  sum->owned_frees = add_sat(sum->owned_frees, st->owned_frees);
+  sum->live_bytes = add_sat(sum->live_bytes, st->live_bytes);
+  sum->live_blocks = add_sat(sum->live_blocks, st->live_blocks);
+}
+
+/* Within a site: most bytes first, then most events, then by owner. */
+static int override_cmp(const void *pa, const void *pb) {
+  const struct override *a = pa, *b = pb;
+  if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+  if (a->events != b->events) return a->events > b->events ? -1 : 1;
+  return a->owner < b->owner ? -1 : a->owner > b->owner;
+}
+
+/*
+** The table is not needed any more: the pairs go to an array grouped by
+** site, by a counting sort (every site id is below nsites), and only each
+** site's own pairs are compared. One qsort() of all the pairs took most of
+** the time left after the last event.
+*/
+static void pack_overrides(struct overrides *o, size_t nsites) {
+  /* Counted at start[site + 2], so that after the prefix sums start[site + 1]
+  ** is where the site's pairs go, and, once they are placed, where they end. */
+  size_t *start = xcalloc(nsites + 2, sizeof *start);
+  for (size_t i = 0; i <= o->mask; i++)
+    if (o->items[i].site != OVERRIDE_EMPTY) start[o->items[i].site + 2]++;
+  for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
+  struct override *packed = xmalloc(o->count * sizeof *packed);
+  for (size_t i = 0; i <= o->mask; i++)
+    if (o->items[i].site != OVERRIDE_EMPTY)
+      packed[start[o->items[i].site + 1]++] = o->items[i];
+  free(o->items);
+  for (size_t s = 0; s < nsites; s++)
+    qsort(packed + start[s], start[s + 1] - start[s], sizeof *packed,
+          override_cmp);
+  o->items = packed;
+  o->mask = 0;
+  o->site_start = start;
+  o->nsites = nsites;
+}
+
+/* A live block's bytes and blocks: what it stands for, when sampled. */
+static void live_estimate(const struct memagg *agg, const struct live_block *b,
+                          uint64_t *bytes, uint64_t *blocks) {
+  struct live_block w;
+  *bytes = b->size;
+  *blocks = 1;
+  if (agg->sym->memprof.sample &&
+      livetab_lookup(&agg->scaled, b->addr, &w)) {
+    *bytes = w.size;
+    *blocks = memprof_objects(w.size, b->size);
+  }
+}
+
+void memagg_finish(struct memagg *agg) {
+  struct live_block b;
+  heapline_finish(&agg->heap);
+  for (size_t pos = 0; livetab_next(&agg->live, &pos, &b);) {
+    struct memstats *st = stats_of(agg, b.owner);
+    uint64_t bytes, blocks;
+    live_estimate(agg, &b, &bytes, &blocks);
+    st->live_bytes = add_sat(st->live_bytes, bytes);
+    st->live_blocks = add_sat(st->live_blocks, blocks);
+  }
+  for (size_t pos = 0; livetab_next(&agg->pair_live, &pos, &b);) {
+    struct stackpair *p = &agg->pairs[b.owner];
+    uint64_t bytes, blocks;
+    live_estimate(agg, &b, &bytes, &blocks);
+    p->live_bytes = add_sat(p->live_bytes, bytes);
+    p->live_objects = add_sat(p->live_objects, blocks);
+  }
+  for (size_t i = 0; i < agg->nowned; i++)
+    stats_of(agg, (uint32_t)i)->owned_frees = agg->owned_frees[i];
+  memset(&agg->totals, 0, sizeof agg->totals);
+  for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
+  pack_overrides(&agg->realloc_overrides, agg->nstats);
+  pack_overrides(&agg->free_overrides, agg->nstats);
+}
+
+const struct override *memagg_overrides(const struct overrides *o,
+                                        uint32_t site, size_t *count) {
+  if (site >= o->nsites) {
+    *count = 0;
+    return NULL;
+  }
+  *count = o->site_start[site + 1] - o->site_start[site];
+  return o->items + o->site_start[site];
+}
+
+void memagg_view(const struct memstats *st, enum memagg_view view,
+                 uint64_t *events, uint64_t *bytes) {
+  switch (view) {
+  case VIEW_ALLOC:
+    *events = st->alloc_events;
+    *bytes = st->alloc_bytes;
+    break;
+  case VIEW_REALLOC:
+    *events = st->realloc_events;
+    *bytes = st->realloc_new_bytes;
+    break;
+  case VIEW_FREE:
+    *events = st->free_events;
+    *bytes = st->freed_bytes;
+    break;
+  case VIEW_LIVE:
+    *events = st->live_blocks;
+    *bytes = st->live_bytes;
+    break;
+  default: /* VIEW_ALL */
+    *events = add_sat(add_sat(st->alloc_events, st->realloc_events),
+                      st->free_events);
+    *bytes = add_sat(st->alloc_bytes, st->realloc_new_bytes);
+    break;
+  }
+}
+
+void memagg_event_bytes(const struct memstats *st, enum memagg_view view,
+                        uint64_t *events, uint64_t *added, uint64_t *removed) {
+  uint64_t bytes;
+  memagg_view(st, view, events, &bytes);
+  *added = view == VIEW_FREE ? 0 : bytes;
+  *removed = view == VIEW_ALLOC  ? 0
+             : view == VIEW_FREE ? st->freed_bytes
+                                 : st->realloc_old_bytes;
+}
+
+uint32_t *memagg_rank(const struct memagg *agg, enum memagg_view view,
+                      enum memagg_order order, size_t *count) {
+  struct rank_item *rank = xmalloc((agg->nstats ? agg->nstats : 1) *
+                                   sizeof *rank);
+  size_t n = 0;
+  for (size_t i = 0; i < agg->nstats; i++) {
+    uint64_t events, bytes;
+    memagg_view(&agg->stats[i], view, &events, &bytes);
+    if (events == 0) continue;
+    int by_bytes = order == ORDER_BYTES;
+    rank[n++] = (struct rank_item){by_bytes ? bytes : events,
+                                   by_bytes ? events : bytes, (uint32_t)i};
+  }
+  *count = n;
+  return rank_ids(rank, n);
+}

@@ -1,0 +1,160 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** Memprof aggregation: per-location counters, the live-block table, and
+** which allocation sites the reallocations and frees of each location
+** touched ("overrides").
+**
+** Ownership: a block belongs to the location that allocated it, and keeps
+** that owner when it is reallocated (the realloc event itself counts for
+** the realloc location). A block allocated before profiling began has no
+** known owner: touching it overrides the pseudo-location "allocated before
+** profiling started", and if it is reallocated the realloc location adopts
+** it. live_bytes / live_blocks of a location are what the blocks it owns
+** still hold at the end.
+*/
+#ifndef LJPROF_MEMAGG_H
+#define LJPROF_MEMAGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapline.h"
+#include "shared/livetab.h"
+#include "decode/memprof.h"
+#include "shared/symbols.h"
+
+struct memstats {
+  uint64_t alloc_events, alloc_bytes;
+  uint64_t realloc_events, realloc_new_bytes, realloc_old_bytes;
+  uint64_t free_events, freed_bytes;
+  uint64_t owned_frees; /* blocks owned here that some free released */
+  uint64_t live_bytes, live_blocks; /* set by memagg_finish() */
+};
+
+struct override {
+  uint32_t site;  /* the realloc or free location; OVERRIDE_EMPTY: no pair */
+  uint32_t owner; /* the location owning the memory it touched */
+  uint64_t events, bytes;
+};
+
+#define OVERRIDE_EMPTY UINT32_MAX
+
+/*
+** The overrides of one event kind. While events come, the (site, owner)
+** pairs and their counters sit in the slots of an open-addressing table
+** (one memory access counts an event); memagg_finish() packs them into an
+** array grouped by site: those of site s are items[site_start[s]] up to
+** items[site_start[s + 1]], for s below nsites.
+*/
+struct overrides {
+  struct override *items;
+  size_t mask; /* slot count - 1, while counting */
+  size_t count;
+  size_t *site_start, nsites; /* set by memagg_finish() */
+};
+
+/*
+** Streams with call stacks (v5): counters by (site, stack) pair, the site
+** an event's location, the stack the one it carries (MEMPROF_NO_STACK for
+** none). A block belongs to the pair that allocated it, as to its site.
+*/
+struct stackpair {
+  uint32_t site, stack;
+  uint64_t alloc_objects, alloc_bytes; /* allocations and reallocations */
+  uint64_t live_objects, live_bytes;   /* set by memagg_finish() */
+};
+
+struct memagg {
+  struct symbols *sym;
+  struct memstats *stats; /* by location id */
+  size_t nstats, stats_cap;
+  /* By owner id, until memagg_finish() copies them into stats: kept apart
+  ** because memagg_count_owners() may run on another thread than
+  ** memagg_count_sites(). */
+  uint64_t *owned_frees;
+  size_t nowned, owned_cap;
+  struct memstats totals; /* set by memagg_finish() */
+  struct livetab live;
+  struct overrides realloc_overrides, free_overrides;
+  uint32_t before_start; /* location id of unknown owners */
+  /* With call stacks: */
+  struct stackpair *pairs;
+  size_t npairs, pairs_cap;
+  struct keymap pair_index; /* site << 32 | stack -> pair id */
+  struct livetab pair_live; /* blocks by the pair that owns them */
+  /* Sampled streams: address -> the bytes a live block stands for. */
+  struct livetab scaled;
+  /* Streams with time marks (v5): the heap at each mark. */
+  struct heapline heap;
+};
+
+/* Did the stream carry call stacks? */
+static inline int memagg_has_stacks(const struct memagg *agg) {
+  return agg->sym->nstacks != 0;
+}
+
+void memagg_init(struct memagg *agg, struct symbols *sym);
+void memagg_free(struct memagg *agg);
+
+/* A memprof sink: pass the memagg as ud. */
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n);
+
+/*
+** The two halves of memagg_events(), each a sink of its own, that may run
+** on two threads (each batch reaching both, in stream order): the counters
+** of the event's own location (stats' events and bytes), and what needs
+** the owner of the memory (the live blocks, owned frees, overrides).
+*/
+void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n);
+void memagg_count_owners(void *ud, const struct memprof_event *evs, size_t n);
+
+/* After the last event: compute live figures and totals, order overrides. */
+void memagg_finish(struct memagg *agg);
+
+static inline const struct memstats *memagg_stats(const struct memagg *agg,
+                                                  uint32_t loc) {
+  static const struct memstats none;
+  return loc < agg->nstats ? &agg->stats[loc] : &none;
+}
+
+/* The overrides of a site, most bytes first (after memagg_finish()). */
+const struct override *memagg_overrides(const struct overrides *o,
+                                        uint32_t site, size_t *count);
+
+/* What a report section ranks locations by. */
+enum memagg_view {
+  VIEW_ALLOC,   /* alloc events, allocated bytes */
+  VIEW_REALLOC, /* realloc events, bytes of the new blocks */
+  VIEW_FREE,    /* free events, freed bytes */
+  VIEW_LIVE,    /* live blocks, live bytes */
+  VIEW_ALL      /* all events, bytes allocated and reallocated */
+};
+
+enum memagg_order { ORDER_BYTES, ORDER_EVENTS };
+
+void memagg_view(const struct memstats *st, enum memagg_view view,
+                 uint64_t *events, uint64_t *bytes);
+
+/* What the reallocations (VIEW_REALLOC) or frees (VIEW_FREE) touched;
+** NULL for other views. */
+static inline const struct overrides *
+memagg_view_overrides(const struct memagg *agg, enum memagg_view view) {
+  return view == VIEW_REALLOC ? &agg->realloc_overrides
+         : view == VIEW_FREE  ? &agg->free_overrides
+                              : NULL;
+}
+
+/* The events of an event view (VIEW_ALLOC, VIEW_REALLOC, VIEW_FREE), the
+** bytes they added and the bytes they removed. */
+void memagg_event_bytes(const struct memstats *st, enum memagg_view view,
+                        uint64_t *events, uint64_t *added, uint64_t *removed);
+
+/*
+** The locations a view shows (those with events, or live blocks), best
+** first: by the ordering key, then the other one, then first seen.
+** Returns a malloc'd array of *count location ids.
+*/
+uint32_t *memagg_rank(const struct memagg *agg, enum memagg_view view,
+                      enum memagg_order order, size_t *count);
+
+#endif

@@ -1,0 +1,288 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "sysagg.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sysagg_init(struct sysagg *agg, struct symbols *sym) {
+  memset(agg, 0, sizeof *agg);
+  agg->sym = sym;
+  jitagg_init(&agg->jit, sym);
+}
+
+void sysagg_free(struct sysagg *agg) {
+  jitagg_free(&agg->jit);
+  free(agg->pending.samples);
+  free(agg->pending.frames);
+  free(agg->scratch);
+  sbuf_free(&agg->label);
+  free(agg->frames);
+  free(agg->stacks);
+  hashtab_free(&agg->stack_index);
+  free(agg->funcs.items);
+  free(agg->lines.items);
+  memset(agg, 0, sizeof *agg);
+}
+
+static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
+                           uint32_t vmstate, uint64_t trace) {
+  uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8) *
+               UINT64_C(0x100000001b3);
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func) ^
+         frames[i].inlined) *
+        UINT64_C(0x100000001b3);
+  return hash_u64(h);
+}
+
+struct stack_probe {
+  const struct sysagg *agg;
+  const struct sysagg_frame *frames;
+  size_t n;
+  uint32_t vmstate;
+  uint64_t trace;
+};
+
+static int same_stack(const void *ctx, uint32_t id) {
+  const struct stack_probe *p = ctx;
+  const struct sysagg_stack *st = &p->agg->stacks[id];
+  return st->depth == p->n && st->vmstate == p->vmstate &&
+         st->trace == p->trace &&
+         memcmp(&p->agg->frames[st->first], p->frames,
+                p->n * sizeof *p->frames) == 0;
+}
+
+/* Count one sample of the stack frames[first .. first + n), built past the
+** end of the frames kept. */
+static void count_stack(struct sysagg *agg, size_t first, size_t n,
+                        uint32_t vmstate, uint64_t trace) {
+  const struct sysagg_frame *frames = &agg->frames[first];
+  struct stack_probe probe = {agg, frames, n, vmstate, trace};
+  uint32_t hash = hash_stack(frames, n, vmstate, trace);
+  uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
+  if (id == HASHTAB_NONE) {
+    grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
+               sizeof *agg->stacks);
+    id = (uint32_t)agg->nstacks++;
+    agg->stacks[id] =
+        (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0, vmstate, trace};
+    agg->nframes = first + n; /* keep the new stack's frames */
+    hashtab_add(&agg->stack_index, hash, id);
+  }
+  agg->stacks[id].count = add_sat(agg->stacks[id].count, 1);
+}
+
+static struct sysagg_counts *counts_of(struct sysagg_table *t, uint32_t loc) {
+  grow_array_zeroed((void **)&t->items, &t->cap, (size_t)loc + 1,
+                    sizeof *t->items);
+  return &t->items[loc];
+}
+
+/* Count a location in a table for the sample numbered `sample`. */
+static void count_in(struct sysagg_table *t, uint32_t loc, uint64_t sample,
+                     int self) {
+  struct sysagg_counts *c = counts_of(t, loc);
+  if (self) c->self = add_sat(c->self, 1);
+  if (c->last_sample == sample) return;
+  c->last_sample = sample;
+  c->total = add_sat(c->total, 1);
+}
+
+static void count_sample(struct sysagg *agg, enum vmstate state,
+                         uint64_t trace, const struct sysprof_frame *frames,
+                         size_t n) {
+  agg->samples = add_sat(agg->samples, 1);
+  agg->by_vmstate[state] = add_sat(agg->by_vmstate[state], 1);
+  uint64_t sample = agg->samples; /* never 0: marks "not yet counted" */
+
+  struct sysprof_frame pseudo;
+  if (n == 0) {
+    char label[16];
+    snprintf(label, sizeof label, "[%s]", sysprof_vmstate_name(state));
+    uint32_t loc = symbols_loc_label(agg->sym, label);
+    pseudo = (struct sysprof_frame){loc, loc, 0, 0};
+    frames = &pseudo;
+    n = 1;
+  }
+
+  size_t first = agg->nframes;
+  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
+             sizeof *agg->frames);
+  int lua_self = 1, noline = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct sysprof_frame *f = &frames[i];
+    const struct location *loc = &agg->sym->locations[f->loc];
+    agg->frames[first + i] =
+        (struct sysagg_frame){f->loc, f->func, (uint32_t)f->inlined};
+    count_in(&agg->funcs, f->func, sample, i == 0);
+    if (f->lua) {
+      count_in(&agg->lines, f->loc, sample, lua_self);
+      lua_self = 0;
+    }
+    noline |= loc->kind == LOC_LUA_NOLINE ||
+              (loc->kind == LOC_LUA_UNKNOWN && loc->line == SYMBOLS_LINE_UNKNOWN);
+  }
+  agg->line_unknown += noline;
+  count_stack(agg, first, n, state, trace);
+}
+
+/* The trace a sample ran, exited or compiled: 0 for none. */
+static uint64_t sample_trace(const struct sysagg *agg,
+                             const struct sysprof_sample *s) {
+  if (s->has_jit) return s->jit_trace;
+  if (s->vmstate != VMSTATE_TRACE) return 0;
+  for (size_t i = 0; i < s->nframes; i++) {
+    const struct location *loc = &agg->sym->locations[s->frames[i].loc];
+    if (loc->kind == LOC_TRACE_FRAME) return loc->traceno;
+  }
+  return 0;
+}
+
+/* Below the innermost frame of Lua or trace: the compiler's and the exit
+** handler's native frames stay above it. */
+static size_t label_at(const struct sysagg *agg,
+                       const struct sysprof_frame *frames, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (frames[i].lua ||
+        agg->sym->locations[frames[i].loc].kind == LOC_TRACE_FRAME)
+      return i;
+  return n;
+}
+
+static void count_labelled(struct sysagg *agg, enum vmstate state,
+                           uint64_t trace, const struct sysprof_frame *frames,
+                           size_t n, const char *label) {
+  uint32_t loc = symbols_loc_label(agg->sym, label);
+  size_t at = label_at(agg, frames, n);
+  grow_array((void **)&agg->scratch, &agg->scratch_cap, n + 1,
+             sizeof *agg->scratch);
+  memcpy(agg->scratch, frames, at * sizeof *frames);
+  agg->scratch[at] = (struct sysprof_frame){loc, loc, 0, 0};
+  memcpy(agg->scratch + at + 1, frames + at, (n - at) * sizeof *frames);
+  count_sample(agg, state, trace, agg->scratch, n + 1);
+}
+
+/* `[JIT] trace @chunk:LINE: aborted: REASON` */
+static const char *attempt_label(struct sysagg *agg, size_t start,
+                                 enum jit_outcome outcome,
+                                 const struct sysprof_jit_event *e) {
+  static const char *const kinds[] = {"trace", "side trace",
+                                      "stitched trace"};
+  const struct jit_start *st = &agg->jit.starts[start];
+  struct sbuf *sb = &agg->label;
+  sbuf_reset(sb);
+  sbuf_printf(sb, "[JIT] %s ", kinds[st->kind < 3 ? st->kind : 0]);
+  symbols_format(agg->sym, st->loc, NULL, sb);
+  if (outcome == OUTCOME_COMPILED) {
+    sbuf_printf(sb, ": compiled");
+  } else if (outcome == OUTCOME_ABORTED) {
+    sbuf_printf(sb, ": aborted: ");
+    sbuf_add(sb, e->reason, e->reason_len);
+  }
+  return sbuf_cstr(sb);
+}
+
+/* Count the samples that waited for their attempt's outcome. */
+static void count_pending(struct sysagg *agg, const char *label) {
+  struct sysagg_pending *p = &agg->pending;
+  for (size_t i = 0; i < p->n; i++) {
+    const struct sysagg_waiting *w = &p->samples[i];
+    count_labelled(agg, w->vmstate, w->trace, p->frames + w->first, w->n,
+                   label);
+  }
+  p->n = p->nframes = 0;
+}
+
+/* An attempt's samples wait for its outcome, up to a point. */
+#define PENDING_MAX 65536
+
+static void wait_outcome(struct sysagg *agg, const struct sysprof_sample *s) {
+  struct sysagg_pending *p = &agg->pending;
+  if (p->n == PENDING_MAX)
+    count_pending(agg, attempt_label(agg, agg->jit.cur.start,
+                                     OUTCOME_UNKNOWN, NULL));
+  grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof *p->samples);
+  grow_array((void **)&p->frames, &p->frames_cap, p->nframes + s->nframes,
+             sizeof *p->frames);
+  memcpy(p->frames + p->nframes, s->frames, s->nframes * sizeof *s->frames);
+  p->samples[p->n++] = (struct sysagg_waiting){
+      s->vmstate, sample_trace(agg, s), p->nframes, s->nframes};
+  p->nframes += s->nframes;
+}
+
+void sysagg_sample(void *ud, const struct sysprof_sample *s) {
+  struct sysagg *agg = ud;
+  if (jitagg_sample(&agg->jit, s) != SIZE_MAX) {
+    wait_outcome(agg, s);
+  } else if (s->has_jit && s->vmstate == VMSTATE_EXIT) {
+    sbuf_reset(&agg->label);
+    sbuf_printf(&agg->label, "[exit] TRACE %" PRIu64 " exit %" PRIu64,
+                s->jit_trace, s->jit_exit);
+    count_labelled(agg, s->vmstate, s->jit_trace, s->frames, s->nframes,
+                   sbuf_cstr(&agg->label));
+  } else {
+    count_sample(agg, s->vmstate, sample_trace(agg, s), s->frames,
+                 s->nframes);
+  }
+}
+
+void sysagg_jit(void *ud, const struct sysprof_jit_event *e) {
+  struct sysagg *agg = ud;
+  struct jit_attempt was = agg->jit.cur;
+  jitagg_event(&agg->jit, e);
+  if (!was.active || (agg->jit.cur.active && e->kind != JIT_START)) return;
+  enum jit_outcome outcome = OUTCOME_UNKNOWN;
+  if (e->trace == was.trace && e->kind == JIT_END) outcome = OUTCOME_COMPILED;
+  if (e->trace == was.trace && e->kind == JIT_ABORT) outcome = OUTCOME_ABORTED;
+  count_pending(agg, attempt_label(agg, was.start, outcome, e));
+}
+
+void sysagg_finish(struct sysagg *agg) {
+  if (agg->pending.n)
+    count_pending(agg, attempt_label(agg, agg->jit.cur.start,
+                                     OUTCOME_UNKNOWN, NULL));
+  jitagg_finish(&agg->jit);
+}
+
+uint64_t sysagg_samples(const struct sysagg *agg) {
+  return agg->meta.has_stats ? agg->meta.samples : agg->samples;
+}
+
+uint64_t sysagg_vmstate_samples(const struct sysagg *agg, unsigned state) {
+  return agg->meta.has_stats ? agg->meta.by_vmstate[state]
+                             : agg->by_vmstate[state];
+}
+
+int sysagg_rate(const struct sysagg *agg, double *achieved, double *asked) {
+  const struct sysprof_meta *m = &agg->meta;
+  if (!m->has_config || !m->has_stats || m->interval_us == 0 ||
+      m->elapsed_ns == 0)
+    return 0;
+  *achieved = (double)m->samples / ((double)m->elapsed_ns / 1e9);
+  *asked = 1e6 / (double)m->interval_us;
+  return 1;
+}
+
+uint32_t *sysagg_rank(const struct sysagg_table *t, enum sysagg_key key,
+                      size_t *count) {
+  struct rank_item *items = xmalloc(t->cap * sizeof *items);
+  size_t n = 0;
+  for (size_t id = 0; id < t->cap; id++) {
+    const struct sysagg_counts *c = &t->items[id];
+    if (c->total == 0) continue;
+    items[n++] = key == KEY_SELF
+                     ? (struct rank_item){c->self, c->total, (uint32_t)id}
+                     : (struct rank_item){c->total, c->self, (uint32_t)id};
+  }
+  *count = n;
+  return rank_ids(items, n);
+}
+
+uint32_t *sysagg_rank_stacks(const struct sysagg *agg) {
+  struct rank_item *items = xmalloc(agg->nstacks * sizeof *items);
+  for (size_t i = 0; i < agg->nstacks; i++)
+    items[i] = (struct rank_item){agg->stacks[i].count, 0, (uint32_t)i};
+  return rank_ids(items, agg->nstacks);
+}

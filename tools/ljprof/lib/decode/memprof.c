@@ -1,0 +1,464 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "memprof.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "shared/livetab.h"
+#include "symtab.h"
+
+/* Event header: [F UU SSS EE] (lj_profstream.h); the source is read as
+** ASOURCE_*, its bits in place. */
+#define HEADER_EVENT(h) ((h)&AEVENT_MASK)
+#define HEADER_SOURCE(h) ((h)&ASOURCE_MASK)
+#define HEADER_FLAGS(h) ((h)&AFLAG_MASK)
+
+/* More stacks than this is not a stream our writer makes. */
+#define STACKS_MAX (1u << 24)
+
+/* Trace locations are numbered 0, 1, ... in the order they are announced;
+** more than this is not a stream our writer makes. */
+#define TRACE_LOCS_MAX (1u << 24)
+
+/* The location each announced trace location resolved to. */
+struct trace_locs {
+  uint32_t *loc;
+  size_t n, cap;
+};
+
+/* What decoding a stream keeps besides the resolver. */
+struct decoder {
+  unsigned last_source;  /* of events */
+  unsigned last_update;  /* of symtab updates */
+  unsigned flags;        /* the header flags the version allows */
+  struct trace_locs tl;
+  struct livetab weights; /* sampled streams: address -> bytes it stands for */
+  struct sbuf scratch;
+  uint64_t mark_ns;       /* of the last time mark */
+  int mark;               /* a time mark was read, not yet delivered */
+  uint64_t snapshot;      /* the heap snapshot it marks; 0: none */
+};
+
+/* An announcement: its number, trace number, proto address and line. */
+static int read_trace_loc(struct reader *r, struct symbols *sym,
+                          struct trace_locs *tl) {
+  uint64_t at = reader_offset(r), index, traceno, proto, line;
+  if (!reader_uleb(r, &index, "trace location: number") ||
+      !reader_uleb(r, &traceno, "trace location: trace number") ||
+      !reader_uleb(r, &proto, "trace location: proto address") ||
+      !reader_uleb(r, &line, "trace location: line"))
+    return 0;
+  if (index != tl->n || tl->n >= TRACE_LOCS_MAX) {
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": trace location %" PRIu64
+                " announced where %zu comes next",
+                at, index, tl->n);
+    return 0;
+  }
+  grow_array((void **)&tl->loc, &tl->cap, tl->n + 1, sizeof(*tl->loc));
+  tl->loc[tl->n++] = symbols_loc_lua(sym, proto, line);
+  return 1;
+}
+
+static void add_stack_frame(struct symbols *sym, uint32_t loc,
+                            uint32_t func) {
+  grow_array((void **)&sym->stack_frames, &sym->stack_frames_cap,
+             sym->nstack_frames + 1, sizeof *sym->stack_frames);
+  sym->stack_frames[sym->nstack_frames++] = (struct symframe){loc, func};
+}
+
+static void add_stack(struct symbols *sym, uint32_t first) {
+  grow_array((void **)&sym->stacks, &sym->stacks_cap, sym->nstacks + 1,
+             sizeof *sym->stacks);
+  sym->stacks[sym->nstacks++] =
+      (struct symstack){first, (uint32_t)(sym->nstack_frames - first)};
+}
+
+/* Stack 0, which the writer names when its table is full. */
+static void add_full_stack(struct symbols *sym) {
+  uint32_t first = (uint32_t)sym->nstack_frames;
+  uint32_t loc = symbols_loc_label(sym, "[stack table full]");
+  add_stack_frame(sym, loc, loc);
+  add_stack(sym, first);
+}
+
+static int stack_damage(struct reader *r, uint64_t at, const char *problem,
+                        uint64_t value) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": stack record: %s (%" PRIu64 ")",
+              at, problem, value);
+  return 0;
+}
+
+/* A stack: its id, depth and frames, resolved as they come. Kept only
+** when whole: a damaged record leaves no stack behind. */
+static int read_stack(struct reader *r, struct symbols *sym) {
+  uint64_t at = reader_offset(r), id, depth;
+  if (!reader_uleb(r, &id, "stack: id") ||
+      !reader_uleb(r, &depth, "stack: depth"))
+    return 0;
+  if (id != sym->nstacks || id >= STACKS_MAX)
+    return stack_damage(r, at, "announced out of order, id", id);
+  if (depth == 0 || depth > LJM_STACK_DEPTH_MAX)
+    return stack_damage(r, at, "impossible depth", depth);
+  size_t first = sym->nstack_frames;
+  for (uint64_t i = 0; i < depth; i++) {
+    uint64_t fat = reader_offset(r), addr = 0, line = 0;
+    uint8_t tag;
+    if (!reader_u8(r, &tag, "stack: frame tag")) break;
+    if (tag == LJM_FRAME_LUA) {
+      if (!reader_uleb(r, &addr, "stack: proto address") ||
+          !reader_uleb(r, &line, "stack: line"))
+        break;
+      add_stack_frame(sym, symbols_loc_lua(sym, addr, line),
+                      symbols_loc_proto(sym, addr));
+    } else if (tag == LJM_FRAME_CFUNC) {
+      if (!reader_uleb(r, &addr, "stack: C function address")) break;
+      uint32_t loc = symbols_loc_cfunc(sym, addr);
+      add_stack_frame(sym, loc, loc);
+    } else if (tag == LJM_FRAME_NATIVE) { /* named as sysprof's native frames */
+      if (!reader_uleb(r, &addr, "stack: native address")) break;
+      uint32_t loc = symbols_loc_code(sym, addr);
+      add_stack_frame(sym, loc, loc);
+    } else if (tag == LJM_FRAME_TRUNC && i == depth - 1) {
+      uint32_t loc = symbols_loc_label(sym, "[more frames]");
+      add_stack_frame(sym, loc, loc);
+    } else {
+      stack_damage(r, fat, "unknown frame tag", tag);
+      break;
+    }
+  }
+  if (r->status != READER_OK) {
+    sym->nstack_frames = first;
+    return 0;
+  }
+  add_stack(sym, (uint32_t)first);
+  return 1;
+}
+
+/* A time mark: never earlier than the one before. */
+static int read_mark(struct reader *r, struct decoder *d) {
+  uint64_t at = reader_offset(r), ns;
+  if (!reader_uleb(r, &ns, "time mark: nanoseconds")) return 0;
+  if (ns < d->mark_ns) {
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": time mark %" PRIu64
+                " ns goes back before %" PRIu64 " ns",
+                at, ns, d->mark_ns);
+    return 0;
+  }
+  d->mark_ns = ns;
+  d->mark = 1;
+  return 1;
+}
+
+/* A config, stats or time mark record. */
+static int read_info(struct reader *r, struct symbols *sym,
+                     struct decoder *d) {
+  uint64_t at = reader_offset(r), kind, flags;
+  struct memprof_meta *m = &sym->memprof;
+  if (!reader_uleb(r, &kind, "info: kind")) return 0;
+  switch (kind) {
+  case LJM_INFO_CONFIG:
+    if (!reader_uleb(r, &flags, "config: flags") ||
+        !reader_uleb(r, &m->sample, "config: sampling interval"))
+      return 0;
+    m->stacks = (flags & LJM_CONFIG_STACKS) != 0;
+    m->native = (flags & LJM_CONFIG_NATIVE) != 0;
+    m->has_config = 1;
+    return 1;
+  case LJM_INFO_STATS:
+    if (!reader_uleb(r, &m->nstacks, "stats: stacks") ||
+        !reader_uleb(r, &m->full, "stats: events without room") ||
+        !reader_uleb(r, &m->truncated, "stats: truncated stacks") ||
+        !reader_uleb(r, &m->samples, "stats: samples") ||
+        !reader_uleb(r, &m->untracked, "stats: untracked blocks"))
+      return 0;
+    m->has_stats = 1;
+    return 1;
+  case LJM_INFO_MARK:
+    return read_mark(r, d);
+  case LJM_INFO_SNAPSHOT:
+    return reader_uleb(r, &d->snapshot, "snapshot mark: id") &&
+           read_mark(r, d);
+  default:
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
+                at, kind);
+    return 0;
+  }
+}
+
+static int bad_header(struct reader *r, uint64_t at, uint8_t header,
+                      const char *problem) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": %s in event header 0x%02x", at,
+              problem, header);
+  return 0;
+}
+
+/* The raw location of an event: what its source names, unresolved. */
+struct raw_location {
+  unsigned source;
+  uint64_t a; /* proto address, C function address, trace number, trace
+                location or the VM's kind */
+  uint64_t line;
+  uint64_t traceno, proto; /* the VM's kind of the compiler: its trace */
+  uint64_t stack;  /* v5: the stack id, UINT64_MAX: none */
+  uint64_t weight; /* v5: a sampled allocation's, 0: none */
+};
+
+/* The VM's kind of work; the compiler's, the trace it compiles. */
+static int read_vm(struct reader *r, struct raw_location *loc) {
+  uint64_t at = reader_offset(r);
+  if (!reader_uleb(r, &loc->a, "location: the VM's kind")) return 0;
+  if (loc->a >= LJM_VM__MAX) {
+    reader_fail(r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown kind %" PRIu64
+                " of the VM's own event",
+                at, loc->a);
+    return 0;
+  }
+  return loc->a > LJM_VM_ASM ||
+         (reader_uleb(r, &loc->traceno, "location: compiler's trace") &&
+          reader_uleb(r, &loc->proto, "location: compiler's start proto") &&
+          reader_uleb(r, &loc->line, "location: compiler's start line"));
+}
+
+static int read_location(struct reader *r, struct raw_location *loc) {
+  switch (loc->source) {
+  case ASOURCE_VM:
+    return read_vm(r, loc);
+  case ASOURCE_INT:
+    return 1;
+  case ASOURCE_LFUNC:
+    return reader_uleb(r, &loc->a, "location: proto address") &&
+           reader_uleb(r, &loc->line, "location: line");
+  case ASOURCE_CFUNC:
+    return reader_uleb(r, &loc->a, "location: C function address");
+  case ASOURCE_TRACE_LUA:
+    return reader_uleb(r, &loc->a, "location: trace location");
+  default: /* ASOURCE_TRACE; the caller checked the range */
+    return reader_uleb(r, &loc->a, "location: trace number");
+  }
+}
+
+/* The caller checked that a trace location was announced. */
+static uint32_t resolve_location(struct symbols *sym,
+                                 const struct trace_locs *tl,
+                                 const struct raw_location *loc) {
+  switch (loc->source) {
+  case ASOURCE_INT:
+    return symbols_loc_internal(sym);
+  case ASOURCE_TRACE_LUA: /* the line is what the reports name */
+    return tl->loc[loc->a];
+  case ASOURCE_LFUNC:
+    return symbols_loc_lua(sym, loc->a, loc->line);
+  case ASOURCE_CFUNC:
+    return symbols_loc_cfunc(sym, loc->a);
+  case ASOURCE_VM:
+    return symbols_loc_vm(sym, (unsigned)loc->a, loc->traceno, loc->proto,
+                          loc->line);
+  default:
+    return symbols_loc_trace(sym, loc->a);
+  }
+}
+
+static int read_payload(struct reader *r, struct memprof_event *ev) {
+  switch (ev->kind) {
+  case MEMPROF_ALLOC:
+    return reader_uleb(r, &ev->naddr, "alloc: new address") &&
+           reader_uleb(r, &ev->nsize, "alloc: new size");
+  case MEMPROF_FREE:
+    return reader_uleb(r, &ev->oaddr, "free: old address") &&
+           reader_uleb(r, &ev->osize, "free: old size");
+  default: /* MEMPROF_REALLOC */
+    return reader_uleb(r, &ev->oaddr, "realloc: old address") &&
+           reader_uleb(r, &ev->osize, "realloc: old size") &&
+           reader_uleb(r, &ev->naddr, "realloc: new address") &&
+           reader_uleb(r, &ev->nsize, "realloc: new size");
+  }
+}
+
+static int read_symtab_update(struct reader *r, struct symbols *sym,
+                              unsigned source, struct decoder *d) {
+  if (source == ASOURCE_TRACE_LUA) return read_trace_loc(r, sym, &d->tl);
+  if (source == ASOURCE_STACK) return read_stack(r, sym);
+  if (source == ASOURCE_INFO) return read_info(r, sym, d);
+  unsigned type = source == ASOURCE_LFUNC   ? SYMTAB_LFUNC
+                  : source == ASOURCE_CFUNC ? SYMTAB_CFUNC
+                                            : SYMTAB_TRACE;
+  return symtab_read_entry(r, sym, type, &d->scratch);
+}
+
+/* The longest event: a header, a Lua location, a stack id, a realloc
+** payload and a weight. */
+#define EVENT_MAX_BYTES (1 + 8 * ULEB128_MAX_BYTES)
+
+/* The next field of an event in a window of EVENT_MAX_BYTES at *p. */
+static int take_field(const uint8_t **p, uint64_t *out) {
+  int used = uleb128_decode_unchecked(*p, out);
+  *p += used;
+  return used > 0;
+}
+
+/*
+** The fast path: an alloc, free or realloc event from a window of at
+** least EVENT_MAX_BYTES, with one bounds check for the whole event.
+** Returns the bytes it takes, or 0 for anything else (a symtab update,
+** the end, an event of the VM's own, damage), which the careful path then
+** decodes and words.
+*/
+static size_t decode_event(const uint8_t *window, const struct decoder *d,
+                           struct raw_location *loc,
+                           struct memprof_event *ev) {
+  uint8_t header = window[0];
+  unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  unsigned flags = HEADER_FLAGS(header);
+  if ((header & LJM_EPILOGUE_HEADER) || event == AEVENT_SYMTAB ||
+      source < ASOURCE_INT || source > d->last_source ||
+      source == ASOURCE_VM || (flags & ~d->flags) ||
+      ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
+    return 0;
+  const uint8_t *p = window + 1;
+  int ok = 1;
+  *loc = (struct raw_location){.source = source, .stack = UINT64_MAX};
+  if (source != ASOURCE_INT) ok = take_field(&p, &loc->a);
+  if (source == ASOURCE_LFUNC) ok = ok && take_field(&p, &loc->line);
+  if (flags & AFLAG_STACK) ok = ok && take_field(&p, &loc->stack);
+  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  if (event != MEMPROF_ALLOC)
+    ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
+  if (event != MEMPROF_FREE)
+    ok = ok && take_field(&p, &ev->naddr) && take_field(&p, &ev->nsize);
+  if (flags & AFLAG_WEIGHT) ok = ok && take_field(&p, &loc->weight);
+  return ok ? (size_t)(p - window) : 0;
+}
+
+/* What the careful path met. */
+enum item { ITEM_EVENT, ITEM_SYMTAB_UPDATE, ITEM_MARK, ITEM_END, ITEM_DAMAGED };
+
+/* The careful path: any item, read byte by byte, errors worded. */
+static enum item read_item(struct reader *r, struct symbols *sym,
+                           struct decoder *d, struct raw_location *loc,
+                           struct memprof_event *ev) {
+  uint8_t header;
+  if (!reader_u8(r, &header, "event header or end (0x80)")) return ITEM_DAMAGED;
+  if (header & LJM_EPILOGUE_HEADER) return ITEM_END;
+  unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  unsigned flags = HEADER_FLAGS(header);
+  uint64_t at = reader_offset(r) - 1;
+  if (event == AEVENT_SYMTAB) {
+    if (source < ASOURCE_LFUNC || source > d->last_update || flags)
+      return bad_header(r, at, header, "unknown symtab update kind"),
+             ITEM_DAMAGED;
+    return read_symtab_update(r, sym, source, d) ? ITEM_SYMTAB_UPDATE
+                                                 : ITEM_DAMAGED;
+  }
+  if (source < ASOURCE_INT || source > d->last_source)
+    return bad_header(r, at, header, "unknown event source"), ITEM_DAMAGED;
+  if ((flags & ~d->flags) || ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
+    return bad_header(r, at, header, "unknown flags"), ITEM_DAMAGED;
+  *loc = (struct raw_location){.source = source, .stack = UINT64_MAX};
+  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  if (!read_location(r, loc) ||
+      ((flags & AFLAG_STACK) && !reader_uleb(r, &loc->stack, "stack id")) ||
+      !read_payload(r, ev) ||
+      ((flags & AFLAG_WEIGHT) && !reader_uleb(r, &loc->weight, "weight")))
+    return ITEM_DAMAGED;
+  return ITEM_EVENT;
+}
+
+/* A number an event names that was not announced: damage. */
+static int unannounced(struct reader *r, uint64_t at, const char *what,
+                       uint64_t value) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": event names %s %" PRIu64
+              ", not announced before",
+              at, what, value);
+  return 0;
+}
+
+static uint64_t scale(uint64_t weight, uint64_t from, uint64_t to) {
+  if (!weight || !from) return weight;
+  double w = (double)weight * (double)to / (double)from;
+  return w >= 1.8e19 ? UINT64_MAX : (uint64_t)w;
+}
+
+/* A sampled stream: what each block stands for follows it, through
+** reallocations (at the same scale) to its free. */
+static void follow_weights(struct decoder *d, struct memprof_event *ev,
+                           uint64_t weight) {
+  struct live_block old;
+  if (ev->kind != MEMPROF_ALLOC && livetab_take(&d->weights, ev->oaddr, &old))
+    ev->oweight = old.size;
+  if (ev->kind == MEMPROF_FREE) return;
+  ev->nweight = weight ? weight : scale(ev->oweight, ev->osize, ev->nsize);
+  if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
+}
+
+/* An event read whole: what it names must have been announced; then its
+** location and stack are resolved, so that a damaged event leaves no
+** trace. Returns 0 on damage. */
+static int resolve_event(struct reader *r, struct symbols *sym,
+                         struct decoder *d, uint64_t at,
+                         const struct raw_location *loc,
+                         struct memprof_event *ev) {
+  if (loc->source == ASOURCE_TRACE_LUA && loc->a >= d->tl.n)
+    return unannounced(r, at, "trace location", loc->a);
+  if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks)
+    return unannounced(r, at, "stack", loc->stack);
+  ev->loc = resolve_location(sym, &d->tl, loc);
+  ev->stack = loc->stack == UINT64_MAX ? MEMPROF_NO_STACK : (uint32_t)loc->stack;
+  if (sym->memprof.sample) follow_weights(d, ev, loc->weight);
+  return 1;
+}
+
+int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
+                        const struct memprof_sink *sink) {
+  int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
+  struct decoder d = {.last_source = v4 ? ASOURCE_VM : ASOURCE_TRACE,
+                      .last_update = v5   ? ASOURCE_INFO
+                                     : v4 ? ASOURCE_TRACE_LUA
+                                          : ASOURCE_TRACE,
+                      .flags = v5 ? AFLAG_MASK : 0};
+  struct memprof_event batch[MEMPROF_BATCH];
+  size_t n = 0;
+  enum item item;
+  livetab_init(&d.weights);
+  if (v5 && sym->nstacks == 0) add_full_stack(sym);
+  for (;;) {
+    struct raw_location loc;
+    struct memprof_event *ev = &batch[n];
+    uint64_t at = reader_offset(r);
+    const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
+    size_t used = window ? decode_event(window, &d, &loc, ev) : 0;
+    item = ITEM_EVENT;
+    if (used) {
+      reader_skip(r, used);
+    } else {
+      item = read_item(r, sym, &d, &loc, ev);
+      if (item == ITEM_SYMTAB_UPDATE && d.mark) item = ITEM_MARK;
+      if (item == ITEM_SYMTAB_UPDATE) continue;
+      if (item != ITEM_EVENT && item != ITEM_MARK) break;
+    }
+    if (item == ITEM_MARK) { /* in stream order with the events */
+      *ev = (struct memprof_event){
+          .kind = MEMPROF_MARK, .naddr = d.mark_ns, .oaddr = d.snapshot};
+      d.mark = 0;
+      d.snapshot = 0;
+    } else if (!resolve_event(r, sym, &d, at, &loc, ev)) {
+      item = ITEM_DAMAGED;
+      break;
+    }
+    if (++n == MEMPROF_BATCH) {
+      sink->events(sink->ud, batch, n);
+      n = 0;
+    }
+  }
+  if (n > 0) sink->events(sink->ud, batch, n);
+  free(d.tl.loc);
+  livetab_free(&d.weights);
+  sbuf_free(&d.scratch);
+  return item == ITEM_END;
+}

@@ -1,0 +1,417 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "sysprof.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "symtab.h"
+
+static const char *const vmstate_names[VMSTATE_COUNT] = {
+    "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC",
+    "EXIT",   "RECORD", "OPT",  "ASM",   "TRACE"};
+
+const char *sysprof_vmstate_name(unsigned state) {
+  return state < VMSTATE_COUNT ? vmstate_names[state] : "?";
+}
+
+static const struct {
+  const char *name, *key;
+} kinds[KIND_COUNT] = {
+    [KIND_COMPILED] = {"compiled (traces)", "compiled"},
+    [KIND_INTERPRETED] = {"interpreted", "interpreted"},
+    [KIND_C] = {"C functions, FFI", "c"},
+    [KIND_JIT] = {"JIT compiler", "jit_compiler"},
+    [KIND_EXITS] = {"trace exits", "exits"},
+    [KIND_GC] = {"GC", "gc"}};
+
+enum sysprof_kind sysprof_kind_of(unsigned state) {
+  static const enum sysprof_kind of[VMSTATE_COUNT] = {
+      [VMSTATE_INTERP] = KIND_INTERPRETED, [VMSTATE_LFUNC] = KIND_INTERPRETED,
+      [VMSTATE_FFUNC] = KIND_INTERPRETED,  [VMSTATE_CFUNC] = KIND_C,
+      [VMSTATE_GC] = KIND_GC,              [VMSTATE_EXIT] = KIND_EXITS,
+      [VMSTATE_RECORD] = KIND_JIT,         [VMSTATE_OPT] = KIND_JIT,
+      [VMSTATE_ASM] = KIND_JIT,            [VMSTATE_TRACE] = KIND_COMPILED};
+  return state < VMSTATE_COUNT ? of[state] : KIND_INTERPRETED;
+}
+
+const char *sysprof_kind_name(enum sysprof_kind kind) {
+  return kinds[kind].name;
+}
+
+const char *sysprof_kind_key(enum sysprof_kind kind) {
+  return kinds[kind].key;
+}
+
+const char *sysprof_mode_name(enum sysprof_mode mode) {
+  static const char *const names[] = {"D", "L", "C"};
+  return names[mode];
+}
+
+/* A frame as the stream has it: v3's tags (LJP_FRAME_*); v2 frames are
+** read into the same ones. */
+struct raw_frame {
+  unsigned tag;
+  uint64_t a, b, c, d;
+};
+
+struct decoder {
+  struct reader *r;
+  struct symbols *sym;
+  unsigned version;
+  struct raw_frame *raw; /* the frames of the sample being read */
+  size_t nraw, raw_cap;
+  struct sysprof_frame *frames; /* the same, resolved */
+  size_t frames_cap;
+  struct sbuf scratch;
+};
+
+static int corrupt(struct reader *r, uint64_t at, const char *problem,
+                   unsigned byte) {
+  reader_fail(r, READER_CORRUPT, at, "corrupt at offset %" PRIu64 ": %s 0x%02x",
+              at, problem, byte);
+  return 0;
+}
+
+static struct raw_frame *add_frame(struct decoder *d, uint64_t at) {
+  if (d->nraw == SYSPROF_MAX_FRAMES) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64
+                ": a sample of more than %d frames",
+                at, SYSPROF_MAX_FRAMES);
+    return NULL;
+  }
+  grow_array((void **)&d->raw, &d->raw_cap, d->nraw + 1, sizeof *d->raw);
+  return &d->raw[d->nraw++];
+}
+
+/* The fields of a frame of the given tag. */
+static int read_frame_fields(struct reader *r, struct raw_frame *f) {
+  switch (f->tag) {
+  case LJP_FRAME_LUA:
+    return reader_uleb(r, &f->a, "Lua frame: proto address") &&
+           reader_uleb(r, &f->b, "Lua frame: line");
+  case LJP_FRAME_CFUNC:
+    return reader_uleb(r, &f->a, "C function frame: address");
+  case LJP_FRAME_FFUNC:
+    return reader_uleb(r, &f->a, "fast function frame: id");
+  case LJP_FRAME_NATIVE:
+    return reader_uleb(r, &f->a, "native frame: address");
+  case LJP_FRAME_TRACE:
+    return reader_uleb(r, &f->a, "trace: number") &&
+           reader_uleb(r, &f->b, "trace: start proto address") &&
+           reader_uleb(r, &f->c, "trace: start line");
+  default: /* LJP_FRAME_TRACE_LUA */
+    return reader_uleb(r, &f->a, "trace: number") &&
+           reader_uleb(r, &f->b, "trace: start proto address") &&
+           reader_uleb(r, &f->c, "trace: start line") &&
+           reader_uleb(r, &f->d, "trace: Lua frames it runs");
+  }
+}
+
+/*
+** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 6),
+** or the Lua stack of a v2 sample (tags 1 ... 3).
+*/
+static int read_tagged_frames(struct decoder *d, unsigned last_tag,
+                              const char *what) {
+  for (;;) {
+    uint8_t tag;
+    if (!reader_u8(d->r, &tag, what)) return 0;
+    if (tag == LJP_END) return 1;
+    uint64_t at = reader_offset(d->r) - 1;
+    if (tag < LJP_FRAME_LUA || tag > last_tag)
+      return corrupt(d->r, at, "unknown frame tag", tag);
+    struct raw_frame *f = add_frame(d, at);
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = tag};
+    if (!read_frame_fields(d->r, f)) return 0;
+  }
+}
+
+/* A v2 host stack: return addresses, innermost first, up to a zero. */
+static int read_host_stack(struct decoder *d) {
+  for (;;) {
+    uint64_t at = reader_offset(d->r), addr;
+    if (!reader_uleb(d->r, &addr, "host stack: address or end (0)"))
+      return 0;
+    if (addr == 0) return 1;
+    struct raw_frame *f = add_frame(d, at);
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = LJP_FRAME_NATIVE, .a = addr};
+  }
+}
+
+static int read_v2_sample(struct decoder *d, enum vmstate state) {
+  switch (state) {
+  case VMSTATE_LFUNC:
+  case VMSTATE_FFUNC:
+  case VMSTATE_CFUNC:
+    return read_tagged_frames(d, LJP_FRAME_FFUNC,
+                              "Lua stack: frame or end (0x80)") &&
+           read_host_stack(d);
+  case VMSTATE_TRACE: {
+    struct raw_frame *f = add_frame(d, reader_offset(d->r));
+    if (!f) return 0;
+    *f = (struct raw_frame){.tag = LJP_FRAME_TRACE};
+    return read_frame_fields(d->r, f);
+  }
+  default:
+    return read_host_stack(d);
+  }
+}
+
+/* A frame, not yet known to be inlined (mark_inlined() tells). */
+static struct sysprof_frame resolve(struct symbols *sym,
+                                    const struct raw_frame *f) {
+  uint32_t loc;
+  switch (f->tag) {
+  case LJP_FRAME_LUA:
+    return (struct sysprof_frame){symbols_loc_lua(sym, f->a, f->b),
+                                  symbols_loc_proto(sym, f->a), 1, 0};
+  case LJP_FRAME_CFUNC:
+    loc = symbols_loc_code(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 1, 0};
+  case LJP_FRAME_FFUNC:
+    loc = symbols_loc_ffunc(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 1, 0};
+  case LJP_FRAME_NATIVE:
+    loc = symbols_loc_code(sym, f->a);
+    return (struct sysprof_frame){loc, loc, 0, 0};
+  default: /* a trace (LJP_FRAME_TRACE, _TRACE_LUA): the code running the
+              Lua lines, not one */
+    loc = symbols_loc_trace_frame(sym, f->a, f->b, f->c);
+    return (struct sysprof_frame){loc, loc, 0, 0};
+  }
+}
+
+/*
+** A trace's frame (tag 6) says how many of the Lua frames that follow run
+** in its machine code: those it inlined, innermost first, then the one it
+** was entered in. Each but that last runs inlined into the next. Only Lua
+** lines (tag 1) right after the trace count: a sample cut short, or a
+** frame of another kind, ends them sooner than the count says.
+*/
+static void mark_inlined(struct decoder *d) {
+  for (size_t t = 0; t < d->nraw; t++) {
+    if (d->raw[t].tag != LJP_FRAME_TRACE_LUA) continue;
+    size_t end = t + 1;
+    while (end < d->nraw && end - t <= d->raw[t].d &&
+           d->raw[end].tag == LJP_FRAME_LUA)
+      end++;
+    for (size_t i = t + 1; i + 1 < end; i++) d->frames[i].inlined = 1;
+  }
+}
+
+static int read_sample(struct decoder *d, enum vmstate state, int jit,
+                       const struct sysprof_sink *sink) {
+  struct sysprof_sample s = {.vmstate = state, .has_jit = jit};
+  if (jit && (!reader_uleb(d->r, &s.jit_trace, "sample: trace") ||
+              !reader_uleb(d->r, &s.jit_exit, "sample: exit")))
+    return 0;
+  d->nraw = 0;
+  int ok = d->version == LJP_VERSION_REFERENCE
+               ? read_v2_sample(d, state)
+               : read_tagged_frames(d, LJP_FRAME_TRACE_LUA,
+                                    "frame or end (0x80)");
+  if (!ok) return 0;
+  /* Resolved only now, so that a damaged sample leaves no trace. */
+  grow_array((void **)&d->frames, &d->frames_cap, d->nraw,
+             sizeof *d->frames);
+  for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
+  mark_inlined(d);
+  s.nframes = d->nraw;
+  s.frames = d->frames;
+  sink->sample(sink->ud, &s);
+  return 1;
+}
+
+static int read_ffname(struct decoder *d) {
+  uint64_t id;
+  if (!reader_uleb(d->r, &id, "fast function name: id") ||
+      !reader_string(d->r, &d->scratch, SYMTAB_MAX_NAME,
+                     "fast function name: name"))
+    return 0;
+  symbols_bind_ffunc(d->sym, id, d->scratch.data, d->scratch.len);
+  return 1;
+}
+
+static int read_config(struct decoder *d, struct sysprof_meta *meta) {
+  uint64_t mode, interval, clock, at = reader_offset(d->r);
+  if (!reader_uleb(d->r, &mode, "config: mode")) return 0;
+  if (mode > SYSPROF_CALLGRAPH) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown profiling mode %" PRIu64
+                " in the config record (0 D, 1 L, 2 C)",
+                at, mode);
+    return 0;
+  }
+  if (!reader_uleb(d->r, &interval, "config: interval")) return 0;
+  at = reader_offset(d->r);
+  if (!reader_uleb(d->r, &clock, "config: clock")) return 0;
+  if (clock > SYSPROF_CLOCK_THREAD_CPU_PERF) {
+    reader_fail(d->r, READER_CORRUPT, at,
+                "corrupt at offset %" PRIu64 ": unknown clock %" PRIu64
+                " in the config record (0 thread CPU time, 1 monotonic,"
+                " 2 thread CPU time by perf)",
+                at, clock);
+    return 0;
+  }
+  meta->has_config = 1;
+  meta->mode = (enum sysprof_mode)mode;
+  meta->interval_us = interval;
+  meta->clock = (enum sysprof_clock)clock;
+  return 1;
+}
+
+static int read_stats(struct decoder *d, struct sysprof_meta *meta) {
+  uint64_t v[1 + VMSTATE_COUNT + 3];
+  static const char *const what[] = {
+      "stats: samples",        "stats: INTERP samples", "stats: LFUNC samples",
+      "stats: FFUNC samples",  "stats: CFUNC samples",  "stats: GC samples",
+      "stats: EXIT samples",   "stats: RECORD samples", "stats: OPT samples",
+      "stats: ASM samples",    "stats: TRACE samples",  "stats: samples dropped",
+      "stats: timer overruns", "stats: nanoseconds elapsed"};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    if (!reader_uleb(d->r, &v[i], what[i])) return 0;
+  meta->has_stats = 1;
+  meta->samples = v[0];
+  for (size_t i = 0; i < VMSTATE_COUNT; i++) meta->by_vmstate[i] = v[1 + i];
+  meta->dropped = v[1 + VMSTATE_COUNT];
+  meta->overruns = v[2 + VMSTATE_COUNT];
+  meta->elapsed_ns = v[3 + VMSTATE_COUNT];
+  return 1;
+}
+
+/* A Lua line of an event: proto address and line. */
+static int read_jit_loc(struct decoder *d, struct sysprof_jit_event *e,
+                        const char *what_proto, const char *what_line) {
+  uint64_t proto, line;
+  if (!reader_uleb(d->r, &proto, what_proto) ||
+      !reader_uleb(d->r, &line, what_line))
+    return 0;
+  e->loc = proto ? symbols_loc_lua(d->sym, proto, line) : SYMBOLS_NONE;
+  e->func = proto ? symbols_loc_proto(d->sym, proto) : SYMBOLS_NONE;
+  return 1;
+}
+
+static void deliver(const struct sysprof_sink *sink,
+                    const struct sysprof_jit_event *e) {
+  if (sink->jit) sink->jit(sink->ud, e);
+}
+
+static int read_exits(struct decoder *d, const struct sysprof_sink *sink) {
+  uint64_t n;
+  if (!reader_uleb(d->r, &n, "exits: count")) return 0;
+  for (uint64_t i = 0; i < n; i++) {
+    struct sysprof_jit_event e = {.kind = JIT_EXIT};
+    if (!reader_uleb(d->r, &e.trace, "exit: trace") ||
+        !reader_uleb(d->r, &e.exit, "exit: number") ||
+        !reader_uleb(d->r, &e.count, "exit: times taken") ||
+        !read_jit_loc(d, &e, "exit: proto address", "exit: line"))
+      return 0;
+    deliver(sink, &e);
+  }
+  return 1;
+}
+
+/* An event of the trace compiler (records REC_TRACE_START ... REC_JIT). */
+static int read_jit(struct decoder *d, unsigned byte,
+                    const struct sysprof_sink *sink) {
+  struct sysprof_jit_event e = {.loc = SYMBOLS_NONE, .func = SYMBOLS_NONE};
+  uint64_t how = 0;
+  int ok;
+  switch (byte) {
+  case REC_JIT:
+    e.kind = JIT_STATE;
+    ok = reader_uleb(d->r, &how, "jit: on");
+    break;
+  case REC_TRACE_START:
+    e.kind = JIT_START;
+    ok = reader_uleb(d->r, &e.trace, "trace start: trace") &&
+         reader_uleb(d->r, &how, "trace start: kind") &&
+         reader_uleb(d->r, &e.from, "trace start: from") &&
+         reader_uleb(d->r, &e.exit, "trace start: exit") &&
+         read_jit_loc(d, &e, "trace start: proto address",
+                      "trace start: line");
+    break;
+  case REC_TRACE_END:
+    e.kind = JIT_END;
+    ok = reader_uleb(d->r, &e.trace, "trace end: trace") &&
+         reader_uleb(d->r, &how, "trace end: link type") &&
+         reader_uleb(d->r, &e.link, "trace end: link") &&
+         reader_uleb(d->r, &e.nins, "trace end: IR instructions") &&
+         reader_uleb(d->r, &e.nmcode, "trace end: machine code bytes");
+    break;
+  case REC_TRACE_ABORT:
+    e.kind = JIT_ABORT;
+    ok = reader_uleb(d->r, &e.trace, "trace abort: trace") &&
+         read_jit_loc(d, &e, "trace abort: proto address",
+                      "trace abort: line") &&
+         reader_uleb(d->r, &e.error, "trace abort: error") &&
+         reader_string(d->r, &d->scratch, SYMTAB_MAX_NAME,
+                       "trace abort: reason");
+    e.reason = d->scratch.data;
+    e.reason_len = d->scratch.len;
+    break;
+  case REC_BLACKLIST:
+    e.kind = JIT_BLACKLIST;
+    ok = read_jit_loc(d, &e, "blacklist: proto address", "blacklist: line");
+    break;
+  case REC_FLUSH:
+    e.kind = JIT_FLUSH;
+    ok = reader_uleb(d->r, &how, "flush: why");
+    break;
+  default: /* REC_EXITS */
+    return read_exits(d, sink);
+  }
+  if (!ok) return 0;
+  e.how = how > 255 ? 255 : (unsigned)how;
+  deliver(sink, &e);
+  return 1;
+}
+
+/* One record; returns 1, 0 on damage, or -1 at the end byte. */
+static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
+  uint8_t byte;
+  if (!reader_u8(d->r, &byte, "record or end (0x80)")) return 0;
+  if (byte == LJP_END) return -1;
+  if (byte < VMSTATE_COUNT)
+    return read_sample(d, (enum vmstate)byte, 0, sink);
+  int v3 = d->version >= LJP_VERSION;
+  if (v3 && (byte & LJP_SAMPLE_JIT) &&
+      (byte & ~LJP_SAMPLE_JIT) < VMSTATE_COUNT)
+    return read_sample(d, (enum vmstate)(byte & ~LJP_SAMPLE_JIT), 1, sink);
+  if (v3 && byte >= REC_TRACE_START && byte <= REC_JIT)
+    return read_jit(d, byte, sink);
+  switch (byte) {
+  case REC_PROTO:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_LFUNC, &d->scratch);
+  case REC_CSYM:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_CFUNC, &d->scratch);
+  case REC_TRACE:
+    return symtab_read_entry(d->r, d->sym, SYMTAB_TRACE, &d->scratch);
+  case REC_FFNAME:
+    if (v3) return read_ffname(d);
+    break;
+  case REC_CONFIG:
+    if (v3) return read_config(d, sink->meta);
+    break;
+  case REC_STATS:
+    if (v3) return read_stats(d, sink->meta);
+    break;
+  }
+  return corrupt(d->r, reader_offset(d->r) - 1, "unknown sysprof record",
+                 byte);
+}
+
+int sysprof_read_records(struct reader *r, struct symbols *sym,
+                         unsigned version, const struct sysprof_sink *sink) {
+  struct decoder d = {.r = r, .sym = sym, .version = version};
+  sink->meta->version = version;
+  int status;
+  while ((status = read_record(&d, sink)) == 1) continue;
+  free(d.raw);
+  free(d.frames);
+  sbuf_free(&d.scratch);
+  return status == -1;
+}

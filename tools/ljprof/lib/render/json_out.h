@@ -1,0 +1,48 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** What the JSON reports share: numbers and byte strings as JSON values,
+** the error object of a damaged stream, writing a document.
+*/
+#ifndef LJPROF_JSON_OUT_H
+#define LJPROF_JSON_OUT_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aggregate/heapline.h"
+#include "aggregate/profile.h"
+#include "shared/reader.h"
+#include "shared/symbols.h"
+
+/* Counters above what a JSON integer holds come out as (inexact) reals. */
+json_t *json_u64(uint64_t v);
+
+/* A JSON string from arbitrary bytes: bytes that are not UTF-8 become the
+** text \xNN, so any name (symbols are raw bytes) prints. */
+json_t *json_bytes(const char *data, size_t len);
+
+/* A profile stack as the frame indexes from its root to its leaf. */
+json_t *json_profile_stack(const struct profile *p,
+                           const struct profile_stack *st);
+
+/* The full name of a location (no aliases). */
+json_t *json_location(const struct symbols *sym, uint32_t loc,
+                      struct sbuf *scratch);
+
+/*
+** Heap over time: {marks, points, peak_bytes, peak_ns, time_ns: [..],
+** events: [..], total: [..], sites: [{location, peak_bytes, bytes: [..]}],
+** other: [..]}, a value per point in each list; the sites are the top
+** ones by peak, and other what the rest held. JSON null when the stream
+** had no time marks (or h is NULL).
+*/
+json_t *json_heapline(const struct heapline *h, const struct symbols *sym);
+
+/* Add "error": {offset, message} to root if the reader failed. */
+void json_add_error(json_t *root, const struct reader *r);
+
+/* Write root (and a newline), release it; 0, or -1 if writing failed. */
+int json_write(json_t *root, FILE *out);
+
+#endif

@@ -1,0 +1,398 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** Text report, in the shape users of the reference know: sections of
+** locations with their events and bytes, the allocation sites each
+** reallocation or free touched ("Overrides"), what each site still holds
+** (HEAP SUMMARY), and ALIASES for chunk names that span lines.
+*/
+#define _GNU_SOURCE /* qsort_r */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/*
+** The report is written through a buffer of its own, numbers formatted by
+** hand, and each location's name formatted once: a report of a long
+** stream has a line per (site, owner) pair, and fprintf() took as long as
+** the rest of the rendering.
+*/
+#define FLUSH_AT (64u << 10)
+
+/* Where a location's name is in the names formatted so far. */
+struct name_span {
+  size_t start;
+  size_t len; /* SIZE_MAX: not formatted yet */
+};
+
+struct text {
+  FILE *out;
+  const struct report_input *in;
+  const struct report_options *opt;
+  struct aliases aliases;
+  struct sbuf buf;   /* what is not written out yet */
+  struct sbuf names; /* the names formatted so far, one after the other */
+  struct name_span *name_of; /* by location id */
+};
+
+static void put_bytes(struct text *t, const char *s, size_t len) {
+  sbuf_add(&t->buf, s, len);
+}
+
+static void put(struct text *t, const char *s) { put_bytes(t, s, strlen(s)); }
+
+static void put_u64(struct text *t, uint64_t v) {
+  char digits[20], *end = digits + sizeof digits, *p = end;
+  do *--p = (char)('0' + v % 10);
+  while (v /= 10);
+  put_bytes(t, p, (size_t)(end - p));
+}
+
+static void write_out(struct text *t) {
+  fwrite(t->buf.data, 1, t->buf.len, t->out);
+  sbuf_reset(&t->buf);
+}
+
+/* The end of a line; the buffer goes out when it is full enough. */
+static void end_line(struct text *t) {
+  put(t, "\n");
+  if (t->buf.len >= FLUSH_AT) write_out(t);
+}
+
+/*
+** A location's name. Its first use formats it, which numbers the aliases
+** in order of first use. It stops at a NUL byte (a chunk name may hold
+** one), as a name printed with "%s" did.
+*/
+static void put_name(struct text *t, uint32_t loc) {
+  struct name_span *span = &t->name_of[loc];
+  if (span->len == SIZE_MAX) {
+    span->start = t->names.len;
+    symbols_format(t->in->sym, loc, &t->aliases, &t->names);
+    span->len = strnlen(t->names.data + span->start,
+                        t->names.len - span->start);
+  }
+  put_bytes(t, t->names.data + span->start, span->len);
+}
+
+static void put_size(struct text *t, uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                      "EiB"};
+  if (!t->opt->human || bytes < 1024) {
+    put_u64(t, bytes);
+    put(t, t->opt->human ? " B" : " bytes");
+    return;
+  }
+  size_t unit;
+  double value = binary_units(bytes, sizeof units / sizeof *units, &unit);
+  sbuf_printf(&t->buf, "%.1f %s", value, units[unit]);
+}
+
+static void put_share(struct text *t, uint64_t part, uint64_t total) {
+  if (total > 0)
+    sbuf_printf(&t->buf, " (%.1f%%)", 100.0 * (double)part / (double)total);
+}
+
+static void put_plural(struct text *t, uint64_t n, const char *one,
+                       const char *many) {
+  put_u64(t, n);
+  put(t, " ");
+  put(t, n == 1 ? one : many);
+}
+
+static void put_totals(struct text *t) {
+  const struct memstats *s = &t->in->agg->totals;
+  put(t, "Totals: ");
+  put_plural(t, s->alloc_events, "allocation", "allocations");
+  put(t, " (");
+  put_size(t, s->alloc_bytes);
+  put(t, "), ");
+  put_plural(t, s->realloc_events, "reallocation", "reallocations");
+  put(t, " (+");
+  put_size(t, s->realloc_new_bytes);
+  put(t, " / -");
+  put_size(t, s->realloc_old_bytes);
+  put(t, "), ");
+  put_plural(t, s->free_events, "free", "frees");
+  put(t, " (");
+  put_size(t, s->freed_bytes);
+  put(t, "); live at the end: ");
+  put_size(t, s->live_bytes);
+  put(t, " in ");
+  put_plural(t, s->live_blocks, "block", "blocks");
+  end_line(t);
+}
+
+/* v4: what the JIT compiler allocated (and grew) in all, and at which
+** trace start most; nothing when it allocated nothing. */
+static void put_jit_total(struct text *t) {
+  const struct memagg *agg = t->in->agg;
+  const struct symbols *sym = t->in->sym;
+  uint64_t *by_start = xcalloc(sym->nlocations + 1, sizeof *by_start);
+  uint64_t bytes = 0, events = 0, starts = 0;
+  uint32_t top = SYMBOLS_NONE;
+  for (size_t loc = 0; loc < agg->nstats; loc++) {
+    const struct memstats *st = &agg->stats[loc];
+    uint32_t start = symbols_vm_parent(sym, (uint32_t)loc);
+    if (start == SYMBOLS_NONE || sym->locations[loc].vm == SYMBOLS_VM_JIT)
+      continue;
+    uint64_t b = st->alloc_bytes + st->realloc_new_bytes;
+    bytes += b;
+    events += st->alloc_events + st->realloc_events;
+    if (symbols_vm_parent(sym, start) == SYMBOLS_NONE) continue; /* none */
+    starts += b && !by_start[start];
+    by_start[start] += b;
+    if (top == SYMBOLS_NONE || by_start[start] > by_start[top]) top = start;
+  }
+  if (events) {
+    const struct memstats *s = &agg->totals;
+    put(t, "JIT compiler: ");
+    put_size(t, bytes);
+    put(t, " allocated");
+    put_share(t, bytes, s->alloc_bytes + s->realloc_new_bytes);
+    put(t, ", ");
+    put_plural(t, events, "event", "events");
+    put(t, ", traces at ");
+    put_plural(t, starts, "start", "starts");
+    if (top != SYMBOLS_NONE) {
+      put(t, "; largest: ");
+      put_name(t, top);
+      put(t, " (");
+      put_size(t, by_start[top]);
+      put(t, ")");
+    }
+    end_line(t);
+  }
+  free(by_start);
+}
+
+static void put_overrides(struct text *t, const struct overrides *o,
+                          uint32_t site) {
+  size_t n;
+  const struct override *ov = memagg_overrides(o, site, &n);
+  if (n == 0) return;
+  put(t, "\tOverrides:");
+  end_line(t);
+  for (size_t i = 0; i < n; i++) {
+    put(t, "\t\t");
+    put_name(t, ov[i].owner);
+    put(t, ": ");
+    put_plural(t, ov[i].events, "event", "events");
+    put(t, ", ");
+    put_size(t, ov[i].bytes);
+    end_line(t);
+  }
+}
+
+/* How many of count ranked locations a section shows (--top). */
+static size_t limit(struct text *t, size_t count) {
+  return t->opt->top && t->opt->top < count ? t->opt->top : count;
+}
+
+static void put_more(struct text *t, size_t shown, size_t count) {
+  if (count == 0) {
+    put(t, "(none)");
+    end_line(t);
+  } else if (shown < count) {
+    put(t, "... ");
+    put_u64(t, count - shown);
+    put(t, count - shown == 1 ? " more location" : " more locations");
+    end_line(t);
+  }
+}
+
+static void put_event_section(struct text *t, const char *title,
+                              enum memagg_view view) {
+  const struct memagg *agg = t->in->agg;
+  const struct overrides *o = memagg_view_overrides(agg, view);
+  size_t count;
+  uint32_t *ids = memagg_rank(agg, view, t->opt->order, &count);
+  uint64_t total[3];
+  memagg_event_bytes(&agg->totals, view, &total[0], &total[1], &total[2]);
+  put(t, title);
+  end_line(t);
+  size_t shown = limit(t, count);
+  for (size_t i = 0; i < shown; i++) {
+    uint64_t col[3];
+    memagg_event_bytes(memagg_stats(agg, ids[i]), view, &col[0], &col[1],
+                       &col[2]);
+    put_name(t, ids[i]);
+    put(t, ": ");
+    put_plural(t, col[0], "event", "events");
+    put_share(t, col[0], total[0]);
+    put(t, "  Allocated: ");
+    put_size(t, col[1]);
+    put_share(t, col[1], total[1]);
+    put(t, "  Freed: ");
+    put_size(t, col[2]);
+    put_share(t, col[2], total[2]);
+    end_line(t);
+    if (o) put_overrides(t, o, ids[i]);
+  }
+  put_more(t, shown, count);
+  end_line(t);
+  free(ids);
+}
+
+/* Streams with stacks: the pairs of the sites, most live bytes first. */
+static int by_site_live(const void *pa, const void *pb, void *ud) {
+  const struct memagg *agg = ud;
+  const struct stackpair *a = &agg->pairs[*(const uint32_t *)pa];
+  const struct stackpair *b = &agg->pairs[*(const uint32_t *)pb];
+  if (a->site != b->site) return a->site < b->site ? -1 : 1;
+  if (a->live_bytes != b->live_bytes) return a->live_bytes > b->live_bytes ? -1 : 1;
+  return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+#define STACKS_PER_SITE 3
+
+/* A stack, innermost first: `a <- b <- c`. */
+static void put_stack(struct text *t, uint32_t stack) {
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(t->in->sym, stack, &depth);
+  if (!depth) put(t, "(no call stack)");
+  for (uint32_t i = 0; i < depth; i++) {
+    if (i) put(t, " <- ");
+    put_name(t, f[i].loc);
+  }
+}
+
+/* The stacks that hold most of a site's memory (pairs sorted by site). */
+static void put_site_stacks(struct text *t, const uint32_t *pairs,
+                            size_t npairs, uint32_t site) {
+  const struct memagg *agg = t->in->agg;
+  size_t lo = 0, hi = npairs;
+  while (lo < hi) { /* the site's first pair */
+    size_t mid = lo + (hi - lo) / 2;
+    if (agg->pairs[pairs[mid]].site < site) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo, n = 0; i < npairs && n < STACKS_PER_SITE; i++, n++) {
+    const struct stackpair *p = &agg->pairs[pairs[i]];
+    if (p->site != site || !p->live_bytes) break;
+    put(t, "\t");
+    put_size(t, p->live_bytes);
+    put(t, " in ");
+    put_plural(t, p->live_objects, "block", "blocks");
+    put(t, " from ");
+    put_stack(t, p->stack);
+    end_line(t);
+  }
+}
+
+static void put_heap_summary(struct text *t) {
+  const struct memagg *agg = t->in->agg;
+  size_t count;
+  uint32_t *ids = memagg_rank(agg, VIEW_LIVE, t->opt->order, &count);
+  uint32_t *pairs = NULL;
+  if (memagg_has_stacks(agg)) {
+    pairs = xmalloc((agg->npairs + 1) * sizeof *pairs);
+    for (size_t i = 0; i < agg->npairs; i++) pairs[i] = (uint32_t)i;
+    qsort_r(pairs, agg->npairs, sizeof *pairs, by_site_live, (void *)agg);
+  }
+  put(t, "HEAP SUMMARY");
+  end_line(t);
+  size_t shown = limit(t, count);
+  for (size_t i = 0; i < shown; i++) {
+    const struct memstats *st = memagg_stats(agg, ids[i]);
+    put_name(t, ids[i]);
+    put(t, " holds ");
+    put_size(t, st->live_bytes);
+    put_share(t, st->live_bytes, agg->totals.live_bytes);
+    put(t, " in ");
+    put_plural(t, st->live_blocks, "block", "blocks");
+    put(t, ": ");
+    put_plural(t, st->alloc_events, "alloc", "allocs");
+    put(t, ", ");
+    put_plural(t, st->owned_frees, "free", "frees");
+    end_line(t);
+    if (pairs) put_site_stacks(t, pairs, agg->npairs, ids[i]);
+  }
+  put_more(t, shown, count);
+  free(pairs);
+  free(ids);
+}
+
+/* What a v5 stream says of its stacks and sampling. */
+static void put_stream_meta(struct text *t) {
+  const struct memprof_meta *m = &t->in->sym->memprof;
+  if (m->sample) {
+    put(t, "SAMPLED: an allocation recorded every ");
+    put_size(t, m->sample);
+    put(t, " allocated on average");
+    if (m->has_stats) {
+      put(t, " (");
+      put_plural(t, m->samples, "sample", "samples");
+      put(t, ")");
+    }
+    put(t, "; every figure is an estimate");
+    end_line(t);
+    if (m->untracked) {
+      put(t, "WARNING: ");
+      put_plural(t, m->untracked, "sampled block", "sampled blocks");
+      put(t, " not tracked (table full): their frees are missing");
+      end_line(t);
+    }
+  }
+  if (m->has_stats && (m->stacks || memagg_has_stacks(t->in->agg))) {
+    put(t, "Call stacks: ");
+    put_u64(t, m->nstacks);
+    put(t, m->native ? " distinct, with native frames; " : " distinct; ");
+    put_plural(t, m->truncated, "event", "events");
+    put(t, " with a stack cut at 64 frames; ");
+    put_plural(t, m->full, "event", "events");
+    put(t, " without one");
+    if (m->full) put(t, " (the stack tables' budget reached: stack_budget)");
+    end_line(t);
+  }
+}
+
+static void put_aliases(struct text *t) {
+  if (t->aliases.count == 0) return;
+  end_line(t);
+  put(t, "ALIASES");
+  end_line(t);
+  for (size_t i = 0; i < t->aliases.count; i++) {
+    const struct symstring *s = &t->in->sym->strings[t->aliases.strings[i]];
+    put(t, "CHUNK ");
+    put_u64(t, i + 1);
+    put(t, ": ");
+    put_bytes(t, s->data, s->len);
+    end_line(t);
+  }
+}
+
+int report_memprof_text(FILE *out, const struct report_input *in,
+                        const struct report_options *opt) {
+  struct text t = {out, in, opt, {0}, {0}, {0}, NULL};
+  size_t nlocations = in->sym->nlocations;
+  t.name_of = xmalloc(nlocations * sizeof *t.name_of);
+  for (size_t i = 0; i < nlocations; i++) t.name_of[i].len = SIZE_MAX;
+  if (!opt->leak_only) {
+    put(&t, "MEMPROF REPORT: ");
+    put(&t, in->source);
+    end_line(&t);
+    if (in->reader->status != READER_OK) {
+      put(&t, "WARNING: damaged stream, this report covers what came "
+              "before the damage: ");
+      put(&t, in->reader->err_msg);
+      end_line(&t);
+    }
+    put_stream_meta(&t);
+    put_totals(&t);
+    put_jit_total(&t);
+    end_line(&t);
+    put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
+    put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
+    put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);
+  }
+  put_heap_summary(&t);
+  put_aliases(&t);
+  write_out(&t);
+  aliases_free(&t.aliases);
+  sbuf_free(&t.buf);
+  sbuf_free(&t.names);
+  free(t.name_of);
+  return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}

@@ -1,0 +1,71 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "hashtab.h"
+
+#include <stdlib.h>
+
+#define INITIAL_SLOTS 64
+
+static void keymap_resize(struct keymap *m, size_t nslots) {
+  struct keyslot *old = m->slots;
+  size_t nold = old ? m->mask + 1 : 0;
+  m->slots = xcalloc(nslots, sizeof *m->slots);
+  m->mask = nslots - 1;
+  for (size_t i = 0; i < nold; i++) {
+    if (!old[i].used) continue;
+    size_t j = hash_u64(old[i].key) & m->mask;
+    while (m->slots[j].used) j = (j + 1) & m->mask;
+    m->slots[j] = old[i];
+  }
+  free(old);
+}
+
+void keymap_put(struct keymap *m, uint64_t key, uint32_t value) {
+  if (!m->slots) keymap_resize(m, INITIAL_SLOTS);
+  size_t i = hash_u64(key) & m->mask;
+  for (; m->slots[i].used; i = (i + 1) & m->mask) {
+    if (m->slots[i].key == key) {
+      m->slots[i].value = value;
+      return;
+    }
+  }
+  m->slots[i] = (struct keyslot){key, value, 1};
+  if (++m->count * 2 > m->mask + 1) keymap_resize(m, (m->mask + 1) * 2);
+}
+
+void keymap_free(struct keymap *m) {
+  free(m->slots);
+  m->slots = NULL;
+  m->mask = m->count = 0;
+}
+
+static void place(struct hashslot *slots, uint32_t mask, struct hashslot s) {
+  uint32_t i = s.hash & mask;
+  while (slots[i].ref) i = (i + 1) & mask;
+  slots[i] = s;
+}
+
+static void resize(struct hashtab *t, uint32_t nslots) {
+  struct hashslot *slots = xcalloc(nslots, sizeof *slots);
+  if (t->slots) {
+    for (uint32_t i = 0; i <= t->mask; i++)
+      if (t->slots[i].ref) place(slots, nslots - 1, t->slots[i]);
+    free(t->slots);
+  }
+  t->slots = slots;
+  t->mask = nslots - 1;
+}
+
+void hashtab_add(struct hashtab *t, uint32_t hash, uint32_t id) {
+  if (!t->slots)
+    resize(t, INITIAL_SLOTS);
+  else if ((t->count + 1) * 2 > t->mask + 1)
+    resize(t, (t->mask + 1) * 2);
+  place(t->slots, t->mask, (struct hashslot){hash, id + 1});
+  t->count++;
+}
+
+void hashtab_free(struct hashtab *t) {
+  free(t->slots);
+  t->slots = NULL;
+  t->mask = t->count = 0;
+}

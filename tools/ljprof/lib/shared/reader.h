@@ -1,0 +1,159 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** Byte reader: a buffered stream of bytes with its offset, the primitives of
+** every profile format (byte, ULEB128, length-prefixed string), and the
+** first error met, worded for a user: where, and what was expected.
+**
+** A reader reads a file descriptor (a file, a pipe, stdin) through a fixed
+** buffer, or a block of memory (fuzzing, tests). Every read returns 1 on
+** success and 0 on failure; after a failure the reader stays failed and
+** every later read fails too, so decoders may check only where they must.
+*/
+#ifndef LJPROF_READER_H
+#define LJPROF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "util.h"
+
+enum reader_status {
+  READER_OK,
+  READER_TRUNCATED, /* the stream ended inside an item */
+  READER_CORRUPT,   /* an item has a value no writer produces */
+  READER_UNSUPPORTED, /* a valid stream this reader cannot decode */
+  READER_IO         /* the operating system failed a read */
+};
+
+/* A ULEB128 encodes at most 64 bits in at most this many bytes. */
+#define ULEB128_MAX_BYTES 10
+
+struct reader {
+  const uint8_t *pos;   /* next unread byte */
+  const uint8_t *end;   /* end of the buffered bytes */
+  const uint8_t *start; /* first buffered byte; stream offset `base` */
+  uint64_t base;
+  uint8_t *buf; /* owned buffer when reading a descriptor */
+  size_t bufsize;
+  int fd; /* -1 when reading memory */
+  int eof;
+  enum reader_status status;
+  uint64_t err_offset;
+  char err_msg[320];
+};
+
+void reader_init_fd(struct reader *r, int fd, size_t bufsize);
+void reader_init_mem(struct reader *r, const void *data, size_t size);
+void reader_free(struct reader *r);
+
+static inline uint64_t reader_offset(const struct reader *r) {
+  return r->base + (uint64_t)(r->pos - r->start);
+}
+
+/* Record a failure (only the first one is kept). */
+void reader_fail(struct reader *r, enum reader_status status, uint64_t offset,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Is the stream over? (Reads ahead as needed; no error is recorded.) */
+int reader_at_end(struct reader *r);
+
+int reader_u8_slow(struct reader *r, uint8_t *out, const char *what);
+int reader_bytes(struct reader *r, void *dst, size_t len, const char *what);
+/* A string: ULEB128 length, then the bytes. Longer than max: corrupt. */
+int reader_string(struct reader *r, struct sbuf *dst, uint64_t max,
+                  const char *what);
+
+int reader_uleb_slow(struct reader *r, uint64_t *out, const char *what);
+
+/*
+** Decode a ULEB128 from p[0..avail). Returns the bytes used, 0 if the
+** value continues past avail, or -1 if it is too long or exceeds 64 bits.
+*/
+static inline int uleb128_decode(const uint8_t *p, size_t avail,
+                                 uint64_t *out) {
+  uint64_t value = 0;
+  size_t n = avail < ULEB128_MAX_BYTES ? avail : ULEB128_MAX_BYTES;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t b = p[i];
+    value |= (uint64_t)(b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      if (i == ULEB128_MAX_BYTES - 1 && b > 1) return -1;
+      *out = value;
+      return (int)i + 1;
+    }
+  }
+  return avail >= ULEB128_MAX_BYTES ? -1 : 0;
+}
+
+/*
+** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
+** readable: as uleb128_decode(), without a check per byte. Values of up to
+** eight bytes (56 bits) are gathered from one word, without branches.
+*/
+static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
+  if (last_bytes) {
+    int bits = __builtin_ctzll(last_bytes) + 1; /* 8 per byte used */
+    uint64_t v = word & (UINT64_MAX >> (64 - bits)) &
+                 UINT64_C(0x7f7f7f7f7f7f7f7f);
+    v = (v & UINT64_C(0x007f007f007f007f)) |
+        (v & UINT64_C(0x7f007f007f007f00)) >> 1;
+    v = (v & UINT64_C(0x00003fff00003fff)) |
+        (v & UINT64_C(0x3fff00003fff0000)) >> 2;
+    v = (v & UINT64_C(0x000000000fffffff)) |
+        (v & UINT64_C(0x0fffffff00000000)) >> 4;
+    *out = v;
+    return bits / 8;
+  }
+#endif
+  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
+}
+
+/*
+** For decoders that check bounds once per item: the unread bytes, if at
+** least `need` (at most the buffer size) can be buffered, else NULL (near
+** the end of the stream). Then reader_skip(used).
+*/
+const uint8_t *reader_window_slow(struct reader *r, size_t need);
+
+static inline const uint8_t *reader_window(struct reader *r, size_t need) {
+  if ((size_t)(r->end - r->pos) >= need) return r->pos;
+  return reader_window_slow(r, need);
+}
+
+static inline void reader_skip(struct reader *r, size_t used) {
+  r->pos += used;
+}
+
+static inline int reader_u8(struct reader *r, uint8_t *out,
+                            const char *what) {
+  if (r->pos < r->end) {
+    *out = *r->pos++;
+    return 1;
+  }
+  return reader_u8_slow(r, out, what);
+}
+
+static inline int reader_uleb(struct reader *r, uint64_t *out,
+                              const char *what) {
+  const uint8_t *p = r->pos;
+  if (p < r->end && *p < 0x80) { /* the common one-byte case */
+    *out = *p;
+    r->pos = p + 1;
+    return 1;
+  }
+  if (r->end - p >= ULEB128_MAX_BYTES) {
+    int n = uleb128_decode(p, ULEB128_MAX_BYTES, out);
+    if (n > 0) {
+      r->pos = p + n;
+      return 1;
+    }
+  }
+  return reader_uleb_slow(r, out, what);
+}
+
+#endif

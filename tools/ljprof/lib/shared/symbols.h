@@ -1,0 +1,245 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** Symbol resolver: the bindings in force (proto address -> chunk and first
+** line, C address -> symbol, trace number -> start proto and line, fast
+** function id -> name) and the locations events and frames are charged to.
+**
+** Bindings change as a stream goes: a symtab update may rebind an address
+** or a trace number. Events therefore resolve when they are decoded, into a
+** location id that holds the names bound at that moment; later rebindings
+** do not rename it. Location ids are dense (0, 1, 2, ...), so consumers keep
+** per-location data in plain arrays.
+*/
+#ifndef LJPROF_SYMBOLS_H
+#define LJPROF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtab.h"
+#include "lj_profstream.h"
+#include "util.h"
+
+#define SYMBOLS_NONE UINT32_MAX
+
+/* The line of a Lua frame whose PC the VM could not confirm (ljp v3, ljm
+** v5: the same number in both). */
+#define SYMBOLS_LINE_UNKNOWN ((uint64_t)LJP_LINE_UNKNOWN)
+
+enum loc_kind {
+  LOC_INTERNAL,      /* the VM itself: interpreter, GC, JIT compiler */
+  LOC_LUA,           /* name: chunk, line */
+  LOC_LUA_UNKNOWN,   /* addr: a proto the symbol table does not name, line */
+  LOC_LUA_NOLINE,    /* name: chunk, line: the function's first; the line
+                        that ran is unknown (SYMBOLS_LINE_UNKNOWN) */
+  LOC_CFUNC,         /* name: symbol */
+  LOC_CFUNC_UNKNOWN, /* addr */
+  LOC_TRACE,         /* traceno; start: name (chunk) or addr (proto), line */
+  LOC_TRACE_UNKNOWN, /* traceno */
+  LOC_BEFORE_START,  /* owner of memory allocated before profiling began */
+  LOC_PROTO_UNKNOWN, /* addr: a Lua function the symbol table does not name */
+  LOC_FFUNC,         /* name: a fast function's name */
+  LOC_FFUNC_UNKNOWN, /* addr: a fast function id */
+  LOC_NATIVE_UNKNOWN, /* addr: code below every C symbol, or in none */
+  LOC_TRACE_FRAME,   /* traceno; name (chunk) or addr (proto), line */
+  LOC_LABEL,         /* name: printed as it is */
+  LOC_NATIVE_OFFSET, /* name: object, addr: offset in it; code no symbol
+                        covers (past an end mark, docs/formats.md) */
+  LOC_VM             /* vm: LJM_VM_*; the compiler's: traceno (0: not
+                        known), start: name (chunk) or addr (proto; 0: not
+                        known), line */
+};
+
+/* Every field takes part in identity; fields a kind does not use are 0. */
+struct location {
+  uint16_t kind;
+  uint16_t vm;   /* LOC_VM: the VM's kind of work */
+  uint32_t name; /* string id, or SYMBOLS_NONE */
+  uint64_t addr;
+  uint64_t line;
+  uint64_t traceno;
+};
+
+struct symstring {
+  char *data;
+  size_t len;
+};
+
+struct proto_binding {
+  uint32_t chunk;
+  uint64_t first_line;
+};
+
+struct trace_binding {
+  uint32_t chunk; /* of the start proto as bound when the trace was */
+  uint64_t proto;
+  uint64_t line;
+};
+
+/*
+** Events name few raw locations (a proto and line, a C address, a trace
+** number) over and over: a direct-mapped cache maps a raw location to its
+** id without building and hashing the full location. Every binding bumps
+** the generation of the bindings, which invalidates all entries at once.
+*/
+struct resolved_location {
+  uint64_t a, b;      /* the raw location: proto and line, address, ... */
+  uint64_t generation; /* of the bindings it was resolved with; 0: unused */
+  uint32_t raw_kind;
+  uint32_t loc;
+};
+
+#define SYMBOLS_RESOLVED_CACHE 4096
+
+/*
+** Memprof v5: the call stacks a stream announced, by stack id, each a run
+** of frames (the frame's location and its function: a Lua line's proto,
+** else the frame itself), innermost first. Stack 0 is the writer's "stack
+** table full".
+*/
+struct symframe {
+  uint32_t loc, func;
+};
+
+struct symstack {
+  uint32_t first, depth; /* at stack_frames[first ..] */
+};
+
+/* What a memprof v5 stream says of itself: its config record (call
+** stacks, with native frames or not, sampling interval in bytes, 0: every
+** event) and its stats. */
+struct memprof_meta {
+  int has_config, has_stats;
+  int stacks, native;
+  uint64_t sample;
+  uint64_t nstacks, full, truncated, samples, untracked;
+};
+
+/* A slot of the location index: the whole key, so a lookup reads one. */
+struct location_slot {
+  struct location key;
+  uint32_t ref; /* location id + 1; 0 marks an empty slot */
+};
+
+struct symbols {
+  struct symstring *strings; /* interned names, by string id */
+  size_t nstrings, strings_cap;
+  struct hashtab string_index;
+
+  struct keymap protos; /* proto address -> index in proto_bindings */
+  struct proto_binding *proto_bindings;
+  size_t nprotos, protos_cap;
+  struct keymap cfuncs; /* C address -> symbol name (string id) */
+  struct keymap ffuncs; /* fast function id -> name (string id) */
+  struct keymap traces; /* trace number -> index in trace_bindings */
+  struct trace_binding *trace_bindings;
+  size_t ntraces, traces_cap;
+
+  struct location *locations; /* by location id */
+  size_t nlocations, locations_cap;
+  struct location_slot *location_slots;
+  size_t location_mask;
+
+  /*
+  ** C symbols by address, for code addresses that fall inside a function:
+  ** rebuilt from cfuncs when a C binding changed since it was sorted.
+  */
+  struct keyslot *code_index;
+  size_t ncode, code_cap;
+  int code_index_stale;
+
+  uint64_t generation; /* of the bindings: bumped by every bind */
+  struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
+
+  struct symframe *stack_frames; /* memprof v5 stacks */
+  size_t nstack_frames, stack_frames_cap;
+  struct symstack *stacks;
+  size_t nstacks, stacks_cap;
+  struct memprof_meta memprof;
+};
+
+/* A stack's frames, innermost first; NULL (and depth 0) for no stack. */
+static inline const struct symframe *symbols_stack(const struct symbols *s,
+                                                   uint32_t stack,
+                                                   uint32_t *depth) {
+  if (stack >= s->nstacks) {
+    *depth = 0;
+    return NULL;
+  }
+  *depth = s->stacks[stack].depth;
+  return s->stack_frames + s->stacks[stack].first;
+}
+
+void symbols_init(struct symbols *s);
+void symbols_free(struct symbols *s);
+
+uint32_t symbols_intern(struct symbols *s, const char *str, size_t len);
+
+/* A proto's first line names its function (symbols_loc_proto()). */
+void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
+                        size_t len, uint64_t first_line);
+void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
+                        size_t len);
+void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
+                        uint64_t line);
+void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
+                        size_t len);
+
+/* Location ids, resolved with the bindings in force now. */
+uint32_t symbols_loc_internal(struct symbols *s);
+uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line);
+uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr);
+uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno);
+uint32_t symbols_loc_before_start(struct symbols *s);
+/* The VM's own work of a kind (LJM_VM_*): for the compiler's, the trace
+** it compiles and where that starts. */
+uint32_t symbols_loc_vm(struct symbols *s, unsigned kind, uint64_t traceno,
+                        uint64_t proto, uint64_t line);
+/* LOC_VM's vm of the compiler whatever its phase: the frames above a
+** compiler's location in a flame graph, `JIT compiler: trace at
+** @file.lua:68` (its traces of any number starting there), then `JIT
+** compiler`. symbols_loc_vm makes them with the location. */
+#define SYMBOLS_VM_JIT LJM_VM__MAX
+/* The frame above a location of the compiler's, or SYMBOLS_NONE. */
+uint32_t symbols_vm_parent(const struct symbols *s, uint32_t loc);
+
+/* Sampled frames. */
+/* A Lua function as a whole: `@chunk:FIRSTLINE`. */
+uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto);
+/* `name`, or `ffunc #ID` without an ffname binding. */
+uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id);
+/* The C symbol at the greatest address <= addr; `object+0xOFFSET` when
+** that symbol is an end mark `object+0xEND` (the VM writes one where no
+** function covers an object's code), the offset counted on from it;
+** `0x...` below every symbol or past an empty name (the VM's mark for
+** the end of an object's code). */
+uint32_t symbols_loc_code(struct symbols *s, uint64_t addr);
+/* `TRACE [n] @chunk:LINE`: the start a trace frame carries. */
+uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
+                                 uint64_t proto, uint64_t line);
+/* A fixed text, such as `[GC]`. */
+uint32_t symbols_loc_label(struct symbols *s, const char *text);
+
+/*
+** Chunk names that span lines (the source text of load(string)) are
+** printed as aliases, `CHUNK 1`, numbered in order of first use and listed
+** apart. Formatting without an alias table prints names in full.
+*/
+struct aliases {
+  uint32_t *number_of; /* by string id; 0: no alias yet */
+  size_t cap;
+  uint32_t *strings; /* string id of alias k + 1 at index k */
+  size_t count, strings_cap;
+};
+
+void aliases_free(struct aliases *a);
+
+/* Append the name of a location to sb. */
+void symbols_format(const struct symbols *s, uint32_t loc, struct aliases *a,
+                    struct sbuf *sb);
+/* The same for a function (symbols_loc_proto()): a main chunk, defined at
+** line 0, as `@file.lua (main chunk)`, never a line 0. */
+void symbols_format_function(const struct symbols *s, uint32_t loc,
+                             struct aliases *a, struct sbuf *sb);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+** Small helpers shared by the reader library: allocation that cannot fail
+** silently, and a growable byte buffer for building names.
+*/
+#ifndef LJPROF_UTIL_H
+#define LJPROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocate or die: the tool has no sensible way to go on without memory. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *ptr, size_t size);
+/* Memory for a hash table: aligned to a cache line. Free it with free(). */
+void *xmalloc_table(size_t size);
+
+/* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
+void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
+/* The same, the elements it adds zeroed: arrays indexed by an id. */
+void grow_array_zeroed(void **items, size_t *cap, size_t need,
+                       size_t elem_size);
+
+/* What a ranking sorts: most first by first, then by second, then the
+** lower id first. */
+struct rank_item {
+  uint64_t first, second;
+  uint32_t id;
+};
+
+/* Sort n items and return their ids in that order (malloc'd); frees
+** items. */
+uint32_t *rank_ids(struct rank_item *items, size_t n);
+
+/* A growable byte buffer; not NUL-terminated unless sbuf_cstr() is called. */
+struct sbuf {
+  char *data;
+  size_t len;
+  size_t cap;
+};
+
+void sbuf_reset(struct sbuf *sb);
+void sbuf_free(struct sbuf *sb);
+void sbuf_add(struct sbuf *sb, const void *bytes, size_t len);
+void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *sbuf_cstr(struct sbuf *sb);
+
+/*
+** A byte count in binary units: unit 0 is the byte, each next one 1024
+** times the one before. Returns the count in the largest unit (below
+** nunits) it fills at least once, whose index goes to *unit.
+*/
+double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
+
+/* Saturating addition: counters from hostile streams must not wrap. */
+static inline uint64_t add_sat(uint64_t a, uint64_t b) {
+  uint64_t sum = a + b;
+  return sum < a ? UINT64_MAX : sum;
+}
+
+/* A 64-bit to 32-bit mixing hash (a Fibonacci multiply, high bits kept). */
+static inline uint32_t hash_u64(uint64_t key) {
+  key ^= key >> 29;
+  key *= UINT64_C(0x9E3779B97F4A7C15);
+  return (uint32_t)(key >> 32);
+}
+
+#endif
