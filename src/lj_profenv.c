@@ -383,6 +383,38 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   return 1;
 }
 
+/* Relative paths against the working directory of now: a server's
+** workers, forked later, may have left it. A '%' of the directory's is
+** kept as such. */
+static int env_absolute(EnvSettings *s, char *msg, size_t sz)
+{
+  char cwd[ENV_MAXLEN], abs[ENV_MAXLEN];
+  int k;
+  for (k = 0; k < PE__MAX; k++) {
+    const char *c;
+    char *p = abs, *end = abs + ENV_MAXLEN - 1;
+    if (s->path[k][0] == '/')
+      continue;
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+      snprintf(msg, sz, "no working directory for %.100s: %s", s->path[k],
+	       strerror(errno));
+      return 0;
+    }
+    for (c = cwd; *c && p < end - 1; c++)
+      if ((*p++ = *c) == '%')
+	*p++ = '%';
+    *p++ = '/';
+    if (p + strlen(s->path[k]) > end) {
+      snprintf(msg, sz, "path longer than %d bytes in %.100s", ENV_MAXLEN-1,
+	       cwd);
+      return 0;
+    }
+    strcpy(p, s->path[k]);
+    strcpy(s->path[k], abs);
+  }
+  return 1;
+}
+
 /* -- State --------------------------------------------------------------- */
 
 /* The VMs created while LJPROF is set, each with its profiles, as many at
@@ -399,6 +431,10 @@ typedef struct EnvVM {
   int ended;			/* The snapshot at the end is taken. */
   pthread_t opener;		/* The thread that created the VM. */
   int windows[PE__MAX];		/* Streams (snapshots) of each so far. */
+  int forked;			/* In a forked child of the process that read
+				** LJPROF: paths need its pid. */
+  int follow;			/* Profiles ran at the fork: the child starts
+				** them at its first safe point. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
   int armed;			/* It holds its signal armed. */
   int rotating;			/* Its rotation thread runs. */
@@ -408,7 +444,7 @@ typedef struct EnvVM {
   ** GC step of polled. The GC threshold is saved (NUDGE_SAVING, then
   ** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
   global_State *_Atomic polled;	/* g, once it takes events. */
-  atomic_int toggles, rotations, nudge;
+  atomic_int toggles, rotations, forks, nudge;
   GCSize threshold;
 } EnvVM;
 
@@ -463,9 +499,12 @@ static void env_say(const char *fmt, ...)
 }
 
 /* The path of a profile; 0 if too long. Armed profiles add the number of
-** their window, so that each window has a file of its own. */
-static int env_expand(char *out, const char *tpl, int vmno, int window)
+** their window, so that each window has a file of its own; a forked child
+** its pid, unless the path has it. */
+static int env_expand(char *out, const char *tpl, int vmno, int window,
+		      int forked)
 {
+  const char *tpl0 = tpl;
   /* Room past end for one escape (20 digits) and the window's suffix. */
   char *p = out, *end = out + ENV_MAXLEN - 48;
   for (; *tpl && p < end; tpl++) {
@@ -482,6 +521,8 @@ static int env_expand(char *out, const char *tpl, int vmno, int window)
   }
   if (*tpl)
     return 0;
+  if (forked && !strstr(tpl0, "%p"))  /* Never the parent's file. */
+    p += sprintf(p, ".%ld", (long)getpid());
   if (window > 0)
     p += sprintf(p, ".%d", window);
   *p = '\0';
@@ -523,28 +564,6 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
   }
 }
 
-/* The child of a fork() is not profiled (lj_prof.c: the profilers forget
-** the parent's profiles there), and has no rotation thread; a signal there
-** starts its own profiles, window 1 of a new %p. */
-static void env_forked(void)
-{
-  int i;
-  pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
-  for (i = 0; i < ENV_VMS; i++) {
-    EnvVM *e = &env_vms[i];
-    memset(e->file, 0, sizeof(e->file));
-    memset(e->windows, 0, sizeof(e->windows));
-    e->toggled = e->rotating = 0;
-    atomic_store(&e->toggles, 0);
-    atomic_store(&e->rotations, 0);
-  }
-}
-
-static void env_once(void)
-{
-  pthread_atfork(NULL, NULL, env_forked);
-}
-
 /* Start the profiles of mask in e: all files are opened first, so that an
 ** unwritable path starts nothing. Armed and rotating profiles number
 ** their streams. */
@@ -557,7 +576,8 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     if (!(mask & (1 << k)))
       continue;
     window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
-    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k])) {
+    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k],
+		    e->forked)) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -619,7 +639,8 @@ static void env_snapshot(EnvVM *e, lua_State *L)
   int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
-  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window)) {
+  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window,
+		  e->forked)) {
     env_say("heap path too long; no snapshot");
     return;
   }
@@ -782,6 +803,55 @@ static void env_quiet(EnvVM *e)
     e->g->gc.threshold = e->threshold;
 }
 
+/* -- fork(): profiles follow ---------------------------------------------- */
+
+/* The child of a fork(): the profilers forgot the parent's profiles there
+** (lj_prof.c) and it has no rotation thread. The profiles that ran, or were
+** still to start, follow: the child starts its own at its VM's first safe
+** point, into files of its own, and rotates again; a child that runs no
+** Lua writes nothing. Armed profiles stay armed. */
+static void env_forked(void)
+{
+  int i;
+  pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    if (e->g == NULL)
+      continue;
+    e->follow |= env_running(e);
+    e->forked = 1;
+    memset(e->file, 0, sizeof(e->file));
+    memset(e->windows, 0, sizeof(e->windows));
+    e->rotating = 0;
+    atomic_store(&e->toggles, 0);
+    atomic_store(&e->rotations, 0);
+    atomic_store(&e->forks, 0);
+    if (atomic_load(&e->nudge) == NUDGE_SAVING)  /* A poke cut short: the */
+      atomic_store(&e->nudge, NUDGE_NONE);  /* threshold is still the VM's. */
+    if (e->follow || e->set.rotsecs) {
+      atomic_store(&e->polled, e->g);
+      env_poke(e, &e->forks);
+    }
+  }
+}
+
+static void env_once(void)
+{
+  pthread_atfork(NULL, NULL, env_forked);
+}
+
+/* The child's first safe point. */
+static void env_follow(EnvVM *e, lua_State *L)
+{
+  int m = e->follow & ~env_running(e);
+  e->follow = 0;
+  env_start(e, L, m);
+  if (e->set.rotsecs != 0 && !e->rotating && !env_rotate_start(e))
+    env_say("cannot rotate: %s", strerror(errno));
+  if (e->set.signo == 0 && e->set.rotsecs == 0)
+    atomic_store(&e->polled, NULL);  /* Nothing more to take. */
+}
+
 int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
@@ -809,6 +879,8 @@ int lj_profenv_gcstep(lua_State *L)
     if (e->set.armed[PE_HEAP])  /* Signals met at once: one snapshot. */
       env_snapshot(e, L);
   }
+  if (atomic_exchange(&e->forks, 0) != 0)
+    env_follow(e, L);
   if (atomic_exchange(&e->rotations, 0) != 0) {
     int m = env_mask(e, e->set.rotate) & env_running(e);
     env_stop(e, m);
@@ -830,7 +902,8 @@ static void env_open(lua_State *L, const char *s)
   EnvSettings set;
   EnvVM *e = NULL;
   int vmno = ++env_nvms, i;
-  if (!env_parse(&set, s, msg, sizeof(msg))) {
+  if (!env_parse(&set, s, msg, sizeof(msg)) ||
+      !env_absolute(&set, msg, sizeof(msg))) {
     if (!said++)  /* A log line quotes no more than a screen's width. */
       env_say("bad setting '%.120s%s': %s; not profiling", s,
 	      strlen(s) > 120 ? "..." : "", msg);
@@ -848,7 +921,8 @@ static void env_open(lua_State *L, const char *s)
   e->g = G(L);
   e->set = set;
   e->vmno = vmno;
-  e->toggled = e->ended = 0;
+  e->toggled = e->ended = e->forked = e->follow = 0;
+  atomic_store(&e->forks, 0);
   e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
   memset(e->file, 0, sizeof(e->file));

@@ -13,6 +13,7 @@ use lib "$FindBin::Bin/../lib";
 use Test::More;
 use File::Temp qw(tempdir);
 use LJProf::Nginx;
+use LJProf::Lua qw(collapsed);
 
 if (my $why = LJProf::Nginx::unavailable()) {
   plan skip_all => $why;
@@ -57,6 +58,35 @@ for my $s (@settings) {
   }
   is($served, $STARTS, "$name: each of $STARTS starts serves a request")
     or diag(join "\n", @why);
+}
+
+# LJPROF=cpu profiles every worker, from its first request: each writes
+# a stream of its own (its pid in the name), complete at the quit, whose
+# hottest line is the handler's loop.
+{
+  my $hot = 'local s = 0 for i = 1, 3e6 do s = s + i % 7 end';
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "cpu:interval=1,path=$dir/workers-%p.bin", workers => 2,
+    lua => "$hot ngx.say('pid ', ngx.worker.pid(), ' ', s)");
+  my @workers = $ngx ? $ngx->workers : ();
+  is(scalar @workers, 2, 'cpu, per worker: two workers') or diag($@);
+  my $by = @workers ? $ngx->each_worker('/', 40) : {};
+  ok(!grep({ ($by->{$_} // 0) < 40 } @workers), 'cpu, per worker: each served 40 requests')
+    or diag(explain $by);
+  ok($ngx && $ngx->quit, 'cpu, per worker: quit');
+  for my $w (@workers) {
+    my ($stacks, $rc) = collapsed("$dir/workers-$w.bin");
+    my (%line, $total);
+    while (my ($stack, $n) = each %$stacks) {
+      my ($lua) = grep { /^[@=]/ } reverse split /;/, $stack;
+      $line{$lua // 'none'} += $n;
+      $total += $n;
+    }
+    my ($top) = sort { $line{$b} <=> $line{$a} } keys %line;
+    ok($rc == 0 && ($total // 0) >= 40 && ($top // '') =~ /content_by_lua.*:1$/,
+       "cpu, per worker $w: its stream is complete, the handler's line on top")
+      or diag("report exit $rc, $total samples, top $top");
+  }
 }
 
 # What was written is whole: each stream ends with its epilogue.
