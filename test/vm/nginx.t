@@ -86,6 +86,10 @@ for my $s (@settings) {
     ok($rc == 0 && ($total // 0) >= 40 && ($top // '') =~ /content_by_lua.*:1$/,
        "cpu, per worker $w: its stream is complete, the handler's line on top")
       or diag("report exit $rc, $total samples, top $top");
+    my @st = stat "$dir/workers-$w.bin";
+    ok(@st && ($st[2] & 07777) == 0600 && $st[4] == scalar getpwnam('nobody'),
+       "cpu, per worker $w: its stream is the worker's user's only (0600)")
+      or diag(sprintf 'mode %o, uid %s', $st[2] // 0, $st[4] // '?');
   }
 }
 
