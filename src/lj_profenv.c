@@ -476,16 +476,21 @@ static int env_mask(const EnvVM *e, const int *flags)
   return m;
 }
 
-/* A line in one write(2): whole in a log that many processes share, and
-** no stdio lock held that a fork by another thread could leave held. */
+static int env_child;		/* A forked child of the process that read
+				** LJPROF: its messages name it. */
+
+/* A line in one write(2): whole in a log that many processes share (a
+** server's workers', each named by its pid), and no stdio lock held that
+** a fork by another thread could leave held. */
 static void env_say(const char *fmt, ...)
 {
   char line[1024];
-  size_t n = sizeof("LJPROF: ")-1;
+  size_t n;
   ssize_t w;
   int len;
   va_list ap;
-  memcpy(line, "LJPROF: ", n);
+  n = (size_t)(env_child ? sprintf(line, "LJPROF: pid %ld: ", (long)getpid())
+			  : sprintf(line, "LJPROF: "));
   va_start(ap, fmt);
   len = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
   va_end(ap);
@@ -814,6 +819,7 @@ static void env_forked(void)
 {
   int i;
   pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
+  env_child = 1;
   for (i = 0; i < ENV_VMS; i++) {
     EnvVM *e = &env_vms[i];
     if (e->g == NULL)

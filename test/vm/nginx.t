@@ -93,6 +93,24 @@ for my $s (@settings) {
   }
 }
 
+# A directory the workers' user cannot write: each worker says so once in
+# the error log, naming itself, and serves on unprofiled.
+{
+  my $locked = tempdir(CLEANUP => 1);
+  chmod 0755, $locked;
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "cpu:interval=1,path=$locked/cpu-%p.bin", workers => 2);
+  my @workers = $ngx ? $ngx->workers : ();
+  my $by = @workers ? $ngx->each_worker('/', 5) : {};
+  ok(@workers == 2 && !grep({ ($by->{$_} // 0) < 5 } @workers),
+     'unwritable: both workers serve') or diag(explain $by);
+  my $log = $ngx ? $ngx->error_log : '';
+  my @said = map { scalar(() = $log =~ /^LJPROF: pid $_: cannot write \Q$locked\E\/cpu-$_\.bin: Permission denied; not profiling$/mg) } @workers;
+  is_deeply(\@said, [1, 1], 'unwritable: each worker says so once, with its pid')
+    or diag($log);
+  $ngx->quit if $ngx;
+}
+
 # What was written is whole: each stream ends with its epilogue.
 my @streams = glob "$dir/*.bin";
 ok(@streams > 0, 'profiles were written') or diag('none in ' . $dir);
