@@ -139,6 +139,34 @@ sub worker_profiled {
   worker_profiled("$life/cpu-$_.bin", "lifecycle, worker $_") for grep { $_ } $first[1], $new, @reloaded;
 }
 
+# A memory profile and a heap snapshot at its exit, per worker: the
+# handler's line makes most of the memory, and the snapshot names the
+# table that holds the planted leak.
+{
+  my $mem = tempdir(CLEANUP => 1);
+  chmod 01777, $mem;
+  my $leak = 'local keep = package.loaded.planted or {} package.loaded.planted = keep ' .
+             'for i = 1, 100 do keep[#keep + 1] = { i } end ngx.say("pid ", ngx.worker.pid())';
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "mem:path=$mem/mem-%p.bin;heap:path=$mem/heap-%p.bin", workers => 2,
+    lua => $leak);
+  my @workers = $ngx ? $ngx->workers : ();
+  my $by = @workers ? $ngx->each_worker('/', 10) : {};
+  ok($ngx && $ngx->quit, 'mem and heap: served and quit');
+  for my $w (@workers) {
+    my $report = `ljprof report '$mem/mem-$w.bin' 2>&1`;
+    my ($first) = $report =~ /^ALLOCATIONS\n(.*)$/m;
+    my $tables = 100 * ($by->{$w} // 0);
+    ok($? == 0 && ($first // '') =~ /^=content_by_lua\(nginx\.conf:\d+\):1: (\d+) events/ && $1 >= $tables,
+       "mem, worker $w: the handler's line first, with its $tables tables at least")
+      or diag($report);
+    my $heap = `ljprof heap '$mem/heap-$w.bin' 2>&1`;
+    ok($? == 0 && $heap =~ /^ +\S+ \S+ +\S+ \S+ +table 0x[0-9a-f]+ +package\.loaded\.planted$/m,
+       "heap, worker $w: its snapshot names package.loaded.planted as a retainer")
+      or diag($heap);
+  }
+}
+
 # A directory the workers' user cannot write: each worker says so once in
 # the error log, naming itself, and serves on unprofiled.
 {
