@@ -436,6 +436,7 @@ typedef struct EnvVM {
   int follow;			/* Profiles ran at the fork: the child starts
 				** them at its first safe point. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
+  uint64_t pathhash[PE__MAX];	/* Their paths': env_taken. */
   int armed;			/* It holds its signal armed. */
   int rotating;			/* Its rotation thread runs. */
   pthread_t rotator;
@@ -503,35 +504,59 @@ static void env_say(const char *fmt, ...)
   UNUSED(w);  /* Nowhere else to say it. */
 }
 
-/* The path of a profile; 0 if too long. Armed profiles add the number of
-** their window, so that each window has a file of its own; a forked child
-** its pid, unless the path has it. */
+/* The path of a profile; 0 if too long. Paths stay apart where profiles
+** would share one: without %n, the VM's number when asked (another VM of
+** the process writes that path: a server reloading holds two), without %p
+** a forked child's pid; armed and rotating profiles add their window's. */
 static int env_expand(char *out, const char *tpl, int vmno, int window,
-		      int forked)
+		      int forked, int apart)
 {
-  const char *tpl0 = tpl;
-  /* Room past end for one escape (20 digits) and the window's suffix. */
-  char *p = out, *end = out + ENV_MAXLEN - 48;
+  /* Room past end for one escape (20 digits) and three suffixes. */
+  char *p = out, *end = out + ENV_MAXLEN - 64;
+  int pid = 0, num = 0;
   for (; *tpl && p < end; tpl++) {
     if (*tpl != '%') {
       *p++ = *tpl;
       continue;
     }
     switch (*++tpl) {
-    case 'p': p += sprintf(p, "%ld", (long)getpid()); break;
+    case 'p': p += sprintf(p, "%ld", (long)getpid()); pid = 1; break;
     case 't': p += sprintf(p, "%lld", (long long)time(NULL)); break;
-    case 'n': p += sprintf(p, "%d", vmno); break;
+    case 'n': p += sprintf(p, "%d", vmno); num = 1; break;
     default: *p++ = '%'; break;
     }
   }
   if (*tpl)
     return 0;
-  if (forked && !strstr(tpl0, "%p"))  /* Never the parent's file. */
+  if (apart && !num)
+    p += sprintf(p, ".%d", vmno);
+  if (forked && !pid)
     p += sprintf(p, ".%ld", (long)getpid());
   if (window > 0)
     p += sprintf(p, ".%d", window);
   *p = '\0';
   return 1;
+}
+
+static uint64_t env_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;  /* FNV-1a. */
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Another VM of the process writes to path now. */
+static int env_taken(const EnvVM *e, const char *path)
+{
+  uint64_t h = env_hash(path);
+  int i, k;
+  for (i = 0; i < ENV_VMS; i++)
+    for (k = 0; k < PE__MAX; k++)
+      if (&env_vms[i] != e && env_vms[i].file[k] != NULL &&
+	  env_vms[i].pathhash[k] == h)
+	return 1;
+  return 0;
 }
 
 /* Why a profiler refused to start. */
@@ -581,8 +606,11 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     if (!(mask & (1 << k)))
       continue;
     window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
-    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k],
-		    e->forked)) {
+    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
+		    0) ||
+	(env_taken(e, path[k]) &&
+	 !env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
+		     1))) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -608,6 +636,7 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     status = env_startone(e, L, k, pf[k]);
     if (status == PROFILE_SUCCESS) {
       e->file[k] = pf[k];
+      e->pathhash[k] = env_hash(path[k]);
       e->windows[k] = window[k];
       lj_prof_exitguard();  /* The program may end without lua_close. */
       continue;
@@ -644,8 +673,8 @@ static void env_snapshot(EnvVM *e, lua_State *L)
   int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
-  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window,
-		  e->forked)) {
+  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, e->forked,
+		  0)) {
     env_say("heap path too long; no snapshot");
     return;
   }
