@@ -383,6 +383,38 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   return 1;
 }
 
+/* Relative paths against the working directory of now: a server's
+** workers, forked later, may have left it. A '%' of the directory's is
+** kept as such. */
+static int env_absolute(EnvSettings *s, char *msg, size_t sz)
+{
+  char cwd[ENV_MAXLEN], abs[ENV_MAXLEN];
+  int k;
+  for (k = 0; k < PE__MAX; k++) {
+    const char *c;
+    char *p = abs, *end = abs + ENV_MAXLEN - 1;
+    if (s->path[k][0] == '/')
+      continue;
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+      snprintf(msg, sz, "no working directory for %.100s: %s", s->path[k],
+	       strerror(errno));
+      return 0;
+    }
+    for (c = cwd; *c && p < end - 1; c++)
+      if ((*p++ = *c) == '%')
+	*p++ = '%';
+    *p++ = '/';
+    if (p + strlen(s->path[k]) > end) {
+      snprintf(msg, sz, "path longer than %d bytes in %.100s", ENV_MAXLEN-1,
+	       cwd);
+      return 0;
+    }
+    strcpy(p, s->path[k]);
+    strcpy(s->path[k], abs);
+  }
+  return 1;
+}
+
 /* -- State --------------------------------------------------------------- */
 
 /* The VMs created while LJPROF is set, each with its profiles, as many at
@@ -399,7 +431,12 @@ typedef struct EnvVM {
   int ended;			/* The snapshot at the end is taken. */
   pthread_t opener;		/* The thread that created the VM. */
   int windows[PE__MAX];		/* Streams (snapshots) of each so far. */
+  int forked;			/* In a forked child of the process that read
+				** LJPROF: paths need its pid. */
+  int follow;			/* Profiles ran at the fork: the child starts
+				** them at its first safe point. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
+  uint64_t pathhash[PE__MAX];	/* Their paths': env_taken. */
   int armed;			/* It holds its signal armed. */
   int rotating;			/* Its rotation thread runs. */
   pthread_t rotator;
@@ -408,7 +445,7 @@ typedef struct EnvVM {
   ** GC step of polled. The GC threshold is saved (NUDGE_SAVING, then
   ** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
   global_State *_Atomic polled;	/* g, once it takes events. */
-  atomic_int toggles, rotations, nudge;
+  atomic_int toggles, rotations, forks, nudge;
   GCSize threshold;
 } EnvVM;
 
@@ -440,16 +477,21 @@ static int env_mask(const EnvVM *e, const int *flags)
   return m;
 }
 
-/* A line in one write(2): whole in a log that many processes share, and
-** no stdio lock held that a fork by another thread could leave held. */
+static int env_child;		/* A forked child of the process that read
+				** LJPROF: its messages name it. */
+
+/* A line in one write(2): whole in a log that many processes share (a
+** server's workers', each named by its pid), and no stdio lock held that
+** a fork by another thread could leave held. */
 static void env_say(const char *fmt, ...)
 {
   char line[1024];
-  size_t n = sizeof("LJPROF: ")-1;
+  size_t n;
   ssize_t w;
   int len;
   va_list ap;
-  memcpy(line, "LJPROF: ", n);
+  n = (size_t)(env_child ? sprintf(line, "LJPROF: pid %ld: ", (long)getpid())
+			  : sprintf(line, "LJPROF: "));
   va_start(ap, fmt);
   len = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
   va_end(ap);
@@ -462,30 +504,59 @@ static void env_say(const char *fmt, ...)
   UNUSED(w);  /* Nowhere else to say it. */
 }
 
-/* The path of a profile; 0 if too long. Armed profiles add the number of
-** their window, so that each window has a file of its own. */
-static int env_expand(char *out, const char *tpl, int vmno, int window)
+/* The path of a profile; 0 if too long. Paths stay apart where profiles
+** would share one: without %n, the VM's number when asked (another VM of
+** the process writes that path: a server reloading holds two), without %p
+** a forked child's pid; armed and rotating profiles add their window's. */
+static int env_expand(char *out, const char *tpl, int vmno, int window,
+		      int forked, int apart)
 {
-  /* Room past end for one escape (20 digits) and the window's suffix. */
-  char *p = out, *end = out + ENV_MAXLEN - 48;
+  /* Room past end for one escape (20 digits) and three suffixes. */
+  char *p = out, *end = out + ENV_MAXLEN - 64;
+  int pid = 0, num = 0;
   for (; *tpl && p < end; tpl++) {
     if (*tpl != '%') {
       *p++ = *tpl;
       continue;
     }
     switch (*++tpl) {
-    case 'p': p += sprintf(p, "%ld", (long)getpid()); break;
+    case 'p': p += sprintf(p, "%ld", (long)getpid()); pid = 1; break;
     case 't': p += sprintf(p, "%lld", (long long)time(NULL)); break;
-    case 'n': p += sprintf(p, "%d", vmno); break;
+    case 'n': p += sprintf(p, "%d", vmno); num = 1; break;
     default: *p++ = '%'; break;
     }
   }
   if (*tpl)
     return 0;
+  if (apart && !num)
+    p += sprintf(p, ".%d", vmno);
+  if (forked && !pid)
+    p += sprintf(p, ".%ld", (long)getpid());
   if (window > 0)
     p += sprintf(p, ".%d", window);
   *p = '\0';
   return 1;
+}
+
+static uint64_t env_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;  /* FNV-1a. */
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+/* Another VM of the process writes to path now. */
+static int env_taken(const EnvVM *e, const char *path)
+{
+  uint64_t h = env_hash(path);
+  int i, k;
+  for (i = 0; i < ENV_VMS; i++)
+    for (k = 0; k < PE__MAX; k++)
+      if (&env_vms[i] != e && env_vms[i].file[k] != NULL &&
+	  env_vms[i].pathhash[k] == h)
+	return 1;
+  return 0;
 }
 
 /* Why a profiler refused to start. */
@@ -523,28 +594,6 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
   }
 }
 
-/* The child of a fork() is not profiled (lj_prof.c: the profilers forget
-** the parent's profiles there), and has no rotation thread; a signal there
-** starts its own profiles, window 1 of a new %p. */
-static void env_forked(void)
-{
-  int i;
-  pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
-  for (i = 0; i < ENV_VMS; i++) {
-    EnvVM *e = &env_vms[i];
-    memset(e->file, 0, sizeof(e->file));
-    memset(e->windows, 0, sizeof(e->windows));
-    e->toggled = e->rotating = 0;
-    atomic_store(&e->toggles, 0);
-    atomic_store(&e->rotations, 0);
-  }
-}
-
-static void env_once(void)
-{
-  pthread_atfork(NULL, NULL, env_forked);
-}
-
 /* Start the profiles of mask in e: all files are opened first, so that an
 ** unwritable path starts nothing. Armed and rotating profiles number
 ** their streams. */
@@ -557,7 +606,11 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     if (!(mask & (1 << k)))
       continue;
     window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
-    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k])) {
+    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
+		    0) ||
+	(env_taken(e, path[k]) &&
+	 !env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
+		     1))) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -583,6 +636,7 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     status = env_startone(e, L, k, pf[k]);
     if (status == PROFILE_SUCCESS) {
       e->file[k] = pf[k];
+      e->pathhash[k] = env_hash(path[k]);
       e->windows[k] = window[k];
       lj_prof_exitguard();  /* The program may end without lua_close. */
       continue;
@@ -619,7 +673,8 @@ static void env_snapshot(EnvVM *e, lua_State *L)
   int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
-  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window)) {
+  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, e->forked,
+		  0)) {
     env_say("heap path too long; no snapshot");
     return;
   }
@@ -782,6 +837,56 @@ static void env_quiet(EnvVM *e)
     e->g->gc.threshold = e->threshold;
 }
 
+/* -- fork(): profiles follow ---------------------------------------------- */
+
+/* The child of a fork(): the profilers forgot the parent's profiles there
+** (lj_prof.c) and it has no rotation thread. The profiles that ran, or were
+** still to start, follow: the child starts its own at its VM's first safe
+** point, into files of its own, and rotates again; a child that runs no
+** Lua writes nothing. Armed profiles stay armed. */
+static void env_forked(void)
+{
+  int i;
+  pthread_mutex_init(&env_lock, NULL);  /* Another thread may have held it. */
+  env_child = 1;
+  for (i = 0; i < ENV_VMS; i++) {
+    EnvVM *e = &env_vms[i];
+    if (e->g == NULL)
+      continue;
+    e->follow |= env_running(e);
+    e->forked = 1;
+    memset(e->file, 0, sizeof(e->file));
+    memset(e->windows, 0, sizeof(e->windows));
+    e->rotating = 0;
+    atomic_store(&e->toggles, 0);
+    atomic_store(&e->rotations, 0);
+    atomic_store(&e->forks, 0);
+    if (atomic_load(&e->nudge) == NUDGE_SAVING)  /* A poke cut short: the */
+      atomic_store(&e->nudge, NUDGE_NONE);  /* threshold is still the VM's. */
+    if (e->follow || e->set.rotsecs) {
+      atomic_store(&e->polled, e->g);
+      env_poke(e, &e->forks);
+    }
+  }
+}
+
+static void env_once(void)
+{
+  pthread_atfork(NULL, NULL, env_forked);
+}
+
+/* The child's first safe point. */
+static void env_follow(EnvVM *e, lua_State *L)
+{
+  int m = e->follow & ~env_running(e);
+  e->follow = 0;
+  env_start(e, L, m);
+  if (e->set.rotsecs != 0 && !e->rotating && !env_rotate_start(e))
+    env_say("cannot rotate: %s", strerror(errno));
+  if (e->set.signo == 0 && e->set.rotsecs == 0)
+    atomic_store(&e->polled, NULL);  /* Nothing more to take. */
+}
+
 int lj_profenv_gcstep(lua_State *L)
 {
   global_State *g = G(L);
@@ -809,6 +914,8 @@ int lj_profenv_gcstep(lua_State *L)
     if (e->set.armed[PE_HEAP])  /* Signals met at once: one snapshot. */
       env_snapshot(e, L);
   }
+  if (atomic_exchange(&e->forks, 0) != 0)
+    env_follow(e, L);
   if (atomic_exchange(&e->rotations, 0) != 0) {
     int m = env_mask(e, e->set.rotate) & env_running(e);
     env_stop(e, m);
@@ -830,7 +937,8 @@ static void env_open(lua_State *L, const char *s)
   EnvSettings set;
   EnvVM *e = NULL;
   int vmno = ++env_nvms, i;
-  if (!env_parse(&set, s, msg, sizeof(msg))) {
+  if (!env_parse(&set, s, msg, sizeof(msg)) ||
+      !env_absolute(&set, msg, sizeof(msg))) {
     if (!said++)  /* A log line quotes no more than a screen's width. */
       env_say("bad setting '%.120s%s': %s; not profiling", s,
 	      strlen(s) > 120 ? "..." : "", msg);
@@ -848,7 +956,8 @@ static void env_open(lua_State *L, const char *s)
   e->g = G(L);
   e->set = set;
   e->vmno = vmno;
-  e->toggled = e->ended = 0;
+  e->toggled = e->ended = e->forked = e->follow = 0;
+  atomic_store(&e->forks, 0);
   e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
   memset(e->file, 0, sizeof(e->file));

@@ -137,7 +137,8 @@ ProfFile *lj_proffile_open(const char *path, size_t bufsize)
     errno = ENOMEM;
     return NULL;
   }
-  pf->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* The owner's only: a stream or snapshot may hold a secret. */
+  pf->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (pf->fd < 0) {
     err = errno;
     proffile_free(pf);

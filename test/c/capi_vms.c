@@ -308,6 +308,48 @@ static void environment(void)
   fclose(err);
 }
 
+/* LJPROF's path without %n, two VMs alive (a server reloading its
+** configuration): the first writes the path, the second PATH.N (its
+** number), never the same file; with the first closed, a third takes the
+** path again. */
+static void same_path(void)
+{
+  char dir[] = "/tmp/capi_vms.XXXXXX", env[64], path[64], cmd[96];
+  lua_State *a, *b, *c;
+  FILE *ls;
+  int others = 0, complete = 0;
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(0, "same path: a directory for the test");
+    return;
+  }
+  snprintf(env, sizeof(env), "mem:path=%s/m.bin", dir);
+  setenv("LJPROF", env, 1);
+  a = luaL_newstate();
+  b = luaL_newstate();
+  lua_close(a);
+  c = luaL_newstate();
+  lua_close(b);
+  lua_close(c);
+  unsetenv("LJPROF");
+  snprintf(path, sizeof(path), "%s/m.bin", dir);
+  snprintf(cmd, sizeof(cmd), "ls %s", dir);
+  if ((ls = popen(cmd, "r")) != NULL) {
+    char name[64];
+    while (fgets(name, sizeof(name), ls) != NULL) {
+      char file[160];
+      name[strcspn(name, "\n")] = '\0';
+      snprintf(file, sizeof(file), "%s/%s", dir, name);
+      others += strcmp(name, "m.bin") != 0 && strncmp(name, "m.bin.", 6) == 0;
+      complete += file_last(file) == 0x80;
+      unlink(file);
+    }
+    pclose(ls);
+  }
+  rmdir(dir);
+  tap_ok(others == 1 && complete == 2,
+	 "same path, two VMs alive: PATH and PATH.N, both complete");
+}
+
 /* Two VMs whose stack tables grow at once, each on its thread: three
 ** levels of generated functions, a line each per branch (no tail call),
 ** reach a table's allocation from GROW_N^3 distinct stacks, beyond the
@@ -507,5 +549,6 @@ int main(void)
   environment();
   growing();
   armed();
+  same_path();  /* After armed(), which counts on VMs 10 and 11. */
   return tap_done();
 }

@@ -5,7 +5,7 @@
 # about as long as it lasted; a storm of 1000 signals breaks nothing and
 # every stream it leaves reads; rotate=1 writes a complete stream a
 # second; fork() while running or armed leaves the parent's streams
-# complete and the child unprofiled until it asks.
+# complete, and the child's profiles follow into streams of its own.
 use strict;
 use warnings;
 use FindBin;
@@ -231,9 +231,8 @@ local pid = ffi.C.fork()
 assert(pid >= 0)
 if pid == 0 then
   ffi.C.alarm(20)
-  if armed then toggle() end  -- The child's own window.
-  phase(child_work, 0.2)
-  if armed then toggle() end
+  phase(child_work, 0.2)  -- Profiled: the parent's profiles ran at the fork.
+  if armed then toggle() end  -- The end of the child's first window.
   print("child " .. ffi.C.getpid())
   os.exit(0)
 end
@@ -271,16 +270,32 @@ for my $how ('running', 'armed') {
   cmp_ok(location($mem, "$src:$parent_line")->{alloc_events}, '>=', 40000,
          "fork while $how: it has the parent's allocations before and after the fork");
   is(location($mem, "$src:$child_line")->{alloc_events}, 0, "fork while $how: none of the child's");
-  if ($how eq 'running') {
-    is(scalar(glob "$dir/$how/*-$child.bin*"), undef, 'fork while running: the child is not profiled');
-  } else {
-    my ($cdoc, $crc) = sysprof_json("$dir/$how/cpu-$child.bin.1");
-    my $cmem = memprof_report("$dir/$how/mem-$child.bin.1");
-    is_deeply([ $crc, $cmem->{rc} ], [ 0, 0 ], 'fork while armed: the child\'s own window, complete');
-    cmp_ok(location($cmem, "$src:$child_line")->{alloc_events}, '>=', 20000,
-           'fork while armed: with the child\'s allocations');
-    is(location($cmem, "$src:$parent_line")->{alloc_events}, 0, 'fork while armed: and none of the parent\'s');
-  }
+  # The profiles follow: the child starts its own at its first safe point.
+  my ($cdoc, $crc) = sysprof_json("$dir/$how/cpu-$child.bin$sfx");
+  my $cmem = memprof_report("$dir/$how/mem-$child.bin$sfx");
+  is_deeply([ $crc, $cmem->{rc} ], [ 0, 0 ], "fork while $how: the child's own streams, complete");
+  cmp_ok(location($cmem, "$src:$child_line")->{alloc_events}, '>=', 20000,
+         "fork while $how: with the child's allocations");
+  is(location($cmem, "$src:$parent_line")->{alloc_events}, 0, "fork while $how: and none of the parent's");
+  $n = samples_on($cdoc, $src, $parent_line, $child_line);
+  ok($n->{$child_line} > 0 && $n->{$parent_line} == 0,
+     "fork while $how: the child's samples, none of the parent's");
+}
+
+# A path without %p: the child's gets its pid, never the parent's file.
+{
+  mkdir "$dir/nopid";
+  my $r = run_lua($forks, args => ['running'], timeout => 60,
+                  env => { LJPROF => "mem:path=$dir/nopid/mem.bin" });
+  my ($child) = $r->{out} =~ /^child (\d+)$/m;
+  my $src = '@' . $r->{script};
+  my $mem = memprof_report("$dir/nopid/mem.bin");
+  ok($mem->{rc} == 0 && location($mem, "$src:$parent_line")->{alloc_events} >= 40000 &&
+     location($mem, "$src:$child_line")->{alloc_events} == 0,
+     "a path without %p: the parent's stream is whole, and only the parent's");
+  my $cmem = memprof_report("$dir/nopid/mem.bin." . ($child // 'none'));
+  ok($cmem->{rc} == 0 && location($cmem, "$src:$child_line")->{alloc_events} >= 20000,
+     "a path without %p: the child's is PATH.PID") or diag $r->{err};
 }
 
 done_testing;

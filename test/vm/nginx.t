@@ -13,6 +13,7 @@ use lib "$FindBin::Bin/../lib";
 use Test::More;
 use File::Temp qw(tempdir);
 use LJProf::Nginx;
+use LJProf::Lua qw(collapsed);
 
 if (my $why = LJProf::Nginx::unavailable()) {
   plan skip_all => $why;
@@ -57,6 +58,131 @@ for my $s (@settings) {
   }
   is($served, $STARTS, "$name: each of $STARTS starts serves a request")
     or diag(join "\n", @why);
+}
+
+# LJPROF=cpu profiles every worker, from its first request: each writes
+# a stream of its own (its pid in the name), complete at its exit, whose
+# hottest line is the handler's loop.
+my $hot = 'local s = 0 for i = 1, 3e6 do s = s + i % 7 end';
+my $handler = "$hot ngx.say('pid ', ngx.worker.pid(), ' ', s)";
+
+# The hottest Lua frame of a CPU stream, its samples, the report's status.
+sub hottest {
+  my ($file) = @_;
+  my ($stacks, $rc) = collapsed($file);
+  my (%line, $total);
+  while (my ($stack, $n) = each %$stacks) {
+    my ($lua) = grep { /^[@=]/ } reverse split /;/, $stack;
+    $line{$lua // 'none'} += $n;
+    $total += $n;
+  }
+  my ($top) = sort { $line{$b} <=> $line{$a} } keys %line;
+  return ($top // '', $total // 0, $rc);
+}
+
+sub worker_profiled {
+  my ($file, $name) = @_;
+  my ($top, $total, $rc) = hottest($file);
+  ok($rc == 0 && $total >= 20 && $top =~ /content_by_lua.*:1$/,
+     "$name: its stream is complete, the handler's line on top")
+    or diag("report exit $rc, $total samples, top $top");
+}
+
+{
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "cpu:interval=1,path=$dir/workers-%p.bin", workers => 2,
+    lua => $handler);
+  my @workers = $ngx ? $ngx->workers : ();
+  is(scalar @workers, 2, 'cpu, per worker: two workers') or diag($@);
+  my $by = @workers ? $ngx->each_worker('/', 40) : {};
+  ok(!grep({ ($by->{$_} // 0) < 40 } @workers), 'cpu, per worker: each served 40 requests')
+    or diag(explain $by);
+  ok($ngx && $ngx->quit, 'cpu, per worker: quit');
+  for my $w (@workers) {
+    worker_profiled("$dir/workers-$w.bin", "cpu, per worker $w");
+    my @st = stat "$dir/workers-$w.bin";
+    ok(@st && ($st[2] & 07777) == 0600 && $st[4] == scalar getpwnam('nobody'),
+       "cpu, per worker $w: its stream is the worker's user's only (0600)")
+      or diag(sprintf 'mode %o, uid %s', $st[2] // 0, $st[4] // '?');
+  }
+}
+
+# A worker killed mid-profile, respawned; a reload's new workers; a
+# graceful quit: the killed worker's stream reads as far as it was
+# written, every other worker's is complete and profiled.
+{
+  my $life = tempdir(CLEANUP => 1);
+  chmod 01777, $life;
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "cpu:interval=1,path=$life/cpu-%p.bin", workers => 2,
+    lua => $handler);
+  my @first = $ngx ? $ngx->workers : ();
+  $ngx->each_worker('/', 20) if @first;
+  kill 'KILL', $first[0] if @first;
+  my @respawned = @first ? LJProf::Nginx::wait_for($LJProf::Nginx::WAIT, sub {
+    my @w = $ngx->workers;
+    @w == 2 && !grep({ $_ == $first[0] } @w) ? \@w : undef;
+  }) : undef;
+  my ($new) = grep { $_ != $first[1] } @{ $respawned[0] // [] };
+  ok($new, 'lifecycle: a worker killed with SIGKILL is respawned');
+  $ngx->each_worker('/', 20) if $new;
+  my %before = map { $_ => 1 } $ngx ? $ngx->workers : ();
+  ok($ngx && $ngx->reload, 'lifecycle: reload brings new workers');
+  my @reloaded = grep { !$before{$_} } $ngx ? $ngx->workers : ();
+  $ngx->each_worker('/', 20) if @reloaded;
+  ok($ngx && $ngx->quit, 'lifecycle: a graceful quit');
+  my $killed = @first ? "$life/cpu-$first[0].bin" : '';
+  my $said = -e $killed ? `ljprof report '$killed' 2>&1 >/dev/null` : '';
+  ok(-e $killed && ($? >> 8) <= 1 && !($? & 127) && ($? == 0 || $said =~ /\Q$killed\E: (truncated|empty)/),
+     'lifecycle: the killed worker\'s stream reads as far as it was written')
+    or diag("exit $?: $said");
+  worker_profiled("$life/cpu-$_.bin", "lifecycle, worker $_") for grep { $_ } $first[1], $new, @reloaded;
+}
+
+# A memory profile and a heap snapshot at its exit, per worker: the
+# handler's line makes most of the memory, and the snapshot names the
+# table that holds the planted leak.
+{
+  my $mem = tempdir(CLEANUP => 1);
+  chmod 01777, $mem;
+  my $leak = 'local keep = package.loaded.planted or {} package.loaded.planted = keep ' .
+             'for i = 1, 100 do keep[#keep + 1] = { i } end ngx.say("pid ", ngx.worker.pid())';
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "mem:path=$mem/mem-%p.bin;heap:path=$mem/heap-%p.bin", workers => 2,
+    lua => $leak);
+  my @workers = $ngx ? $ngx->workers : ();
+  my $by = @workers ? $ngx->each_worker('/', 10) : {};
+  ok($ngx && $ngx->quit, 'mem and heap: served and quit');
+  for my $w (@workers) {
+    my $report = `ljprof report '$mem/mem-$w.bin' 2>&1`;
+    my ($first) = $report =~ /^ALLOCATIONS\n(.*)$/m;
+    my $tables = 100 * ($by->{$w} // 0);
+    ok($? == 0 && ($first // '') =~ /^=content_by_lua\(nginx\.conf:\d+\):1: (\d+) events/ && $1 >= $tables,
+       "mem, worker $w: the handler's line first, with its $tables tables at least")
+      or diag($report);
+    my $heap = `ljprof heap '$mem/heap-$w.bin' 2>&1`;
+    ok($? == 0 && $heap =~ /^ +\S+ \S+ +\S+ \S+ +table 0x[0-9a-f]+ +package\.loaded\.planted$/m,
+       "heap, worker $w: its snapshot names package.loaded.planted as a retainer")
+      or diag($heap);
+  }
+}
+
+# A directory the workers' user cannot write: each worker says so once in
+# the error log, naming itself, and serves on unprofiled.
+{
+  my $locked = tempdir(CLEANUP => 1);
+  chmod 0755, $locked;
+  my $ngx = LJProf::Nginx->start(
+    ljprof => "cpu:interval=1,path=$locked/cpu-%p.bin", workers => 2);
+  my @workers = $ngx ? $ngx->workers : ();
+  my $by = @workers ? $ngx->each_worker('/', 5) : {};
+  ok(@workers == 2 && !grep({ ($by->{$_} // 0) < 5 } @workers),
+     'unwritable: both workers serve') or diag(explain $by);
+  my $log = $ngx ? $ngx->error_log : '';
+  my @said = map { scalar(() = $log =~ /^LJPROF: pid $_: cannot write \Q$locked\E\/cpu-$_\.bin: Permission denied; not profiling$/mg) } @workers;
+  is_deeply(\@said, [1, 1], 'unwritable: each worker says so once, with its pid')
+    or diag($log);
+  $ngx->quit if $ngx;
 }
 
 # What was written is whole: each stream ends with its epilogue.

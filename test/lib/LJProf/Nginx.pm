@@ -74,7 +74,7 @@ events { worker_connections 64; }
 http {
   access_log off;
   server {
-    listen 127.0.0.1:$self->{port};
+    listen 127.0.0.1:$self->{port} reuseport;
     location / {
       content_by_lua_block { $lua }
     }
@@ -153,6 +153,21 @@ sub get {
     $resp .= $buf;
   }
   return $resp =~ /^HTTP\/1\.\d 200.*?\r\n\r\n(.*)\z/s ? $1 : undef;
+}
+
+# Ask $path until each worker has answered $n times (a body "pid PID ...",
+# as the default handler's); the answers by worker, once each has them or
+# $WAIT seconds are over. reuseport spreads the connections.
+sub each_worker {
+  my ($self, $path, $n) = @_;
+  my %by;
+  my @workers = $self->workers;
+  wait_for($WAIT, sub {
+    my $body = $self->get($path, 2);
+    $by{$1}++ if defined $body && $body =~ /^pid (\d+)/;
+    !grep { ($by{$_} // 0) < $n } @workers;
+  });
+  return \%by;
 }
 
 # The first answer within $WAIT seconds, asking again as the server comes up.
