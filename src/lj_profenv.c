@@ -431,8 +431,6 @@ typedef struct EnvVM {
   int ended;			/* The snapshot at the end is taken. */
   pthread_t opener;		/* The thread that created the VM. */
   int windows[PE__MAX];		/* Streams (snapshots) of each so far. */
-  int forked;			/* In a forked child of the process that read
-				** LJPROF: paths need its pid. */
   int follow;			/* Profiles ran at the fork: the child starts
 				** them at its first safe point. */
   ProfFile *file[PE__MAX];	/* Writer contexts of the profiles started. */
@@ -477,8 +475,8 @@ static int env_mask(const EnvVM *e, const int *flags)
   return m;
 }
 
-static int env_child;		/* A forked child of the process that read
-				** LJPROF: its messages name it. */
+static int env_child;		/* A forked child of a process that read
+				** LJPROF: its paths and messages name it. */
 
 /* A line in one write(2): whole in a log that many processes share (a
 ** server's workers', each named by its pid), and no stdio lock held that
@@ -509,7 +507,7 @@ static void env_say(const char *fmt, ...)
 ** the process writes that path: a server reloading holds two), without %p
 ** a forked child's pid; armed and rotating profiles add their window's. */
 static int env_expand(char *out, const char *tpl, int vmno, int window,
-		      int forked, int apart)
+		      int apart)
 {
   /* Room past end for one escape (20 digits) and three suffixes. */
   char *p = out, *end = out + ENV_MAXLEN - 64;
@@ -530,7 +528,7 @@ static int env_expand(char *out, const char *tpl, int vmno, int window,
     return 0;
   if (apart && !num)
     p += sprintf(p, ".%d", vmno);
-  if (forked && !pid)
+  if (env_child && !pid)
     p += sprintf(p, ".%ld", (long)getpid());
   if (window > 0)
     p += sprintf(p, ".%d", window);
@@ -606,11 +604,9 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     if (!(mask & (1 << k)))
       continue;
     window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
-    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
-		    0) ||
+    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k], 0) ||
 	(env_taken(e, path[k]) &&
-	 !env_expand(path[k], e->set.path[k], e->vmno, window[k], e->forked,
-		     1))) {
+	 !env_expand(path[k], e->set.path[k], e->vmno, window[k], 1))) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -673,8 +669,7 @@ static void env_snapshot(EnvVM *e, lua_State *L)
   int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
-  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, e->forked,
-		  0)) {
+  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, 0)) {
     env_say("heap path too long; no snapshot");
     return;
   }
@@ -854,15 +849,15 @@ static void env_forked(void)
     if (e->g == NULL)
       continue;
     e->follow |= env_running(e);
-    e->forked = 1;
     memset(e->file, 0, sizeof(e->file));
     memset(e->windows, 0, sizeof(e->windows));
     e->rotating = 0;
     atomic_store(&e->toggles, 0);
     atomic_store(&e->rotations, 0);
     atomic_store(&e->forks, 0);
-    if (atomic_load(&e->nudge) == NUDGE_SAVING)  /* A poke cut short: the */
-      atomic_store(&e->nudge, NUDGE_NONE);  /* threshold is still the VM's. */
+    /* A poke the fork cut short left the threshold as it was. */
+    if (atomic_load(&e->nudge) == NUDGE_SAVING)
+      atomic_store(&e->nudge, NUDGE_NONE);
     if (e->follow || e->set.rotsecs) {
       atomic_store(&e->polled, e->g);
       env_poke(e, &e->forks);
@@ -956,7 +951,7 @@ static void env_open(lua_State *L, const char *s)
   e->g = G(L);
   e->set = set;
   e->vmno = vmno;
-  e->toggled = e->ended = e->forked = e->follow = 0;
+  e->toggled = e->ended = e->follow = 0;
   atomic_store(&e->forks, 0);
   e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
