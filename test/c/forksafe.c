@@ -107,7 +107,8 @@ int __wrap_dl_iterate_phdr(int (*f)(struct dl_phdr_info *, size_t, void *),
 /* -- The child ----------------------------------------------------------- */
 
 /* qemu-user aborts a forked child of a threaded process that starts a
-** thread: there the child profiles nothing (and says so once). */
+** thread: there the child profiles nothing, and runs no Lua in the
+** parent's VM (LJPROF's profiles follow it), and says so once. */
 static int emulated;
 
 /* What a worker of a server does after the fork; 0 if all of it worked. */
@@ -118,7 +119,7 @@ static int child_work(lua_State *L, int again)
   lua_State *C;
   int ok = obj != NULL && getpwnam("root") != NULL && p != NULL;
   free(p);
-  if (L != NULL)  /* The parent's VM goes on in the child. */
+  if (L != NULL && !emulated)  /* The parent's VM, and its profiles, go on. */
     ok &= run(L, "local t = {} for i = 1, 1e5 do t[i] = {} end");
   unsetenv("LJPROF");  /* Its own VM profiled by itself, not LJPROF. */
   C = luaL_newstate();

@@ -288,6 +288,10 @@ for my $how ('running', 'armed') {
   my $r = run_lua($forks, args => ['running'], timeout => 60,
                   env => { LJPROF => "mem:path=$dir/nopid/mem.bin" });
   my ($child) = $r->{out} =~ /^child (\d+)$/m;
+  if (!$child && $r->{err} =~ /qemu_plugin_vcpu_init_hook/) {
+    SKIP: { skip 'a path without %p: qemu-user aborts a forked child that starts a thread', 2 }
+    last;
+  }
   my $src = '@' . $r->{script};
   my $mem = memprof_report("$dir/nopid/mem.bin");
   ok($mem->{rc} == 0 && location($mem, "$src:$parent_line")->{alloc_events} >= 40000 &&
