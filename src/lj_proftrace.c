@@ -488,6 +488,7 @@ static int snap_frames(const GCtrace *T, const SnapShot *snap,
       return 0;
     pcs[m++] = (const BCIns *)(uintptr_t)link;
   }
+  pts[m-1] = NULL;  /* The frame's own slot says. */
   return m;
 }
 

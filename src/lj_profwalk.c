@@ -201,6 +201,8 @@ static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
   for (i = 0; i < c->ntoppc; i++)
     if (lj_proftrace_inproto(pt, c->toppc[i]))
       return c->toppc[i];
+    else if (c->toppc[i] == proto_bc(pt))  /* Its header, to run next. */
+      return c->toppc[i] + 1;
   for (i = 0; i < c->ntoppc; i++)
     if ((intptr_t)c->toppc[i] == frame_ftsz(frame))
       *ret = 1;
@@ -226,10 +228,12 @@ static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
     if (!dup) {
       if (isluafunc(fn)) {
 	int ret = 0;
+	const GCproto *pt = next == NULL && c->toppt != NULL ? c->toppt :
+			    funcproto(fn);
 	const BCIns *pc = next != NULL ? frame_retpc(next) :
-			  cursor_toppc(c, funcproto(fn), frame, &ret);
+			  cursor_toppc(c, pt, frame, &ret);
 	if (!ret)  /* A returning frame is gone: its caller runs on. */
-	  walk_lua(s, funcproto(fn), lj_proftrace_line(funcproto(fn), pc));
+	  walk_lua(s, pt, lj_proftrace_line(pt, pc));
       } else if (isffunc(fn)) {
 	if (walk_frame(s, FR_FFUNC)) {
 	  uint64_t v[2];
@@ -251,6 +255,7 @@ static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
   }
   c->frame = (next != NULL && frame != NULL) ? frame : NULL;
   c->ntoppc = 0;
+  c->toppt = NULL;
 }
 
 /* The cursor's frames, C functions among them, down to the coroutine's
@@ -281,6 +286,7 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   c->frame = NULL;
   c->ntoppc = 0;
   c->unsure = 1;
+  c->toppt = NULL;
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
   c->L = L;
@@ -355,6 +361,7 @@ int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
     return 0;
   c->frame = frame;
   c->ntoppc = 0;
+  c->toppt = NULL;
   cursor_addpc(c, pc);
   return 1;
 }
@@ -379,8 +386,10 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
   if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
       (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
       lj_proftrace_inproto(funcproto(fn), pc) &&
-      lj_prof_framebelow(L, callee, 0) == c->frame)
+      lj_prof_framebelow(L, callee, 0) == c->frame) {
     c->frame = callee;
+    c->toppt = NULL;
+  }
   cursor_bestpc(c, pc);
 }
 
@@ -451,6 +460,7 @@ static void trace_frames(ProfSink *s, LuaCursor *c, int32_t traceno,
   for (i = 0; i < n-1; i++)
     walk_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
   c->ntoppc = 0;
+  c->toppt = n > 0 ? pts[n-1] : NULL;
   if (n > 0)
     cursor_addpc(c, pcs[n-1]);
 }
@@ -612,6 +622,7 @@ static LuaCursor *cursor_for(ProfWalk *pw, LuaCursor *cur, int *ncur,
 		     lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
   cur[*ncur].ntoppc = 0;
   cur[*ncur].unsure = 0;
+  cur[*ncur].toppt = NULL;
   return &cur[(*ncur)++];
 }
 
