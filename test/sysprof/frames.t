@@ -197,8 +197,6 @@ for my $jit (@jit) {
     my $bad = unknown($_[0]);
     push @lost, join(';', @{$_[0]}) if $bad;
     return $bad });
-  local $TODO = $jit eq 'on' ? 'the root trace a side trace links to runs ' .
-    'under the side trace\'s number, outside its code: its frame at "line ?"' : undef;
   cmp_ok($u, '<=', 0.001 * $all, "tail, JIT $jit: line unknown in at most 0.1% ($u of $all)")
     or diag(join "\n", @lost[0 .. ($#lost < 4 ? $#lost : 4)]);
 }
