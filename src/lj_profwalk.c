@@ -479,10 +479,13 @@ void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
 #if LJ_HASJIT
   /* A trace entered from this one's exit or link runs before it stores
   ** its number: the code at ip says which. */
-  if (!trace_holds(T, ip) && (n = lj_profwalk_traceat(pw, ip)) != 0 &&
-      (root = lj_profwalk_gettrace(pw, (TraceNo)n)) != NULL) {
-    T = root;
-    traceno = n;
+  if (!trace_holds(T, ip)) {
+    int32_t other = lj_profwalk_traceat(pw, ip);
+    GCtrace *OT = other ? lj_profwalk_gettrace(pw, (TraceNo)other) : NULL;
+    if (OT != NULL) {
+      T = OT;
+      traceno = other;
+    }
   }
   n = lj_proftrace_frames(T, ip, pts, pcs);
 #else
