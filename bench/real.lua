@@ -1,8 +1,9 @@
 -- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- How true sysprof's stacks are on real programs the project did not write,
 -- from Debian's Lua packages (bench/apt-packages): luacheck on Penlight's
--- sources (compile-heavy: most samples are in the JIT compiler), and
--- dkjson with markdown.lua rendering documents in a loop (real/docs.lua).
+-- sources (compile-heavy: most samples are in the JIT compiler), dkjson
+-- with markdown.lua rendering documents in a loop (real/docs.lua), and
+-- dkjson decoding and encoding beside markdown.lua (real/json.lua).
 -- Each runs ROUNDS times under LJPROF=cpu:mode=C,interval=1; from the
 -- collapsed stacks: the share of samples with a Lua frame at "line ?"
 -- (inside traces too), and the share whose native stack reaches the
@@ -10,13 +11,19 @@
 -- the sample was doing, told by its frames (the collapsed stacks carry no
 -- VM state): compiler (trace_state), trace exit (lj_vm_exit_handler,
 -- lj_trace_exit), trace (a TRACE frame), GC (the collector's functions),
--- other. The VM states the report counts are printed for scale.
+-- other. The VM states the report counts are printed for scale. The
+-- samples at "line ?" by shape (issue #40): the frame under a trace,
+-- under a fast function, under lj_dispatch_call, innermost, other; and
+-- the samples that name a fast function which is not running: right
+-- above a helper only the interpreter's own bytecodes call (BC_CAT's
+-- lj_meta_cat, BC_FNEW's lj_func_newL_gc).
 -- Then the JIT's story on the same runs: how much of the compiler's time
 -- `report --jit` charges to a start location with a known outcome
 -- (compiled or aborted); and what recording the compiler's events costs:
 -- the same program unprofiled, under sysprof without the events (jit=0)
 -- and with them, interleaved, and the stream's bytes per sample.
 -- Usage: luajit bench/real.lua LUAJIT LJPROF WORKDIR [ROUNDS]
+-- (REAL_STACKS_ONLY=1: the stacks only, not what the events cost)
 local harness = require("harness")
 local debian_lua = require("debian_lua")
 local capture = harness.capture
@@ -37,6 +44,9 @@ local programs = {
   { name = "dkjson + markdown.lua",
     cmd = luajit .. " " .. dir .. "/real/docs.lua 2",
     need = share .. "/markdown.lua" },
+  { name = "dkjson decode/encode",
+    cmd = luajit .. " " .. dir .. "/real/json.lua 2",
+    need = share .. "/dkjson.lua" },
 }
 
 -- A program's shell command, with the variables VARS: a subshell whose
@@ -66,6 +76,23 @@ end
 
 local kinds = { "compiler", "exit", "trace", "GC", "other" }
 
+-- A sample's "line ?" by shape: what follows the first frame at "line ?"
+-- (issue #40's three, and the rest).
+local shapes = { "trace", "ffunc", "dispatch", "innermost", "other" }
+local function shape(frames)
+  for i, f in ipairs(frames) do
+    if f:find("(line ?)", 1, true) then
+      local nxt = frames[i + 1]
+      if nxt == nil then return "innermost" end
+      if nxt:match("^TRACE ") or (nxt:match("^@") and
+         (frames[i + 2] or ""):match("^TRACE ")) then return "trace" end
+      if nxt:match("^[%a_]+%.[%a_]+$") then return "ffunc" end
+      if nxt == "lj_dispatch_call" then return "dispatch" end
+      return "other"
+    end
+  end
+end
+
 local function pct(n, d)
   return d > 0 and ("%5.2f%%"):format(100 * n / d) or "   - "
 end
@@ -79,7 +106,7 @@ for _, p in ipairs(programs) do
   else
     local by = {}
     for _, k in ipairs(kinds) do by[k] = { n = 0, unknown = 0, entry = 0 } end
-    local states = {}
+    local states, byshape, lua, stale = {}, {}, 0, 0
     for r = 1, rounds do
       local bin = ("%s/real-%d.bin"):format(work, r)
       os.execute(shell(p, "LJPROF=cpu:mode=C,interval=1,path=" .. bin) ..
@@ -95,6 +122,17 @@ for _, p in ipairs(programs) do
           b.n = b.n + count
           if stack:find("(line ?)", 1, true) then
             b.unknown = b.unknown + count
+            local sh = shape(frames)
+            byshape[sh] = (byshape[sh] or 0) + count
+          end
+          if stack:find(";@") then lua = lua + count end
+          for i = 1, #frames - 1 do
+            if frames[i]:match("^[%a_]+%.[%a_]+$") and
+               (frames[i + 1] == "lj_meta_cat" or
+                frames[i + 1] == "lj_func_newL_gc") then
+              stale = stale + count
+              break
+            end
           end
           if entries[frames[1]] then b.entry = b.entry + count end
         end
@@ -137,10 +175,21 @@ for _, p in ipairs(programs) do
       end
     end
     print("  VM states: " .. table.concat(sl, ", "))
+    local shl = {}
+    for _, sh in ipairs(shapes) do
+      shl[#shl + 1] = ("%s %d"):format(sh, byshape[sh] or 0)
+    end
+    print(("  line ? in %s of the %d samples with a Lua frame; by shape: %s")
+          :format(pct(all.unknown, lua):gsub("^%s+", ""), lua,
+                  table.concat(shl, ", ")))
+    print(("  a fast function named that does not run: %d samples")
+          :format(stale))
     print(("  compiler samples charged to a start and its outcome: %s of %d")
           :format(pct(p.explained, p.compiler), p.compiler))
   end
 end
+
+if os.getenv("REAL_STACKS_ONLY") then os.exit(0) end
 
 -- What the compiler's events cost: interleaved runs of each program
 -- plain, under sysprof C at 1 ms without the events and with them.

@@ -64,18 +64,24 @@ static const uint8_t *map_uleb(const uint8_t *p, const uint8_t *end,
   return NULL;
 }
 
-/* The position whose code holds ofs, or NOPOS. */
+/* The position whose code holds ofs, or NOPOS. The tail, the last range,
+** runs no instruction of its own: it leaves the trace (a link, the loop
+** back, the stores and jump of a stitched call) from the last position. */
 static uint32_t map_find(const TraceMap *m, MSize ofs)
 {
   const uint8_t *p = map_bytes(m) + m->ranges, *end = map_bytes(m) + m->nbytes;
-  uint32_t start = 0, delta, pos1, pos = NOPOS;
-  while ((p = map_uleb(p, end, &delta)) != NULL &&
-	 (p = map_uleb(p, end, &pos1)) != NULL) {
+  const uint8_t *q;
+  uint32_t start = 0, delta, pos1, pos = NOPOS, last = NOPOS;
+  while ((q = map_uleb(p, end, &delta)) != NULL &&
+	 (q = map_uleb(q, end, &pos1)) != NULL) {
     if ((start += delta) > ofs)
-      break;
+      return pos;
+    p = q;
     pos = pos1 ? pos1-1 : NOPOS;
+    if (pos != NOPOS)
+      last = pos;
   }
-  return pos;
+  return pos != NOPOS || p != end ? pos : last;
 }
 
 /* Function, PC and parent of position p. */
@@ -483,6 +489,7 @@ static int snap_frames(const GCtrace *T, const SnapShot *snap,
       return 0;
     pcs[m++] = (const BCIns *)(uintptr_t)link;
   }
+  pts[m-1] = NULL;  /* The frame's own slot says. */
   return m;
 }
 

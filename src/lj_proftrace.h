@@ -155,9 +155,10 @@ LJ_FUNC MSize lj_proftrace_mapsize(const struct GCtrace *T);
 ** instructions (for a return address: one less), innermost first: pcs[i]
 ** (one ahead) in pts[i]. From the bytecode the IR instruction at ip came
 ** from, else from the snapshot in force there. The last PC is in the
-** frame the trace was entered in, whose proto the caller knows and
-** checks: pts[n-1] may not be set. Returns n, or 0 when T cannot tell
-** (ip outside the code of its snapshots, a continuation frame).
+** frame the trace was entered in (or returned to): pts[n-1] is the
+** function the trace runs there, NULL when only the frame's slot can tell
+** (a snapshot's frames). Returns n, or 0 when T cannot tell (ip outside
+** the code of its snapshots, a continuation frame).
 */
 LJ_FUNC int lj_proftrace_frames(const struct GCtrace *T, uintptr_t ip,
 				const GCproto **pts, const BCIns **pcs);

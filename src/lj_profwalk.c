@@ -141,6 +141,23 @@ static const BCIns *frame_retpc(cTValue *frame)
   return NULL;
 }
 
+/* A fast or C function's frame the VM has set up but not entered (a
+** trace that stitches leaves with the call's frames written, the
+** interpreter on its way to the function): not running yet, its caller
+** runs, at the call. NULL unless the caller is Lua and holds that PC. */
+static cTValue *frame_entering(lua_State *L, cTValue *frame,
+			       const BCIns **pc)
+{
+  cTValue *below = lj_prof_framebelow(L, frame, 0);
+  GCfunc *fn;
+  if (below == NULL || (fn = lj_prof_framefunc(L, below)) == NULL ||
+      !isluafunc(fn))
+    return NULL;
+  *pc = frame_retpc(frame);
+  return *pc != NULL && lj_proftrace_inproto(funcproto(fn), *pc) ? below :
+	 NULL;
+}
+
 /* Is ip in the trace exit handler? Its frame is no interpreter's: it
 ** holds the trace's registers (an ExitState) below the C frame the trace
 ** ran on. */
@@ -176,7 +193,8 @@ static void cursor_bestpc(LuaCursor *c, const BCIns *pc)
 }
 
 /* The innermost frame's PC, if a candidate is one of pt's. A candidate
-** that is the frame's own return PC says the frame is returning: *ret. */
+** that is the frame's own link (a return PC, or C's frame) says the frame
+** is returning: *ret. */
 static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
 				 cTValue *frame, int *ret)
 {
@@ -184,8 +202,10 @@ static const BCIns *cursor_toppc(const LuaCursor *c, const GCproto *pt,
   for (i = 0; i < c->ntoppc; i++)
     if (lj_proftrace_inproto(pt, c->toppc[i]))
       return c->toppc[i];
+    else if (c->toppc[i] == proto_bc(pt))  /* Its header, to run next. */
+      return c->toppc[i] + 1;
   for (i = 0; i < c->ntoppc; i++)
-    if (frame_islua(frame) && c->toppc[i] == frame_pc(frame))
+    if ((intptr_t)c->toppc[i] == frame_ftsz(frame))
       *ret = 1;
   return NULL;
 }
@@ -209,10 +229,12 @@ static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
     if (!dup) {
       if (isluafunc(fn)) {
 	int ret = 0;
+	const GCproto *pt = next == NULL && c->toppt != NULL ? c->toppt :
+			    funcproto(fn);
 	const BCIns *pc = next != NULL ? frame_retpc(next) :
-			  cursor_toppc(c, funcproto(fn), frame, &ret);
+			  cursor_toppc(c, pt, frame, &ret);
 	if (!ret)  /* A returning frame is gone: its caller runs on. */
-	  walk_lua(s, funcproto(fn), lj_proftrace_line(funcproto(fn), pc));
+	  walk_lua(s, pt, lj_proftrace_line(pt, pc));
       } else if (isffunc(fn)) {
 	if (walk_frame(s, FR_FFUNC)) {
 	  uint64_t v[2];
@@ -234,6 +256,7 @@ static void activation_frames(ProfSink *s, LuaCursor *c, int withc)
   }
   c->frame = (next != NULL && frame != NULL) ? frame : NULL;
   c->ntoppc = 0;
+  c->toppt = NULL;
 }
 
 /* The cursor's frames, C functions among them, down to the coroutine's
@@ -257,10 +280,14 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   global_State *g = pw->g;
   lua_State *L = gco2th(gcref(g->cur_L));
   TValue *base;
+  cTValue *caller;
+  const BCIns *pc;
+  GCfunc *fn;
   c->L = NULL;
   c->frame = NULL;
   c->ntoppc = 0;
   c->unsure = 1;
+  c->toppt = NULL;
   if (L == NULL || L->gct != ~LJ_TTHREAD || mref(L->glref, global_State) != g)
     return;
   c->L = L;
@@ -274,9 +301,22 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
     base = tvref(g->jit_base);  /* The frame a trace started in. */
   else
     base = L->base;
-  if (base == NULL || lj_prof_framefunc(L, base-1) == NULL)
+  if (base == NULL || (fn = lj_prof_framefunc(L, base-1)) == NULL)
     return;
   c->frame = base-1;
+  /* LFUNC with a fast or C function's base: a trace stitched to it and
+  ** left (lj_vm_exit_interp), the interpreter is yet to enter it. */
+  if (st == ~LJ_VMST_LFUNC && !isluafunc(fn) &&
+      (caller = frame_entering(L, base-1, &pc)) != NULL) {
+    c->frame = caller;
+    cursor_addpc(c, pc);
+  }
+  /* CFUNC with a Lua function's base: it returned to the C function
+  ** below (lj_vm_return sets the state before L->base). */
+  if (st == ~LJ_VMST_CFUNC && isluafunc(fn) &&
+      (caller = lj_prof_framebelow(L, base-1, 0)) != NULL &&
+      !isluafunc(frame_func(caller)))
+    c->frame = caller;
   /* The interpreter keeps the PC in a register (also for an instruction
   ** after a fast function returned: the base is published, the state not
   ** yet). Calling a function, it has loaded the callee's PC there already,
@@ -308,14 +348,22 @@ int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
   uintptr_t ip = LJ_PROFUNW_UCPC(uc);
   cTValue *base = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE);
   const BCIns *pc = (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC);
+  cTValue *frame = base-1;
   GCfunc *fn;
   if (c->L == NULL || !lj_profwalk_invm(pw, ip) || native_inexit(ip) ||
-      (fn = lj_prof_framefunc(c->L, base-1)) == NULL || !isluafunc(fn) ||
-      !lj_proftrace_inproto(funcproto(fn), pc+1))
+      (fn = lj_prof_framefunc(c->L, frame)) == NULL)
     return 0;
-  c->frame = base-1;
+  if (isluafunc(fn))
+    pc++;  /* It points at the instruction to run. */
+  else  /* A stitched call: BASE is the callee's. */
+    frame = frame_entering(c->L, frame, &pc);
+  if (frame == NULL || !lj_proftrace_inproto(
+	funcproto(lj_prof_framefunc(c->L, frame)), pc))
+    return 0;
+  c->frame = frame;
   c->ntoppc = 0;
-  cursor_addpc(c, pc+1);  /* It points at the instruction to run. */
+  c->toppt = NULL;
+  cursor_addpc(c, pc);
   return 1;
 }
 
@@ -339,8 +387,10 @@ void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
   if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
       (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
       lj_proftrace_inproto(funcproto(fn), pc) &&
-      lj_prof_framebelow(L, callee, 0) == c->frame)
+      lj_prof_framebelow(L, callee, 0) == c->frame) {
     c->frame = callee;
+    c->toppt = NULL;
+  }
   cursor_bestpc(c, pc);
 }
 
@@ -411,6 +461,7 @@ static void trace_frames(ProfSink *s, LuaCursor *c, int32_t traceno,
   for (i = 0; i < n-1; i++)
     walk_lua(s, pts[i], lj_proftrace_line(pts[i], pcs[i]));
   c->ntoppc = 0;
+  c->toppt = n > 0 ? pts[n-1] : NULL;
   if (n > 0)
     cursor_addpc(c, pcs[n-1]);
 }
@@ -427,6 +478,16 @@ void lj_profwalk_trace(ProfWalk *pw, ProfSink *s, LuaCursor *c,
   if (T == NULL || s->nframes >= s->maxframes)
     return;
 #if LJ_HASJIT
+  /* A trace entered from this one's exit or link runs before it stores
+  ** its number: the code at ip says which. */
+  if (!trace_holds(T, ip)) {
+    int32_t other = lj_profwalk_traceat(pw, ip);
+    GCtrace *OT = other ? lj_profwalk_gettrace(pw, (TraceNo)other) : NULL;
+    if (OT != NULL) {
+      T = OT;
+      traceno = other;
+    }
+  }
   n = lj_proftrace_frames(T, ip, pts, pcs);
 #else
   UNUSED(ip);
@@ -572,6 +633,7 @@ static LuaCursor *cursor_for(ProfWalk *pw, LuaCursor *cur, int *ncur,
 		     lj_prof_framefunc(L, L->base-1) ? L->base-1 : NULL;
   cur[*ncur].ntoppc = 0;
   cur[*ncur].unsure = 0;
+  cur[*ncur].toppt = NULL;
   return &cur[(*ncur)++];
 }
 

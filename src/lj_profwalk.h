@@ -80,6 +80,10 @@ typedef struct LuaCursor {
   const BCIns *toppc[TOPPC_MAX];
   int ntoppc;
   int unsure;		/* That frame may be changing under us. */
+  /* If that frame is the one a trace runs: the function the trace runs
+  ** there, which a tail call in the trace has not yet written to the
+  ** frame's slot; NULL if unknown. */
+  const GCproto *toppt;
 } LuaCursor;
 
 /* -- Setup, outside signal context --------------------------------------- */
