@@ -1,3 +1,4 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- A program the project did not write, in a loop: Debian's dkjson decodes
 -- and encodes documents (lua-dkjson), markdown.lua renders a few of their
 -- texts (lua-markdown). Decoding is most of the time: string.find with

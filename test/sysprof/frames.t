@@ -1,4 +1,5 @@
 #!/usr/bin/env perl
+# Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Every frame true where a trace stitches to a function it cannot compile
 # (string.find with a pattern): the interpreter calls it and comes back
 # through a continuation. A fast or C function is named only while its
