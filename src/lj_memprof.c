@@ -121,7 +121,7 @@ typedef struct TraceSite {
   uint8_t source;		/* ASOURCE_TRACE_LUA, or ASOURCE_TRACE. */
 } TraceSite;
 
-typedef struct MemProf {
+typedef struct Memprof {
   global_State *g;		/* Profiled VM; NULL while idle. */
   _Atomic int state;		/* Claimed by any thread that starts one. */
   int version;			/* Of the stream: LJM_VERSION*. */
@@ -152,15 +152,15 @@ typedef struct MemProf {
   ProfUnwObjs unw;
   ProfUnwCache unwcache;
 #endif
-} MemProf;
+} Memprof;
 
 /* A profile per VM, up to MEMPROF_SLOTS at once: the allocator wrapper
 ** gets its own as its state. A slot is the VM's until stop() is called. */
 #define MEMPROF_SLOTS		8
-static MemProf memprof[MEMPROF_SLOTS];
+static Memprof memprof[MEMPROF_SLOTS];
 
 /* The profile of VM g, running or halted; NULL if none. */
-static MemProf *memprof_of(global_State *g)
+static Memprof *memprof_of(global_State *g)
 {
   int i;
   for (i = 0; i < MEMPROF_SLOTS; i++)
@@ -170,7 +170,7 @@ static MemProf *memprof_of(global_State *g)
 }
 
 /* A slot for a new profile, taken; NULL if every one is. */
-static MemProf *memprof_claim(void)
+static Memprof *memprof_claim(void)
 {
   int i;
   for (i = 0; i < MEMPROF_SLOTS; i++) {
@@ -181,7 +181,7 @@ static MemProf *memprof_claim(void)
   return NULL;
 }
 
-static void memprof_unclaim(MemProf *mp)
+static void memprof_unclaim(Memprof *mp)
 {
   mp->g = NULL;
   mp->state = MPS_IDLE;
@@ -238,7 +238,7 @@ static void memprof_locfunc(MemLoc *loc, global_State *g)
 
 /* All trace sites forgotten: at the start, when a trace appears, when too
 ** many are kept. */
-static void memprof_emptysites(MemProf *mp)
+static void memprof_emptysites(Memprof *mp)
 {
   memset(mp->tracesites, 0, sizeof(mp->tracesites));
   mp->ntracesites = 0;
@@ -247,7 +247,7 @@ static void memprof_emptysites(MemProf *mp)
 /* Code appeared (MEMSTACK_PROTO, _TRACE), maybe where dead code was: what
 ** names code by its address forgets the dead one. A trace's machine code
 ** may be a dead trace's: its sites go. */
-static void memprof_forget(MemProf *mp, int what)
+static void memprof_forget(Memprof *mp, int what)
 {
   if (what == MEMSTACK_TRACE)
     memprof_emptysites(mp);
@@ -257,7 +257,7 @@ static void memprof_forget(MemProf *mp, int what)
 #if LJ_HASJIT
 /* A trace location is announced once, with the next number, and events
 ** name it by that number: about as few bytes as a trace number. */
-static void memprof_announce(MemProf *mp, MemLoc *loc, const GCproto *pt)
+static void memprof_announce(Memprof *mp, MemLoc *loc, const GCproto *pt)
 {
   struct lj_wbuf *out = &mp->out;
   uint8_t *p;
@@ -275,7 +275,7 @@ static void memprof_announce(MemProf *mp, MemLoc *loc, const GCproto *pt)
 /* A trace allocates: the line it runs there, from the return address of
 ** the C code it called (stream version 4). Left as the trace if the trace
 ** cannot tell. */
-static void memprof_tracelua(MemProf *mp, MemLoc *loc, lua_State *L,
+static void memprof_tracelua(Memprof *mp, MemLoc *loc, lua_State *L,
 			     GCtrace *T, uintptr_t ra)
 {
   const GCproto *pts[LJ_PROFTRACE_MAXFRAMES];
@@ -309,7 +309,7 @@ static void memprof_tracelua(MemProf *mp, MemLoc *loc, lua_State *L,
 ** are unwound (on the stack up to the interpreter's C frame cf) to the
 ** first return address in T's code. 0 if none is found (then T is not
 ** what called). */
-static uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
+static uintptr_t memprof_retaddr(Memprof *mp, const GCtrace *T,
 				 const void *cf)
 {
   ProfUnwStack stk;
@@ -330,7 +330,7 @@ static uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
 ** what the JIT adds to it (CFRAME_SIZE_JIT) and the trace's own spill
 ** area; a call pushes the return address just below that. 0 if the slot
 ** does not hold one (then T is not what called). */
-static LJ_AINLINE uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
+static LJ_AINLINE uintptr_t memprof_retaddr(Memprof *mp, const GCtrace *T,
 					    const void *cf)
 {
   const char *sp = (const char *)cf - (CFRAME_SIZE_JIT - CFRAME_SIZE) -
@@ -343,7 +343,7 @@ static LJ_AINLINE uintptr_t memprof_retaddr(MemProf *mp, const GCtrace *T,
 
 /* The slot of the site at return address ra, or an empty one for it (all
 ** emptied if they are too many). */
-static LJ_AINLINE TraceSite *memprof_tracesite(MemProf *mp, uintptr_t ra)
+static LJ_AINLINE TraceSite *memprof_tracesite(Memprof *mp, uintptr_t ra)
 {
   uint32_t i = (uint32_t)(((uint64_t)ra * 0x9e3779b97f4a7c15ull) >>
 			  (64 - TRACESITE_BITS));
@@ -363,7 +363,7 @@ static LJ_AINLINE TraceSite *memprof_tracesite(MemProf *mp, uintptr_t ra)
 
 /* A trace allocates from few call sites, each always at the same line:
 ** the answer is kept by return address. Once per event: kept short. */
-static LJ_AINLINE void memprof_loctrace(MemProf *mp, MemLoc *loc,
+static LJ_AINLINE void memprof_loctrace(Memprof *mp, MemLoc *loc,
 					 int32_t traceno)
 {
   global_State *g = mp->g;
@@ -447,7 +447,7 @@ static LJ_NOINLINE void memprof_locvm(MemLoc *loc, global_State *g,
 /* Where the event comes from; ptr: the block it frees or reallocates. The
 ** VM's own kinds are for what it allocates (alloc and realloc): a free is
 ** charged to the block's owner by the reader, and most are the GC's. */
-static LJ_AINLINE void memprof_locate(MemProf *mp, MemLoc *loc,
+static LJ_AINLINE void memprof_locate(Memprof *mp, MemLoc *loc,
 				      uint8_t aevent, const void *ptr)
 {
   global_State *g = mp->g;
@@ -513,7 +513,7 @@ static int sampled_grow(SampledSet *s)
 
 /* Track a sampled block; counted as untracked when the set is full. A
 ** bucket of the filter counts its blocks, up to 255: then it stays. */
-static void sampled_add(MemProf *mp, void *p)
+static void sampled_add(Memprof *mp, void *p)
 {
   SampledSet *s = &mp->sampled;
   uint8_t *f = &mp->filter[lj_profmem_bucket(p)];
@@ -528,7 +528,7 @@ static void sampled_add(MemProf *mp, void *p)
 
 /* Forget a block; 0 if it is not a sampled one. Removal shifts the rest of
 ** its run back, so that no lookup stops early at the hole. */
-static int sampled_del(MemProf *mp, uintptr_t a)
+static int sampled_del(Memprof *mp, uintptr_t a)
 {
   SampledSet *s = &mp->sampled;
   uint8_t *f = &mp->filter[lj_profmem_bucket((void *)a)];
@@ -557,7 +557,7 @@ static int sampled_del(MemProf *mp, uintptr_t a)
 
 /* -- Sampling ------------------------------------------------------------ */
 
-static uint64_t sample_rand(MemProf *mp)
+static uint64_t sample_rand(Memprof *mp)
 {
   uint64_t x = mp->rng;  /* xorshift64*. */
   x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
@@ -569,7 +569,7 @@ static uint64_t sample_rand(MemProf *mp)
 ** cfg.sample: every byte allocated has the same chance to be the one
 ** sampled, whatever came before, so an allocation of n bytes is sampled
 ** with probability 1 - exp(-n/sample), and estimates are unbiased. */
-static void sample_next(MemProf *mp)
+static void sample_next(Memprof *mp)
 {
   double u = ((double)(sample_rand(mp) >> 11) + 1.0) *
 	     (1.0/9007199254740992.0);  /* In (0, 1]. */
@@ -580,7 +580,7 @@ static void sample_next(MemProf *mp)
 
 /* The bytes a sampled allocation of n bytes stands for: n divided by the
 ** chance it had to be sampled. */
-static uint64_t sample_weight(MemProf *mp, size_t n)
+static uint64_t sample_weight(Memprof *mp, size_t n)
 {
   double p = -expm1(-(double)n / (double)mp->cfg.sample);
   double w = p > 0.0 ? (double)n / p : (double)mp->cfg.sample;
@@ -589,12 +589,12 @@ static uint64_t sample_weight(MemProf *mp, size_t n)
 
 /* -- Event stream -------------------------------------------------------- */
 
-static void memprof_halt(MemProf *mp);
-static void memprof_mark(MemProf *mp);
+static void memprof_halt(Memprof *mp);
+static void memprof_mark(Memprof *mp);
 
 /* Header, location and stack id of an event; returns where its payload
 ** goes. */
-static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
+static LJ_AINLINE uint8_t *memprof_event(Memprof *mp, uint8_t aevent,
 					 const MemLoc *loc, uint32_t stack)
 {
   struct lj_wbuf *out = &mp->out;
@@ -622,7 +622,7 @@ static LJ_AINLINE uint8_t *memprof_event(MemProf *mp, uint8_t aevent,
 }
 
 /* An event written up to p: the time marks' count, the writer's state. */
-static LJ_AINLINE void memprof_written(MemProf *mp, uint8_t *p)
+static LJ_AINLINE void memprof_written(Memprof *mp, uint8_t *p)
 {
   mp->out.pos = p;
   if (LJ_UNLIKELY(--mp->mark_left <= 0))
@@ -635,7 +635,7 @@ static LJ_AINLINE void memprof_written(MemProf *mp, uint8_t *p)
 ** sampled one (weight > 0) the bytes it stands for. Inlined in
 ** memprof_allocev: as a call, with its spills, it cost 40 instructions
 ** more an event (of about 180). */
-static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
+static LJ_AINLINE void memprof_write(Memprof *mp, uint8_t aevent,
 				     void *ptr, size_t osize, void *nptr,
 				     size_t nsize, uint64_t weight)
 {
@@ -666,7 +666,7 @@ static LJ_AINLINE void memprof_write(MemProf *mp, uint8_t aevent,
 ** it), and nothing to call but the VM's allocator. Most frees are these:
 ** written before the block is freed, the allocator then called last, no
 ** value has to live across a call. */
-static LJ_AINLINE void memprof_gcfree(MemProf *mp, void *ptr, size_t osize)
+static LJ_AINLINE void memprof_gcfree(Memprof *mp, void *ptr, size_t osize)
 {
   uint8_t *p;
   lj_wbuf_reserve(&mp->out, 1 + 2*LJ_WBUF_ULEB_MAX);
@@ -677,7 +677,7 @@ static LJ_AINLINE void memprof_gcfree(MemProf *mp, void *ptr, size_t osize)
   memprof_written(mp, p);
 }
 
-static LJ_NOINLINE void *memprof_allocev(MemProf *mp, void *ptr, size_t osize,
+static LJ_NOINLINE void *memprof_allocev(Memprof *mp, void *ptr, size_t osize,
 					  size_t nsize, uintptr_t ra)
 {
   void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
@@ -694,7 +694,7 @@ static LJ_NOINLINE void *memprof_allocev(MemProf *mp, void *ptr, size_t osize,
 /* Both ways out are calls in tail position: the wrapper keeps nothing. */
 static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-  MemProf *mp = (MemProf *)ud;
+  Memprof *mp = (Memprof *)ud;
   if (nsize == 0 && mp->g->vmstate == ~LJ_VMST_GC) {
     memprof_gcfree(mp, ptr, osize);
     return mp->allocf(mp->allocd, ptr, osize, 0);
@@ -713,7 +713,7 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
 			 GCSize nsize)
 {
-  MemProf *mp = memprof_of(g);
+  Memprof *mp = memprof_of(g);
   void *nptr = g->allocf(g->allocd, ptr, osize, nsize);
   if (mp == NULL || mp->state != MPS_PROFILE || mp->cfg.sample == 0) {
     g->prof.mem_left = INT64_MAX;  /* No sampled profile: a new VM. */
@@ -738,7 +738,7 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
 
 /* -- Start and stop ------------------------------------------------------ */
 
-static void memprof_freetables(MemProf *mp)
+static void memprof_freetables(Memprof *mp)
 {
   lj_memstack_free(&mp->stacks);
   if (mp->sampled.slots != NULL)
@@ -747,7 +747,7 @@ static void memprof_freetables(MemProf *mp)
 }
 
 /* The tables stacks and sampling need: 0 if they cannot be had. */
-static int memprof_newtables(MemProf *mp)
+static int memprof_newtables(Memprof *mp)
 {
   memset(&mp->stacks, 0, sizeof(mp->stacks));
   memset(&mp->sampled, 0, sizeof(mp->sampled));
@@ -768,7 +768,7 @@ static int memprof_newtables(MemProf *mp)
   return 1;
 }
 
-static void memprof_release(MemProf *mp)
+static void memprof_release(Memprof *mp)
 {
   mp->g->allocf = mp->allocf;
   mp->g->allocd = mp->allocd;
@@ -780,7 +780,7 @@ static void memprof_release(MemProf *mp)
 }
 
 /* The writer failed or ended the stream: stop, keep the program running. */
-static void memprof_halt(MemProf *mp)
+static void memprof_halt(Memprof *mp)
 {
   memprof_release(mp);
   mp->saved_errno = mp->out.saved_errno;
@@ -790,7 +790,7 @@ static void memprof_halt(MemProf *mp)
 
 /* Version 5: what the profile records, after the prologue; what it
 ** counted, before the end. */
-static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
+static void memprof_info(Memprof *mp, uint64_t kind, const uint64_t *v,
 			 int n)
 {
   struct lj_wbuf *out = &mp->out;
@@ -801,7 +801,7 @@ static void memprof_info(MemProf *mp, uint64_t kind, const uint64_t *v,
     lj_wbuf_adduleb(out, v[i]);
 }
 
-static void memprof_config(MemProf *mp)
+static void memprof_config(Memprof *mp)
 {
   uint64_t v[2];
   v[0] = (mp->cfg.stacks ? LJM_CONFIG_STACKS : 0) |
@@ -817,7 +817,7 @@ static uint64_t memprof_clock(void)
   return (uint64_t)ts.tv_sec*1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void memprof_writemark(MemProf *mp, uint64_t now)
+static void memprof_writemark(Memprof *mp, uint64_t now)
 {
   uint64_t t = now - mp->t0;
   mp->tmark = now;
@@ -826,7 +826,7 @@ static void memprof_writemark(MemProf *mp, uint64_t now)
 
 /* Every LJM_MARK_EVENTS events, or every event when sampled: a time mark,
 ** if LJM_MARK_NS passed. Version 3 and 4 have none: never reached there. */
-static void memprof_mark(MemProf *mp)
+static void memprof_mark(Memprof *mp)
 {
   uint64_t now = memprof_clock();
   mp->mark_left = mp->cfg.sample ? 1 : LJM_MARK_EVENTS;
@@ -837,7 +837,7 @@ static void memprof_mark(MemProf *mp)
 /* A heap snapshot is taken now (version 5): its id, and a time mark. */
 int lj_memprof_snapmark(global_State *g, uint64_t id)
 {
-  MemProf *mp = memprof_of(g);
+  Memprof *mp = memprof_of(g);
   uint64_t v[2], now = memprof_clock();
   if (mp == NULL || mp->state != MPS_PROFILE ||
       mp->version < LJM_VERSION_STACKS)
@@ -853,7 +853,7 @@ int lj_memprof_snapmark(global_State *g, uint64_t id)
   return 1;
 }
 
-static void memprof_stats(MemProf *mp)
+static void memprof_stats(Memprof *mp)
 {
   uint64_t v[5];
   v[0] = mp->stacks.nstacks;
@@ -934,7 +934,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   uint8_t prologue[] = { 'l', 'j', 'm', 0, 0, 0, 0 };
   global_State *g = G(L);
   MemprofConfig c = *cfg;
-  MemProf *mp;
+  Memprof *mp;
   if (lj_memprof_check(&c) != NULL || opt == NULL || opt->writer == NULL ||
       opt->on_stop == NULL || opt->buf == NULL || opt->len < 1024)
     return PROFILE_ERRUSE;
@@ -990,7 +990,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   return PROFILE_SUCCESS;
 }
 
-static int memprof_stop(MemProf *mp)
+static int memprof_stop(Memprof *mp)
 {
   struct lj_wbuf *out = &mp->out;
   int err, cbfail;
@@ -1022,21 +1022,21 @@ static int memprof_stop(MemProf *mp)
 
 LUA_API int luaM_memprof_stop(lua_State *L)
 {
-  MemProf *mp = memprof_of(G(L));
+  Memprof *mp = memprof_of(G(L));
   return mp != NULL ? memprof_stop(mp) : PROFILE_ERRRUN;
 }
 
 /* -- Hooks for the VM ---------------------------------------------------- */
 
-static LJ_AINLINE MemProf *memprof_running(global_State *g)
+static LJ_AINLINE Memprof *memprof_running(global_State *g)
 {
-  MemProf *mp = memprof_of(g);
+  Memprof *mp = memprof_of(g);
   return mp != NULL && mp->state == MPS_PROFILE ? mp : NULL;
 }
 
 void lj_memprof_addproto(global_State *g, const GCproto *pt)
 {
-  MemProf *mp = memprof_running(g);
+  Memprof *mp = memprof_running(g);
   if (mp != NULL) {
     memprof_forget(mp, MEMSTACK_PROTO);
     lj_symtab_writeproto(&mp->out, AEVENT_SYMTAB | ASOURCE_LFUNC, pt);
@@ -1048,7 +1048,7 @@ void lj_memprof_addproto(global_State *g, const GCproto *pt)
 #if LJ_HASJIT
 void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 {
-  MemProf *mp = memprof_running(g);
+  Memprof *mp = memprof_running(g);
   if (mp != NULL) {
     memprof_forget(mp, MEMSTACK_TRACE);
     lj_symtab_writetrace(&mp->out, AEVENT_SYMTAB | ASOURCE_TRACE, T);
@@ -1060,7 +1060,7 @@ void lj_memprof_addtrace(global_State *g, const GCtrace *T)
 
 void lj_memprof_close(global_State *g)
 {
-  MemProf *mp = memprof_of(g);
+  Memprof *mp = memprof_of(g);
   if (mp != NULL)
     memprof_stop(mp);
 }

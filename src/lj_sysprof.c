@@ -115,7 +115,7 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 
 enum { SPS_IDLE, SPS_PROFILE, SPS_HALT };
 
-typedef struct SysProf {
+typedef struct Sysprof {
   _Atomic int state;
   global_State *g;		/* The VM profiled; NULL while idle. */
   global_State *lastg;		/* The VM of the counts (kept after a stop). */
@@ -151,17 +151,17 @@ typedef struct SysProf {
   _Atomic int exits_due;
   ProfWalk walk;		/* The handler's; the drain adds code. */
   uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
-} SysProf;
+} Sysprof;
 
 /* A profile per VM, up to SYSPROF_SLOTS at once: the handler tells them
 ** apart by the signal's source (lj_sysprof_sample.h). */
 #define SYSPROF_SLOTS		8	/* Power of two: slot bits of sigtag. */
-static SysProf sysprof[SYSPROF_SLOTS];
+static Sysprof sysprof[SYSPROF_SLOTS];
 static _Atomic uint64_t sysprof_starts;
 
 /* The value of a profile's timer signals: its slot and its start, so that
 ** a late signal of an earlier profile in the slot is told apart. */
-static int sysprof_sigtag(const SysProf *sp)
+static int sysprof_sigtag(const Sysprof *sp)
 {
   return (int)((sp->serial * SYSPROF_SLOTS + (uint64_t)(sp - sysprof)) &
 	       0x7fffffff);
@@ -175,7 +175,7 @@ static int host_format = LUAM_SYSPROF_V3;
 
 /* -- Ring buffer --------------------------------------------------------- */
 
-static int ring_put(SysProf *sp, const uint8_t *p, size_t n)
+static int ring_put(Sysprof *sp, const uint8_t *p, size_t n)
 {
   size_t head = atomic_load_explicit(&sp->head, memory_order_relaxed);
   size_t tail = atomic_load_explicit(&sp->tail, memory_order_acquire);
@@ -190,7 +190,7 @@ static int ring_put(SysProf *sp, const uint8_t *p, size_t n)
 }
 
 /* Move what the ring holds up to `head` into the output. */
-static void ring_drain(SysProf *sp, size_t head)
+static void ring_drain(Sysprof *sp, size_t head)
 {
   size_t tail = atomic_load_explicit(&sp->tail, memory_order_relaxed);
   while (tail != head) {
@@ -206,7 +206,7 @@ static void ring_drain(SysProf *sp, size_t head)
 
 /* -- Drain thread -------------------------------------------------------- */
 
-static void drain_once(SysProf *sp)
+static void drain_once(Sysprof *sp)
 {
   /* Samples taken before this point name objects loaded before it. */
   size_t head = atomic_load_explicit(&sp->head, memory_order_acquire);
@@ -219,7 +219,7 @@ static void drain_once(SysProf *sp)
 }
 
 /* Any thread may stop the clock; a perf event is closed by release. */
-static void sysprof_stoptimer(SysProf *sp)
+static void sysprof_stoptimer(Sysprof *sp)
 {
   if (atomic_exchange(&sp->timer_alive, 0)) {
     if (sp->perf_fd >= 0)
@@ -234,7 +234,7 @@ static void sysprof_stoptimer(SysProf *sp)
 
 static void *drain_thread(void *arg)
 {
-  SysProf *sp = (SysProf *)arg;
+  Sysprof *sp = (Sysprof *)arg;
   struct timespec at;
   unsigned drains = 0;
   for (;;) {
@@ -260,7 +260,7 @@ static void *drain_thread(void *arg)
 /* The ring takes what the VM's thread writes; it waits while it is full. */
 static size_t ring_writer(const void **data, size_t len, void *ctx)
 {
-  SysProf *sp = (SysProf *)ctx;
+  Sysprof *sp = (Sysprof *)ctx;
   struct timespec nap = { 0, 1000*1000 };
   while (!ring_put(sp, (const uint8_t *)*data, len)) {
     if (atomic_load(&sp->state) != SPS_PROFILE) {
@@ -280,14 +280,14 @@ typedef struct RingUpdate {
 
 /* The handler runs on the VM's thread: signal fences keep the ring's
 ** stores between the flag's two stores, where the handler sees them. */
-static void update_begin(SysProf *sp, RingUpdate *u)
+static void update_begin(Sysprof *sp, RingUpdate *u)
 {
   sp->updating = 1;
   atomic_signal_fence(memory_order_seq_cst);
   lj_wbuf_init(&u->out, ring_writer, sp, u->buf, sizeof(u->buf));
 }
 
-static void update_end(SysProf *sp, RingUpdate *u)
+static void update_end(Sysprof *sp, RingUpdate *u)
 {
   lj_wbuf_flush(&u->out);
   atomic_signal_fence(memory_order_seq_cst);
@@ -295,7 +295,7 @@ static void update_end(SysProf *sp, RingUpdate *u)
 }
 
 /* The profile of VM g, running or halted; NULL if none. */
-static SysProf *sysprof_of(global_State *g)
+static Sysprof *sysprof_of(global_State *g)
 {
   int i;
   for (i = 0; i < SYSPROF_SLOTS; i++)
@@ -306,9 +306,9 @@ static SysProf *sysprof_of(global_State *g)
 
 /* The profile of g if it runs and writes stacks, which name protos and
 ** traces; the compiler's events name protos too. */
-static SysProf *sysprof_running(global_State *g, int jitev)
+static Sysprof *sysprof_running(global_State *g, int jitev)
 {
-  SysProf *sp = sysprof_of(g);
+  Sysprof *sp = sysprof_of(g);
   return sp != NULL && atomic_load(&sp->state) == SPS_PROFILE &&
 	 (sp->cfg.mode != LUAM_SYSPROF_DEFAULT ||
 	  (jitev && sp->exits != NULL)) ? sp : NULL;
@@ -316,7 +316,7 @@ static SysProf *sysprof_running(global_State *g, int jitev)
 
 void lj_sysprof_addproto(global_State *g, const GCproto *pt)
 {
-  SysProf *sp = sysprof_running(g, 1);
+  Sysprof *sp = sysprof_running(g, 1);
   if (sp != NULL) {
     RingUpdate u;
     update_begin(sp, &u);
@@ -328,7 +328,7 @@ void lj_sysprof_addproto(global_State *g, const GCproto *pt)
 #if LJ_HASJIT
 void lj_sysprof_addtrace(global_State *g, const struct GCtrace *T)
 {
-  SysProf *sp = sysprof_running(g, 0);
+  Sysprof *sp = sysprof_running(g, 0);
   if (sp != NULL) {
     RingUpdate u;
     update_begin(sp, &u);
@@ -388,7 +388,7 @@ static void write_ffnames(struct lj_wbuf *out)
 
 /* The format's number is the stream's version. v2 has no records but
 ** samples and symtab updates. */
-static void write_header(SysProf *sp)
+static void write_header(Sysprof *sp)
 {
   uint8_t prologue[] = { 'l', 'j', 'p', 0, 0, 0, 0 };
   struct lj_wbuf *out = &sp->out;
@@ -408,13 +408,13 @@ static void write_header(SysProf *sp)
   jit_begin(sp);
 }
 
-static clockid_t sysprof_clockid(const SysProf *sp)
+static clockid_t sysprof_clockid(const Sysprof *sp)
 {
   return sp->cfg.clock == SYSPROF_CLOCK_WALL ? CLOCK_MONOTONIC :
 					       CLOCK_THREAD_CPUTIME_ID;
 }
 
-static void write_stats(SysProf *sp)
+static void write_stats(Sysprof *sp)
 {
   struct lj_wbuf *out = &sp->out;
   struct timespec t1;
@@ -435,7 +435,7 @@ static void write_stats(SysProf *sp)
   lj_wbuf_adduleb(out, ns);
 }
 
-static void write_end(SysProf *sp)
+static void write_end(Sysprof *sp)
 {
   if (sp->cfg.format != LUAM_SYSPROF_V2)
     write_stats(sp);
@@ -447,7 +447,7 @@ static void write_end(SysProf *sp)
 ** a perf event's signal is sent from the kernel's irq work and may come
 ** after the event is disabled and the pending ones are taken; with the
 ** default action back, it would end the process. */
-static int sysprof_signal_setup(SysProf *sp)
+static int sysprof_signal_setup(Sysprof *sp)
 {
   struct sigaction sa, cur;
   sp->signo = SIGRTMIN + LUAM_SYSPROF_SIGRTOFS;
@@ -472,7 +472,7 @@ static int sysprof_signal_setup(SysProf *sp)
 ** the handler), so a thread that blocks the signal never queues more than
 ** one. Where perf events are refused, the timer.
 */
-static int sysprof_perf_open(SysProf *sp)
+static int sysprof_perf_open(Sysprof *sp)
 {
   struct perf_event_attr attr;
   int fd;
@@ -492,7 +492,7 @@ static int sysprof_perf_open(SysProf *sp)
   return fd;
 }
 
-static int sysprof_perf_arm(SysProf *sp)
+static int sysprof_perf_arm(Sysprof *sp)
 {
   struct f_owner_ex owner;
   owner.type = F_OWNER_TID;
@@ -510,7 +510,7 @@ static int sysprof_perf_arm(SysProf *sp)
   return 0;
 }
 
-static int sysprof_timer_setup(SysProf *sp)
+static int sysprof_timer_setup(Sysprof *sp)
 {
   struct sigevent sev;
   struct itimerspec its;
@@ -537,7 +537,7 @@ static int sysprof_timer_setup(SysProf *sp)
 
 /* The clock stops; signals already sent are taken here, not by a later
 ** profile's handler. */
-static void sysprof_signal_stop(SysProf *sp)
+static void sysprof_signal_stop(Sysprof *sp)
 {
   sigset_t set, old;
   struct timespec zero = { 0, 0 };
@@ -550,7 +550,7 @@ static void sysprof_signal_stop(SysProf *sp)
 }
 
 /* What a profile holds besides its threads and stream; then it is over. */
-static void sysprof_release(SysProf *sp)
+static void sysprof_release(Sysprof *sp)
 {
   jit_off(sp);
   jit_end(sp);
@@ -564,7 +564,7 @@ static void sysprof_release(SysProf *sp)
 }
 
 /* Undo a start up to the point it reached; the stream ends, on_stop runs. */
-static int sysprof_finish(SysProf *sp, int threads, int err)
+static int sysprof_finish(Sysprof *sp, int threads, int err)
 {
   int cbfail;
   if (threads) {
@@ -591,7 +591,7 @@ static int sysprof_finish(SysProf *sp, int threads, int err)
 
 /* A slot for a new profile, taken (HALT keeps the handler off while the
 ** profile is set up); NULL if every one is. */
-static SysProf *sysprof_claim(void)
+static Sysprof *sysprof_claim(void)
 {
   int i;
   for (i = 0; i < SYSPROF_SLOTS; i++) {
@@ -604,7 +604,7 @@ static SysProf *sysprof_claim(void)
 
 int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {
-  SysProf *sp;
+  Sysprof *sp;
   int err;
   if (lj_sysprof_check(cfg) != NULL || cfg->buf == NULL || cfg->len < 1024 ||
       cfg->writer == NULL || cfg->on_stop == NULL)
@@ -668,7 +668,7 @@ int lj_sysprof_busy(global_State *g)
   return g == NULL ? n > 0 : n == SYSPROF_SLOTS || sysprof_of(g) != NULL;
 }
 
-static int sysprof_stop(SysProf *sp)
+static int sysprof_stop(Sysprof *sp)
 {
   jit_off(sp);
   atomic_store(&sp->state, SPS_HALT);
@@ -678,13 +678,13 @@ static int sysprof_stop(SysProf *sp)
 
 LUA_API int luaM_sysprof_stop(lua_State *L)
 {
-  SysProf *sp = sysprof_of(G(L));
+  Sysprof *sp = sysprof_of(G(L));
   return sp != NULL ? sysprof_stop(sp) : PROFILE_ERRRUN;
 }
 
 void lj_sysprof_close(global_State *g)
 {
-  SysProf *sp = sysprof_of(g);
+  Sysprof *sp = sysprof_of(g);
   if (sp != NULL)
     sysprof_stop(sp);
 }
@@ -697,7 +697,7 @@ void lj_sysprof_forked(void)
 {
   int i;
   for (i = 0; i < SYSPROF_SLOTS; i++) {
-    SysProf *sp = &sysprof[i];
+    Sysprof *sp = &sysprof[i];
     if (atomic_load(&sp->state) == SPS_IDLE)
       continue;
     atomic_store(&sp->state, SPS_HALT);  /* The handler ignores the signal. */
@@ -717,13 +717,13 @@ void lj_sysprof_exit(void *ctx)
 
 /* The profile of g running or the last one; g NULL: that of the calling
 ** thread's VM, else the last one in the process. */
-static const SysProf *sysprof_latest(global_State *g)
+static const Sysprof *sysprof_latest(global_State *g)
 {
   pid_t tid = (pid_t)syscall(SYS_gettid);
-  const SysProf *best = NULL, *anyvm = NULL;
+  const Sysprof *best = NULL, *anyvm = NULL;
   int i;
   for (i = 0; i < SYSPROF_SLOTS; i++) {
-    const SysProf *sp = &sysprof[i];
+    const Sysprof *sp = &sysprof[i];
     if (sp->serial == 0)
       continue;
     if (anyvm == NULL || sp->serial > anyvm->serial)
@@ -737,7 +737,7 @@ static const SysProf *sysprof_latest(global_State *g)
 
 int lj_sysprof_report(global_State *g, struct luam_Sysprof_Counters *c)
 {
-  const SysProf *sp = sysprof_latest(g);
+  const Sysprof *sp = sysprof_latest(g);
   const uint64_t *n = sp != NULL ? sp->counts : NULL;
   if (c == NULL)
     return PROFILE_ERRUSE;

@@ -40,9 +40,9 @@ BCDEF(BCNAME)
 };
 
 /* The profile of J's VM if it records the compiler's events. */
-static SysProf *jit_profile(jit_State *J)
+static Sysprof *jit_profile(jit_State *J)
 {
-  SysProf *sp = sysprof_of(J2G(J));
+  Sysprof *sp = sysprof_of(J2G(J));
   return sp != NULL && atomic_load(&sp->state) == SPS_PROFILE &&
 	 sp->exits != NULL ? sp : NULL;
 }
@@ -57,7 +57,7 @@ static void jit_putloc(struct lj_wbuf *out, const GCproto *pt,
 
 /* -- Exit counts --------------------------------------------------------- */
 
-static void exits_write(SysProf *sp, struct lj_wbuf *out)
+static void exits_write(Sysprof *sp, struct lj_wbuf *out)
 {
   uint32_t i;
   lj_wbuf_addbyte(out, REC_EXITS);
@@ -78,20 +78,20 @@ static void exits_write(SysProf *sp, struct lj_wbuf *out)
   atomic_store_explicit(&sp->exits_due, 0, memory_order_relaxed);
 }
 
-static void exits_flush(SysProf *sp, struct lj_wbuf *out)
+static void exits_flush(Sysprof *sp, struct lj_wbuf *out)
 {
   if (sp->nexits != 0)
     exits_write(sp, out);
 }
 
 /* Whether exits of trace n are counted and not yet written. */
-static int exits_pending(SysProf *sp, TraceNo n)
+static int exits_pending(Sysprof *sp, TraceNo n)
 {
   return (sp->exittraces[(n >> 3) & 0x1fff] >> (n & 7)) & 1;
 }
 
 /* The slot of key: its own, or the free one it takes. */
-static SysprofExit *exits_slot(SysProf *sp, uint32_t key)
+static SysprofExit *exits_slot(Sysprof *sp, uint32_t key)
 {
   uint32_t i = (key * 0x9e3779b1u) >> 22;  /* 10 bits: EXIT_SLOTS. */
   while (sp->exits[i].key != 0 && sp->exits[i].key != key)
@@ -121,7 +121,7 @@ static void exit_where(jit_State *J, const BCIns *pc, SysprofExit *e)
 
 void lj_sysprof_jitstart(jit_State *J)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   if (sp != NULL) {
     BCOp op = bc_op(*J->pc);
     int kind = J->parent ? LJP_TRACE_SIDE :
@@ -145,7 +145,7 @@ void lj_sysprof_jitstart(jit_State *J)
 
 void lj_sysprof_jitstop(jit_State *J, GCtrace *T)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   if (sp != NULL)
     JIT_RECORD(sp, u,
       lj_wbuf_addbyte(&u.out, REC_TRACE_END);
@@ -227,7 +227,7 @@ static void jit_stopped(jit_State *J, const GCproto **pt, const BCIns **pc)
 
 void lj_sysprof_jitabort(jit_State *J, int e)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   char reason[256];
   const GCproto *pt;
   const BCIns *pc;
@@ -256,7 +256,7 @@ void lj_sysprof_jitabort(jit_State *J, int e)
 
 void lj_sysprof_jitblacklist(jit_State *J, GCproto *pt, const BCIns *pc)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   if (sp != NULL)
     JIT_RECORD(sp, u,
       lj_wbuf_addbyte(&u.out, REC_BLACKLIST);
@@ -266,7 +266,7 @@ void lj_sysprof_jitblacklist(jit_State *J, GCproto *pt, const BCIns *pc)
 
 void lj_sysprof_jitflush(jit_State *J)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   int why = J2G(J)->prof.flushwhy;
   J2G(J)->prof.flushwhy = LJ_PROF_FLUSH_ASKED;
   if (sp != NULL)
@@ -278,7 +278,7 @@ void lj_sysprof_jitflush(jit_State *J)
 
 void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
 {
-  SysProf *sp = jit_profile(J);
+  Sysprof *sp = jit_profile(J);
   SysprofExit *e;
   uint32_t key = (uint32_t)J->parent << 16 | (J->exitno & 0xffff);
   if (sp == NULL)
@@ -305,7 +305,7 @@ void lj_sysprof_jitexit(jit_State *J, const BCIns *pc)
 /* Whether the compiler runs, at the start: a profile of a VM whose JIT is
 ** off has no events, and says why. A profile asked without the events has
 ** no jit record: its stream reads as one written before they were. */
-static void jit_begin(SysProf *sp)
+static void jit_begin(Sysprof *sp)
 {
   jit_State *J = G2J(sp->g);
   if (!sp->cfg.jitev)
@@ -319,26 +319,26 @@ static void jit_begin(SysProf *sp)
   atomic_store(&sp->exits_due, 0);
 }
 
-static void jit_on(SysProf *sp)
+static void jit_on(Sysprof *sp)
 {
   sp->g->prof.flushwhy = LJ_PROF_FLUSH_ASKED;
   sp->g->prof.jitev = sp->exits != NULL;
 }
 
-static void jit_off(SysProf *sp)
+static void jit_off(Sysprof *sp)
 {
   sp->g->prof.jitev = 0;
 }
 
 /* The last counts, as the stream ends. */
-static void jit_last(SysProf *sp)
+static void jit_last(Sysprof *sp)
 {
   if (sp->exits != NULL && !lj_wbuf_failed(&sp->out))
     exits_flush(sp, &sp->out);
 }
 
 /* The table, without a word: a fork's child has no stream to write. */
-static void jit_end(SysProf *sp)
+static void jit_end(Sysprof *sp)
 {
   free(sp->exits);
   sp->exits = NULL;
@@ -346,10 +346,10 @@ static void jit_end(SysProf *sp)
 
 #else
 
-static void jit_begin(SysProf *sp) { UNUSED(sp); }
-static void jit_on(SysProf *sp) { UNUSED(sp); }
-static void jit_off(SysProf *sp) { UNUSED(sp); }
-static void jit_last(SysProf *sp) { UNUSED(sp); }
-static void jit_end(SysProf *sp) { UNUSED(sp); }
+static void jit_begin(Sysprof *sp) { UNUSED(sp); }
+static void jit_on(Sysprof *sp) { UNUSED(sp); }
+static void jit_off(Sysprof *sp) { UNUSED(sp); }
+static void jit_last(Sysprof *sp) { UNUSED(sp); }
+static void jit_end(Sysprof *sp) { UNUSED(sp); }
 
 #endif

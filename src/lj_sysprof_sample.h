@@ -80,7 +80,7 @@ static void sample_put(ProfSink *sink, int tag, const uint64_t *v)
 }
 
 /* The interrupted context's registers, on the stack they may be read. */
-static void unw_begin(SysProf *sp, const ucontext_t *uc, ProfUnwStack *stk,
+static void unw_begin(Sysprof *sp, const ucontext_t *uc, ProfUnwStack *stk,
 		      ProfUnwRegs *r)
 {
   r->ip = LJ_PROFUNW_UCPC(uc);
@@ -93,7 +93,7 @@ static void unw_begin(SysProf *sp, const ucontext_t *uc, ProfUnwStack *stk,
 }
 
 /* Mode C: unwind from the interrupted context (lj_profwalk.h). */
-static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
+static void sample_callgraph(Sysprof *sp, Sample *s, int32_t st,
 			     ucontext_t *uc)
 {
   ProfUnwStack stk;
@@ -106,7 +106,7 @@ static void sample_callgraph(SysProf *sp, Sample *s, int32_t st,
 
 /* Mode L, a sample in C code: a few unwind steps find what called it, the
 ** interpreter (and the PC it runs) or a trace. */
-static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
+static int32_t leaf_caller(Sysprof *sp, LuaCursor *c, ucontext_t *uc,
 			   int32_t traceno, uintptr_t *tip)
 {
   ProfUnwStack stk;
@@ -131,7 +131,7 @@ static int32_t leaf_caller(SysProf *sp, LuaCursor *c, ucontext_t *uc,
 }
 
 /* Mode L: the innermost Lua frame and the innermost native frame. */
-static void sample_leaf(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
+static void sample_leaf(Sysprof *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   LuaCursor c;
   int32_t traceno = lj_prof_intrace(st) ? st : 0;
@@ -168,7 +168,7 @@ static void *backtrace_frame(int frame_no, void *addr)
 }
 
 /* A host's backtracer: Lua frames first, then its native frames. */
-static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
+static void sample_hostbacktrace(Sysprof *sp, Sample *s, int32_t st,
 				 ucontext_t *uc)
 {
   LuaCursor c;
@@ -187,7 +187,7 @@ static void sample_hostbacktrace(SysProf *sp, Sample *s, int32_t st,
 /* A sample in a trace exit or in the compiler says which trace exits, or
 ** is being compiled: the exit handler publishes the trace and exit just
 ** after the state, the compiler has its trace number from the start. */
-static void sample_jit(SysProf *sp, Sample *s, uint32_t vs)
+static void sample_jit(Sysprof *sp, Sample *s, uint32_t vs)
 {
 #if LJ_HASJIT
   jit_State *J = G2J(sp->g);
@@ -209,7 +209,7 @@ static void sample_jit(SysProf *sp, Sample *s, uint32_t vs)
 }
 
 /* The frames of a sample, as the mode and the host want them. */
-static void sample_stack(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
+static void sample_stack(Sysprof *sp, Sample *s, int32_t st, ucontext_t *uc)
 {
   if (sp->backtracer != NULL)
     sample_hostbacktrace(sp, s, st, uc);
@@ -228,7 +228,7 @@ static void sample_stack(SysProf *sp, Sample *s, int32_t st, ucontext_t *uc)
 ** native frames, the interpreter's among them, as bare addresses up to a
 ** zero: in mode L the innermost only. The walks are v3's, each part of the
 ** sample keeping its kind of frame. 0 when the trace is gone. */
-static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
+static int sample_v2(Sysprof *sp, Sample *s, uint32_t vs, int32_t st,
 		     ucontext_t *uc)
 {
   s->v2 = 1;
@@ -259,10 +259,10 @@ static int sample_v2(SysProf *sp, Sample *s, uint32_t vs, int32_t st,
 /* The profile a signal is for: a timer's names it, a perf event's comes
 ** with its descriptor; one sent by hand is for a profile of this thread.
 ** NULL if none runs here: the signal is ignored. */
-static SysProf *sysprof_slotof(const siginfo_t *info)
+static Sysprof *sysprof_slotof(const siginfo_t *info)
 {
   pid_t tid = (pid_t)syscall(SYS_gettid);
-  SysProf *sp = NULL;
+  Sysprof *sp = NULL;
   int i;
   if (info->si_code == SI_TIMER) {
     sp = &sysprof[info->si_value.sival_int & (SYSPROF_SLOTS-1)];
@@ -285,7 +285,7 @@ static SysProf *sysprof_slotof(const siginfo_t *info)
 ** that yields has no C frame any more before the VM switches back to the
 ** one that resumed it: while the main coroutine is in a call, the VM
 ** runs. */
-static int sysprof_idle(SysProf *sp)
+static int sysprof_idle(Sysprof *sp)
 {
   global_State *g = sp->g;
   lua_State *L = gco2th(gcref(g->cur_L));
@@ -295,7 +295,7 @@ static int sysprof_idle(SysProf *sp)
 
 
 /* A sample: its VM state counted and, but in mode D, its stack written. */
-static void sysprof_sample(SysProf *sp, ucontext_t *uc)
+static void sysprof_sample(Sysprof *sp, ucontext_t *uc)
 {
   int32_t st = lj_profwalk_state(&sp->walk, sp->g->vmstate,
 				 LJ_PROFUNW_UCPC(uc));
@@ -333,7 +333,7 @@ static void sysprof_sample(SysProf *sp, ucontext_t *uc)
 static void sysprof_signal(int sig, siginfo_t *info, void *context)
 {
   int saved_errno = errno;
-  SysProf *sp = sysprof_slotof(info);
+  Sysprof *sp = sysprof_slotof(info);
   UNUSED(sig);
   if (sp != NULL) {
     if (info->si_code == SI_TIMER)
