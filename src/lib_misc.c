@@ -18,6 +18,7 @@
 #include "lj_proffile.h"
 #include "lj_heapsnap.h"
 #include "lj_prof.h"
+#include "lj_profstream.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
 
@@ -295,10 +296,7 @@ static const luaL_Reg memprof_lib[] = {
 
 #define SYSPROF_DEFAULT_PATH	"sysprof.bin"
 
-static const char *const sysprof_vmstates[] = {
-  "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT", "ASM",
-  "TRACE"
-};
+static const char *const sysprof_vmstates[] = { LJP_VMSTDEF(LJP_VMSTNAME) };
 
 /* misc.sysprof.report(): counters of this VM's profile running or last. */
 static int sysprof_report(lua_State *L)

@@ -407,18 +407,20 @@
 #define LJP_END			((uint8_t)0x80)
 
 /* A sample's VM state: its first byte; the stats count samples by state,
-** in this order. */
-#define LJP_VMST_INTERP		0
-#define LJP_VMST_LFUNC		1
-#define LJP_VMST_FFUNC		2
-#define LJP_VMST_CFUNC		3
-#define LJP_VMST_GC		4
-#define LJP_VMST_EXIT		5
-#define LJP_VMST_RECORD		6
-#define LJP_VMST_OPT		7
-#define LJP_VMST_ASM		8
-#define LJP_VMST_TRACE		9
-#define LJP_VMSTATES		10	/* States 0..9. */
+** in this order. Each state's number (LJP_VMST_*) and name, said once. */
+#define LJP_VMSTDEF(_) \
+  _(INTERP) _(LFUNC) _(FFUNC) _(CFUNC) _(GC) _(EXIT) _(RECORD) _(OPT) \
+  _(ASM) _(TRACE)
+
+enum {
+#define LJP_VMSTENUM(name)	LJP_VMST_##name,
+LJP_VMSTDEF(LJP_VMSTENUM)
+#undef LJP_VMSTENUM
+  LJP_VMSTATES		/* States 0..9. */
+};
+
+/* A table of the states' names: { LJP_VMSTDEF(LJP_VMSTNAME) }. */
+#define LJP_VMSTNAME(name)	#name,
 #define LJP_SAMPLE_JIT		0x40	/* With a jit-context. */
 
 /* How a trace starts; why the traces are flushed. */

@@ -7,8 +7,7 @@
 #include "symtab.h"
 
 static const char *const vmstate_names[VMSTATE_COUNT] = {
-    "INTERP", "LFUNC", "FFUNC", "CFUNC", "GC",
-    "EXIT",   "RECORD", "OPT",  "ASM",   "TRACE"};
+    LJP_VMSTDEF(LJP_VMSTNAME)};
 
 const char *sysprof_vmstate_name(unsigned state) {
   return state < VMSTATE_COUNT ? vmstate_names[state] : "?";
