@@ -5,6 +5,7 @@ use warnings;
 use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
+use LJProf::Pace qw(scaled);
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
                  sysprof_stacks line_of memprof_stacks two_callers);
@@ -25,8 +26,9 @@ sub slurp {
 # run_lua($code, %opt) -> { out, err, rc, signal, script, timedout }: $code is
 # written to a file of its own (so its chunk name is @<that file>) and run
 # with luajit, environment from $opt{env}, arguments from $opt{args}. With
-# $opt{timeout} (seconds), a run that takes longer is killed with every
-# process it started, and says timedout.
+# $opt{timeout} (seconds on a quick machine, scaled: LJProf::Pace), a run
+# that takes longer is killed with every process it started, and says
+# timedout.
 sub run_lua {
   my ($code, %opt) = @_;
   my $script = sprintf '%s/payload%d.lua', $dir, ++$seq;
@@ -44,7 +46,7 @@ sub run_lua {
   my $timedout = 0;
   {
     local $SIG{ALRM} = sub { $timedout = 1; kill 'KILL', -$pid };
-    alarm($opt{timeout} || 0);
+    alarm($opt{timeout} ? scaled($opt{timeout}) : 0);
     waitpid $pid, 0;
     alarm 0;
   }
