@@ -94,7 +94,7 @@ sub collapsed {
 }
 
 # Runs $code with PATH and MODE filled in (a sysprof stream's path, its
-# mode), as test $name: the collapsed stacks as [frames, count] pairs,
+# mode), as test $name, 120 s at most on a quick machine (scaled): the collapsed stacks as [frames, count] pairs,
 # frames outermost first; the stream's path, the script's, and the
 # report's exit status.
 sub sysprof_stacks {
@@ -102,8 +102,9 @@ sub sysprof_stacks {
   my $bin = "$dir/$name.bin";
   $code =~ s/PATH/"$bin"/g;
   $code =~ s/MODE/"$mode"/g;
-  my $run = run_lua($code);
-  Test::More::is($run->{rc}, 0, "$name: ran") or Test::More::diag($run->{err});
+  my $run = run_lua($code, timeout => 120);
+  Test::More::is($run->{rc}, 0, "$name: ran")
+    or Test::More::diag($run->{timedout} ? "killed after its deadline\n$run->{err}" : $run->{err});
   my ($stacks, $rc) = collapsed($bin);
   return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks], $bin,
           $run->{script}, $rc);
