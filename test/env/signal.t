@@ -44,6 +44,7 @@ struct timespec { long tv_sec; long tv_nsec; };
 int clock_gettime(int clk, struct timespec *ts);
 ]]
 local SIGUSR2 = 12
+local scale = tonumber(os.getenv("LJPROF_TIME_SCALE")) or 1  -- LJProf::Pace
 local function toggle() ffi.C.kill(ffi.C.getpid(), SIGUSR2) end
 local function phase(f, secs)
   local t0 = os.clock()
@@ -129,7 +130,7 @@ local f = assert(io.open(ready .. ".tmp", "w"))
 f:write(ffi.C.getpid(), "\n")
 f:close()
 assert(os.rename(ready .. ".tmp", ready))
-ffi.C.alarm(60)
+ffi.C.alarm(math.ceil(60 * scale))
 repeat phase(work, 0.01) until exists(stop)
 print("done")
 LUA
@@ -297,7 +298,7 @@ io.stdout:flush()
 local pid = ffi.C.fork()
 assert(pid >= 0)
 if pid == 0 then
-  ffi.C.alarm(20)
+  ffi.C.alarm(math.ceil(20 * scale))
   if armed then toggle() end  -- The child's own window.
   phase(child_work, 0.2)
   if armed then toggle() end

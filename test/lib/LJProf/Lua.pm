@@ -5,7 +5,7 @@ use warnings;
 use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
-use LJProf::Pace qw(scaled);
+use LJProf::Pace qw(scaled time_scale);
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
                  sysprof_stacks line_of memprof_stacks two_callers);
@@ -35,6 +35,8 @@ sub run_lua {
   open my $fh, '>', $script or die "$script: $!";
   print $fh $code;
   close $fh;
+  my $deadline = $opt{timeout} ? scaled($opt{timeout}) : 0;
+  time_scale();  # In the environment of the program too.
   my $pid = fork // die "fork: $!";
   if ($pid == 0) {
     setpgrp(0, 0) if $opt{timeout};
@@ -46,7 +48,7 @@ sub run_lua {
   my $timedout = 0;
   {
     local $SIG{ALRM} = sub { $timedout = 1; kill 'KILL', -$pid };
-    alarm($opt{timeout} ? scaled($opt{timeout}) : 0);
+    alarm($deadline);
     waitpid $pid, 0;
     alarm 0;
   }
