@@ -96,9 +96,9 @@ sub collapsed {
 }
 
 # Runs $code with PATH and MODE filled in (a sysprof stream's path, its
-# mode), as test $name, 120 s at most on a quick machine (scaled): the collapsed stacks as [frames, count] pairs,
-# frames outermost first; the stream's path, the script's, and the
-# report's exit status.
+# mode), as test $name, 120 s at most on a quick machine (scaled): the
+# collapsed stacks as [frames, count] pairs, frames outermost first; the
+# stream's path, the script's, and the report's exit status.
 sub sysprof_stacks {
   my ($name, $code, $mode) = @_;
   my $bin = "$dir/$name.bin";

@@ -31,8 +31,8 @@ sub time_scale {
   return $ENV{LJPROF_TIME_SCALE} if $ENV{LJPROF_TIME_SCALE};
   my $luajit = ($ENV{LJPROF_BUILD_DIR} ? "$ENV{LJPROF_BUILD_DIR}/bin/" : '') . 'luajit';
   my $t0 = time;
-  system($luajit, '-joff', '-e', $PROBE) == 0 or return 1;
-  my $scale = (time - $t0) / $PROBE_SECS;
+  my $ran = system($luajit, '-joff', '-e', $PROBE) == 0;
+  my $scale = $ran ? (time - $t0) / $PROBE_SECS : 1;
   $scale = $scale < 1 ? 1 : $scale > $MAX_SCALE ? $MAX_SCALE : $scale;
   $ENV{LJPROF_TIME_SCALE} = sprintf '%.1f', $scale;
   return $ENV{LJPROF_TIME_SCALE};
