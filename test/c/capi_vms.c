@@ -477,12 +477,12 @@ static void nap_ms(long ms)
 }
 
 /* Until the files of VMs 10 and 11 (after the 9 of environment()) exist,
-** 10 s at most. */
+** 10 s at most on a quick machine. */
 static int armed_files(const char *dir, const char *suffix)
 {
   char path[64];
   int n, tries;
-  for (tries = 0; tries < 1000; tries++, nap_ms(10)) {
+  for (tries = 0; tries < 1000 * tap_time_scale(); tries++, nap_ms(10)) {
     for (n = 10; n <= 11; n++) {
       snprintf(path, sizeof(path), "%s/c-%d.bin%s", dir, n, suffix);
       if (access(path, F_OK) != 0)

@@ -7,6 +7,8 @@
 #define TEST_TAP_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 static int tap_count, tap_failed;
 
@@ -24,6 +26,46 @@ static int tap_ok(int pass, const char *name)
   if (!tap_ok(g_ == w_, name))						\
     printf("#   got:  %lld\n#   want: %lld\n", g_, w_);		\
 } while (0)
+
+/* How much slower than a quick idle one this machine is, from
+** LJPROF_TIME_SCALE (test/lib/LJProf/Pace.pm sets it for what Perl tests
+** run; a slow machine's user may set it for prove), 1 without it. */
+static inline double tap_time_scale(void)
+{
+  const char *s = getenv("LJPROF_TIME_SCALE");
+  double f = s != NULL ? atof(s) : 1.0;
+  return f >= 1.0 ? f : 1.0;
+}
+
+static inline double tap_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Tests wait for what they need, never for a time: tap_wait_until runs
+** step(ctx) until have(ctx) reaches want, at any machine speed. A deadline
+** of secs seconds (scaled by tap_time_scale) catches a count that never
+** comes: it is said as a diagnostic naming what, and the return is what
+** was had, for the test's own assertion to fail on. */
+static inline long long tap_wait_until(const char *what, long long want,
+				       long long (*have)(void *ctx),
+				       void (*step)(void *ctx), void *ctx,
+				       double secs)
+{
+  double end = tap_now() + secs * tap_time_scale();
+  long long got;
+  while ((got = have(ctx)) < want) {
+    if (tap_now() > end) {
+      printf("# waited %g s for %lld %s: %lld\n", secs * tap_time_scale(),
+	     want, what, got);
+      break;
+    }
+    step(ctx);
+  }
+  return got;
+}
 
 static int tap_done(void)
 {

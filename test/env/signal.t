@@ -2,10 +2,13 @@
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # LJPROF with signal=: armed, not started; each delivery toggles. A window
 # between two signals holds that window's samples and allocations only,
-# about as long as it lasted; a storm of 1000 signals breaks nothing and
-# every stream it leaves reads; rotate=1 writes a complete stream a
-# second; fork() while running or armed leaves the parent's streams
-# complete, and the child's profiles follow into streams of its own.
+# and lasted as long as the program saw it last; a storm of 1000 signals
+# breaks nothing and every stream it leaves reads; rotate=1 writes a
+# complete stream a second; fork() while running or armed leaves the
+# parent's streams complete, and the child's profiles follow into streams
+# of its own. Nothing runs for a set time: each part waits for the
+# samples, streams or windows it needs, and compares what a profile says
+# with the time the program had (its CPU time, or the wall time it saw).
 use strict;
 use warnings;
 use FindBin;
@@ -14,6 +17,7 @@ use Test::More;
 use JSON::PP;
 use Time::HiRes qw(sleep time);
 use LJProf::Lua;
+use LJProf::Pace qw(wait_until);
 
 my $dir = scratch();
 
@@ -37,8 +41,11 @@ int getpid(void);
 int fork(void);
 int waitpid(int pid, int *status, int options);
 unsigned alarm(unsigned seconds);
+struct timespec { long tv_sec; long tv_nsec; };
+int clock_gettime(int clk, struct timespec *ts);
 ]]
 local SIGUSR2 = 12
+local scale = tonumber(os.getenv("LJPROF_TIME_SCALE")) or 1  -- LJProf::Pace
 local function toggle() ffi.C.kill(ffi.C.getpid(), SIGUSR2) end
 local function phase(f, secs)
   local t0 = os.clock()
@@ -47,6 +54,12 @@ end
 local function exists(path)
   local f = io.open(path) if f then f:close() end
   return f ~= nil
+end
+-- Seconds on a clock: 1 the monotonic wall clock, 3 the thread's CPU time.
+local function clock(clk)
+  local ts = ffi.new("struct timespec")
+  ffi.C.clock_gettime(clk, ts)
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
 end
 LUA
 
@@ -69,32 +82,39 @@ local function gap()
   local t = {} for i = 1, 100 do t[i] = { i } end
 end
 phase(one, 0.5)
+local cpu0 = clock(3)
 toggle()
 phase(gap, 0.05)
-phase(two, 1.0)
+local cpu1, before = clock(3), misc.sysprof.report().samples
+repeat two() until misc.sysprof.report().samples >= before + 300
+local cpu2 = clock(3)
 toggle()
 phase(gap, 0.05)
+local cpu3 = clock(3)
 phase(three, 0.5)
-print("done")
+-- The thread's CPU time in the window's phase, and from toggle to toggle.
+print("done", cpu2 - cpu1, cpu3 - cpu0)
 LUA
 my @phase = map { line_of($window, "PHASE$_") } 1 .. 3;
 
 {
   my $r = run_lua($window, timeout => 60, env => {
     LJPROF => "cpu:interval=1,signal=SIGUSR2,path=$dir/w-cpu.bin;mem:signal=SIGUSR2,path=$dir/w-mem.bin" });
-  is($r->{out}, "done\n", 'window: the program ran') or diag $r->{err};
+  my (undef, $inside, $around) = split /\s+/, $r->{out};
+  like($r->{out}, qr/^done\s/, 'window: the program ran') or diag $r->{err};
   is($r->{err}, '', 'window: nothing on stderr');
   ok(!-e "$dir/w-cpu.bin" && !-e "$dir/w-cpu.bin.2", 'window: one stream, named PATH.1');
   my ($doc, $rc) = sysprof_json("$dir/w-cpu.bin.1");
   is($rc, 0, 'window: the CPU stream is complete');
   my $src = '@' . $r->{script};
   my $n = samples_on($doc, $src, @phase);
-  cmp_ok($n->{$phase[1]}, '>', 50, "window: samples in the window ($n->{$phase[1]})");
+  cmp_ok($n->{$phase[1]}, '>=', 270, "window: samples in the window's phase, 300 taken ($n->{$phase[1]})");
   is($n->{$phase[0]} + $n->{$phase[2]}, 0, 'window: none before it or after it');
-  # The window lasts 1 s of the process's CPU time, which the profiler's
-  # own threads share: the VM's thread has less.
+  # The profile's clock is the thread's CPU time: it ran through the
+  # window's phase, and no longer than from one toggle to the other.
   my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
-  ok($secs > 0.3 && $secs < 1.3, "window: a profile no longer than the window, 1 s ($secs s)");
+  ok($secs >= 0.95 * $inside - 0.005 && $secs <= 1.05 * $around + 0.005,
+     "window: a profile as long as the window, $inside to $around s of CPU time ($secs s)");
   my $mem = memprof_report("$dir/w-mem.bin.1");
   is($mem->{rc}, 0, 'window: the memory stream is complete') or diag $mem->{err};
   cmp_ok(location($mem, "$src:$phase[1]")->{alloc_events}, '>', 10000, 'window: allocations in the window');
@@ -111,7 +131,7 @@ local f = assert(io.open(ready .. ".tmp", "w"))
 f:write(ffi.C.getpid(), "\n")
 f:close()
 assert(os.rename(ready .. ".tmp", ready))
-ffi.C.alarm(60)
+ffi.C.alarm(math.ceil(60 * scale))
 repeat phase(work, 0.01) until exists(stop)
 print("done")
 LUA
@@ -139,17 +159,41 @@ sub run_signalled {
   return JSON::PP->new->decode(LJProf::Lua::slurp("$dir/$name.result"));
 }
 
+# Whether a stream has its end (0x80 last: a stream still written may
+# end so for a moment, which errs by a write at most).
+sub ended {
+  my ($path) = @_;
+  open my $fh, '<:raw', $path or return 0;
+  seek $fh, -1, 2 or return 0;
+  my $last = '';
+  read $fh, $last, 1;
+  return $last eq "\x80";
+}
+
+# The window seen from outside: from its stream's start to its end, by
+# the wall clock.
 {
-  my $r = run_signalled('ext', "cpu:clock=wall,signal=USR2,path=$dir/ext.bin",
-                        sub { kill 'USR2', $_[0]; sleep 1.0; kill 'USR2', $_[0]; sleep 0.2 });
+  my ($began, $ended) = (0, 0);
+  my $r = run_signalled('ext', "cpu:clock=wall,signal=USR2,path=$dir/ext.bin", sub {
+    kill 'USR2', $_[0];
+    wait_until('the window to open', 30, sub { -e "$dir/ext.bin.1" }) and $began = time;
+    sleep 1.0;
+    kill 'USR2', $_[0];
+    wait_until('the window to close', 30, sub { ended("$dir/ext.bin.1") }) and $ended = time;
+  });
   is($r->{out}, "done\n", 'outside signals: the program ran on') or diag $r->{err};
   my ($doc, $rc) = sysprof_json("$dir/ext.bin.1");
   is($rc, 0, 'outside signals: the stream is complete');
+  my $window = $ended - $began;
   my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
-  ok($secs > 0.9 && $secs < 1.3, "outside signals: about one second profiled ($secs s)");
-  # A timer that fires while its signal is pending counts an overrun.
+  ok(abs($secs - $window) <= 0.1 * $window + 0.05,
+     sprintf 'outside signals: the profile lasted the window seen (%.3f s of %.3f s)', $secs, $window);
+  # A timer that fires while its signal is pending counts an overrun: the
+  # ticks at 10 ms are the wall time's.
   my $ticks = $doc->{samples} + $doc->{overruns};
-  ok($ticks > 80 && $ticks < 130, "outside signals: about 100 timer ticks at 10 ms ($ticks)");
+  my $want = $window / 0.01;
+  ok(abs($ticks - $want) <= 0.1 * $want + 5,
+     sprintf 'outside signals: a timer tick each 10 ms of the window (%d for %.3f s)', $ticks, $window);
   ok(!-e "$dir/ext.bin.2", 'outside signals: one window');
 }
 
@@ -163,11 +207,18 @@ for my $vm (['luajit', 'storm'], -x $asan ? ([$asan, 'storm, ASan VM']) : ()) {
   my $sent = 0;
   my $sub = "$dir/" . ($name =~ /ASan/ ? 'storm-asan' : 'storm');
   mkdir $sub;
+  # Signals between two of the VM's safe points add up: an even number
+  # toggles nothing. The storm goes on until 10 windows have opened.
+  my $windows = sub { my @f = glob "$sub/cpu.bin.*"; scalar @f };
   my $r = run_signalled('storm', "cpu:interval=1,signal=SIGUSR2,path=$sub/cpu.bin;"
                                  . "mem:signal=SIGUSR2,path=$sub/mem.bin",
-                        sub { for (1 .. 1000) { $sent += kill 'USR2', $_[0]; sleep 0.0005 } sleep 0.2 },
+                        sub { my $pid = shift;
+                              for (1 .. 1000) { $sent += kill 'USR2', $pid; sleep 0.0005 }
+                              wait_until('10 windows', 60, sub {
+                                $sent += kill 'USR2', $pid; sleep 0.01; $windows->() > 10 });
+                              sleep 0.2 },
                         $luajit);
-  is($sent, 1000, "$name: 1000 signals sent");
+  cmp_ok($sent, '>=', 1000, "$name: 1000 signals sent, and more until 10 windows");
   is($r->{rc}, 0, "$name: the program ran to its end") or diag $r->{err};
   is($r->{out}, "done\n", "$name: and wrote what it writes");
   my @files = glob "$sub/*";
@@ -178,35 +229,53 @@ for my $vm (['luajit', 'storm'], -x $asan ? ([$asan, 'storm, ASan VM']) : ()) {
 
 # -- rotate=: a new stream every second ------------------------------------------
 
-my $rotating = <<'LUA';
+# The program runs until the fourth stream has begun, and notes when it saw
+# each begin, by the wall clock: from one to the next is what each of the
+# middle streams had.
+my $rotating = $prelude . <<'LUA';
 local keep = {}
 local function spin(n)
   local x = 0
   for i = 1, 20000 do x = x + i % 3 end  -- SPIN
   keep[n % 100 + 1] = { x }  -- One allocation a little while: a safe point.
 end
-local t0, n = os.time(), 0
-repeat n = n + 1 spin(n) until os.time() - t0 >= 4
-print("done")
+local path, seen, n = arg[1], {}, 0
+repeat
+  n = n + 1 spin(n)
+  for k = 2, 4 do
+    if not seen[k] and exists(path .. "." .. k) then seen[k] = clock(1) end
+  end
+until seen[4]
+print("done", seen[3] - seen[2], seen[4] - seen[3])
 LUA
 
 {
   mkdir "$dir/rot";
-  my $r = run_lua($rotating, timeout => 60, env => {
+  my $r = run_lua($rotating, args => ["$dir/rot/cpu.bin"], timeout => 60, env => {
     LJPROF => "cpu:clock=wall,rotate=1,path=$dir/rot/cpu.bin;mem:rotate=1,path=$dir/rot/mem.bin" });
-  is($r->{out}, "done\n", 'rotate: the program ran') or diag $r->{err};
+  my (undef, @span) = split /\s+/, $r->{out};
+  like($r->{out}, qr/^done\s/, 'rotate: the program ran until its fourth stream') or diag $r->{err};
   my @cpu = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/cpu.bin.*";
   my @mem = sort { $a <=> $b } map { /\.(\d+)$/ } glob "$dir/rot/mem.bin.*";
-  ok(@cpu >= 4 && @cpu <= 6, 'rotate: a CPU stream a second, over 4 to 5 s (' . scalar(@cpu) . ')');
+  cmp_ok(scalar @cpu, '>=', 4, 'rotate: four CPU streams or more (' . scalar(@cpu) . ')');
   is_deeply(\@cpu, [ 1 .. @cpu ], 'rotate: numbered 1, 2, ...');
   is_deeply(\@mem, \@cpu, 'rotate: the memory streams alike');
   my $src = '@' . $r->{script};
   my $spin = line_of($rotating, 'SPIN');
-  for my $n (@cpu[0 .. $#cpu - 1]) {  # The last one ends with the program.
+  for my $n (1 .. 3) {  # The last one ends with the program.
     my ($doc, $rc) = sysprof_json("$dir/rot/cpu.bin.$n");
+    is($rc, 0, "rotate: CPU stream $n complete");
+    # Each stream begins at a whole second of the first's clock (the VM's
+    # next safe point after it): the program saw none begin early.
     my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
-    ok($rc == 0 && $secs > 0.8 && $secs < 1.3, "rotate: CPU stream $n complete, about 1 s ($secs s)");
-    ok(samples_on($doc, $src, $spin)->{$spin} > 50, "rotate: CPU stream $n has its samples");
+    if ($n > 1) {
+      my $had = $span[$n - 2] // 0;
+      ok($had > 0.9 && abs($secs - $had) <= 0.1 * $had + 0.05,
+         sprintf 'rotate: CPU stream %d a second or more, as long as the program saw it (%.3f s of %.3f s)',
+         $n, $secs, $had);
+    }
+    ok(samples_on($doc, $src, $spin)->{$spin} > 0.5 * ($doc->{samples} // 0),
+       "rotate: CPU stream $n has its samples, in the loop");
     my $mem = memprof_report("$dir/rot/mem.bin.$n");
     ok($mem->{rc} == 0 && location($mem, "$src:" . ($spin + 1))->{alloc_events} > 10,
        "rotate: memory stream $n complete, with its allocations");
@@ -230,7 +299,7 @@ io.stdout:flush()
 local pid = ffi.C.fork()
 assert(pid >= 0)
 if pid == 0 then
-  ffi.C.alarm(20)
+  ffi.C.alarm(math.ceil(20 * scale))
   phase(child_work, 0.2)  -- Profiled: the parent's profiles ran at the fork.
   if armed then toggle() end  -- The end of the child's first window.
   print("child " .. ffi.C.getpid())

@@ -240,21 +240,30 @@ is($? >> 8, 0, 'the sysprof stream around it reads cleanly') or diag $cpu;
 
 # -- every=SECS, and the settings' errors -----------------------------------------
 
-$run = run_lua(<<'LUA', env => { LJPROF => "heap:every=1,path=$dir/every.heap" });
-t0 = os.time()
-local n = 0
-while os.time() - t0 < 3 do local t = {} for i = 1, 100 do t[i] = { i } end n = n + 1 end
+# Each program allocates until the snapshot it waits for, arg[1], is there.
+my $until = <<'LUA';
+local tap = require("tap")
+local function exists(path)
+  local f = io.open(path) if f then f:close() end
+  return f and 1 or 0
+end
+local more = tap.waiting(arg[1], 1, function() return exists(arg[1]) end, 60)
+LUA
+$run = run_lua($until . <<'LUA', args => ["$dir/every.heap.2"], env => { LJPROF => "heap:every=1,path=$dir/every.heap" });
+while more() do local t = {} for i = 1, 100 do t[i] = { i } end end
 LUA
 ok(-s "$dir/every.heap.1" && -s "$dir/every.heap.2", 'every=1: a numbered snapshot each second')
-  or diag `ls $dir`;
-my $busy = run_lua(<<'LUA');
+  or diag `ls $dir`, $run->{err};
+my $busy = "$dir/busy.lua";
+open my $bfh, '>', $busy or die "$busy: $!";
+print $bfh $until . <<'LUA';
 local function fill() local t = {} for i = 1, 40 do t[i] = { i } end return t end
 kept = fill()
-local t0 = os.time()
-while os.time() - t0 < 3 do local t = {} for i = 1, 100 do t[i] = { i } end end
+while more() do local t = {} for i = 1, 100 do t[i] = { i } end end
 kept2 = fill()
 LUA
-$text = `ljprof record --heap --heap-every=1 -o '$dir/rec.heap' -- '$busy->{script}' 2>&1`;
+close $bfh;
+$text = `ljprof record --heap --heap-every=1 -o '$dir/rec.heap' -- '$busy' '$dir/rec.heap.2' 2>&1`;
 my @numbered = sort { $a <=> $b } map { /\.(\d+)$/ ? $1 : () } glob("'$dir/rec.heap.'*");
 cmp_ok(scalar(@numbered), '>=', 3, 'record --heap-every=1: numbered snapshots, one a second and the end')
   or diag $text;

@@ -17,6 +17,7 @@ use lib "$FindBin::Bin/../lib";
 use JSON::PP;
 use Test::More;
 use LJProf::Lua qw(run_lua scratch);
+use LJProf::Pace qw(scaled);
 use LJProf::Run;
 use LJProf::Stream;
 
@@ -103,7 +104,7 @@ for my $mode (['--stacks'], ['--sample=65536']) {
 SKIP: {
   my ($chromium) = grep { -x } map { "/usr/bin/$_" } qw(chromium chromium-browser);
   skip 'chromium is not installed', 3 unless $chromium && -s "$dir/heap.html";
-  my $dom = `timeout 90 '$chromium' --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --user-data-dir='$dir/chromium' --dump-dom 'file://$dir/heap.html' 2>/dev/null`;
+  my $dom = `timeout @{[ scaled(90) ]} '$chromium' --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --user-data-dir='$dir/chromium' --dump-dom 'file://$dir/heap.html' 2>/dev/null`;
   like($dom, qr/<section id="heap">/, 'the chart section is shown');
   like($dom, qr/<canvas id="heap-chart" data-points="\d+" data-peak="\d+"/, 'the chart is drawn');
   like($dom, qr/<li class="heap-site">.*?\@\Q$script\E:$hold_line — peak \d/, 'the legend names the holding line');

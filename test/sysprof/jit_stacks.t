@@ -68,9 +68,9 @@ local function f(t, i)
 end
 local t = {}
 for i = 1, 100 do t[i] = (i % 2 == 0) and i or -i end
-local s, t0 = 0, os.clock()
+local s = 0
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
-while os.clock() - t0 < 1.5 do
+while misc.sysprof.report().samples < 1500 do
   for i = 1, 100000 do
     s = s + f(t, i % 100 + 1)                 -- line 13
   end
@@ -118,9 +118,9 @@ LUA
 
 my $flush = <<'LUA';
 local function work(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
-local s, t0 = 0, os.clock()
+local s = 0
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
-while os.clock() - t0 < 1.5 do
+while misc.sysprof.report().samples < 1500 do  -- line 4: the loop's trace starts
   s = s + work(300)                           -- line 5
   jit.flush()                                 -- line 6
 end
@@ -141,7 +141,10 @@ LUA
   # The compiler runs on the interpreter's stack, from its hot counter or
   # its recording hook: the loop's Lua frames, then the JIT's C code. A
   # trace started in the main chunk's loop records line 5's call of work()
-  # before work()'s frame exists: line 5 innermost is right there.
+  # before work()'s frame exists: line 5 innermost is right there; it
+  # starts at the loop's line 4, where its hot counter ran out. Its last
+  # samples, where the compiler puts the interpreter's dispatch back, keep
+  # these frames too (patch 0014: they lost them in state INTERP).
   my $compiling = sub { has($_[0], 'trace_state') };
   my ($c) = count($stacks, $compiling);
   cmp_ok($c, '>', 0.1 * $all, "compiler: samples in trace_state ($c of $all)");
@@ -149,16 +152,16 @@ LUA
     my $f = $_[0];
     return 0 unless $compiling->($f) && whole($f, $src);
     my $lua = index_of($f, qr/^\Q$src\E:1$/);
-    $lua = index_of($f, qr/^\Q$src\E:5$/) if $lua < 0;
+    $lua = index_of($f, qr/^\Q$src\E:[45]$/) if $lua < 0;
     my $jit = index_of($f, qr/^(lj_trace_hot|lj_trace_ins|lj_dispatch_ins|lj_dispatch_call)$/);
-    return join(';', @$f) =~ /;lua_pcall;\Q$src\E:5;(\Q$src\E:1;)?/ &&
+    return join(';', @$f) =~ /;lua_pcall;(\Q$src\E:4;|\Q$src\E:5;(\Q$src\E:1;)?)/ &&
       $lua >= 0 && $jit > $lua && $jit < index_of($f, qr/^trace_state$/);
   });
   {
     # Under qemu-aarch64 a CI run gave 185 of 189 (not yet studied: qemu
     # delivers signals where translated blocks end). Counted, not hidden.
     local $TODO = $ENV{LJPROF_CROSS} ? 'ARM64 under qemu: a few compiler samples out of order' : undef;
-    cmp_ok($cright, '>=', 0.99 * $c, "compiler: main, line 5, work()'s loop, then the JIT's entry and trace_state ($cright of $c)");
+    cmp_ok($cright, '>=', 0.99 * $c, "compiler: main, line 4 or 5, work()'s loop, then the JIT's entry and trace_state ($cright of $c)");
   }
   my ($unk) = count($stacks, \&unknown);
   cmp_ok($unk, '<=', 0.005 * $all, "flush: line unknown in at most 0.5% of all samples ($unk)");

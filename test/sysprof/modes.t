@@ -26,24 +26,35 @@ local function work(n)
   for i = 1, 3 * n do x = x + i % 5 end      -- line 5: 3 parts
   return x
 end
+local ffi = require("ffi")
+ffi.cdef[[
+struct timespec { long tv_sec; long tv_nsec; };
+int clock_gettime(int clk, struct timespec *ts);
+]]
+local function cpu_ms()  -- The thread's CPU time, CLOCK_THREAD_CPUTIME_ID.
+  local ts = ffi.new("struct timespec")
+  ffi.C.clock_gettime(3, ts)
+  return tonumber(ts.tv_sec) * 1e3 + tonumber(ts.tv_nsec) / 1e6
+end
+local t0 = cpu_ms()
 assert(misc.sysprof.start({ mode = MODE, interval = 1, path = PATH }))
-local t = os.clock()
-while os.clock() - t < 1.5 do work(100000) end
+while misc.sysprof.report().samples < 1000 do work(100000) end
 assert(misc.sysprof.stop())
+local cpu = cpu_ms() - t0
 local r = misc.sysprof.report()  -- the profile's final counts
 local sum = 0
 for _, n in pairs(r.vmstate) do sum = sum + n end
-print(r.samples, sum)
+print(r.samples, sum, cpu)
 LUA
 
 for my $mode ('L', 'C', 'D') {
   my $bin = scratch() . "/mode-$mode.bin";
   (my $code = $payload) =~ s/MODE/"$mode"/;
   $code =~ s/PATH/"$bin"/;
-  my $run = run_lua($code);
-  is($run->{rc}, 0, "mode $mode: payload ran") or diag $run->{err};
+  my $run = run_lua($code, timeout => 120);
+  is($run->{rc}, 0, "mode $mode: payload ran until it had 1000 samples") or diag $run->{err};
   my ($samples, $sum) = split /\s+/, $run->{out};
-  cmp_ok($samples, '>', 50, "mode $mode: report() counted $samples samples");
+  cmp_ok($samples, '>=', 1000, "mode $mode: report() counted $samples samples");
   is($sum, $samples, "mode $mode: the counts by VM state add up to the samples");
   my $doc = report_json($bin);
   ok($doc, "mode $mode: the stream reads back") or next;
@@ -72,13 +83,14 @@ for my $mode ('L', 'C', 'D') {
 # The default clock is the thread's CPU time. Where the kernel allows perf
 # events it is a perf cpu-clock event, which fires at the asked rate (a
 # POSIX timer on the CPU-time clock fires on the kernel tick, about 4 ms
-# here): 1 ms asked over 1.5 s of CPU time gives over 1000 samples, where
-# the timer gave about 350. The stream says which clock ran.
+# here): 1 ms asked gives a sample for each 1.5 ms at most of the CPU time
+# the thread had (its own clock, read by the payload), where the timer
+# gave one for each 4 ms. The stream says which clock ran.
 {
   my $bin = scratch() . '/clock.bin';
   (my $code = $payload) =~ s/MODE/"D"/;
   $code =~ s/PATH/"$bin"/;
-  my $run = run_lua($code);
+  my $run = run_lua($code, timeout => 120);
   is($run->{rc}, 0, 'default clock: payload ran') or diag $run->{err};
   my $doc = report_json($bin);
   my $clock = $doc ? $doc->{clock} : '';
@@ -86,8 +98,10 @@ for my $mode ('L', 'C', 'D') {
   SKIP: {
     skip 'perf events refused here: the POSIX timer drives the CPU-time clock', 1
       unless $clock eq 'thread-cpu-perf';
-    my ($samples) = split /\s+/, $run->{out};
-    cmp_ok($samples, '>', 1000, "perf cpu-clock: 1 ms asked over 1.5 s of CPU time gives over 1000 samples ($samples)");
+    my ($samples, undef, $cpu_ms) = split /\s+/, $run->{out};
+    cmp_ok($samples, '>=', $cpu_ms / 1.5,
+           sprintf 'perf cpu-clock: 1 ms asked, a sample for each 1.5 ms of the thread\'s CPU time at most (%d in %.0f ms)',
+           $samples, $cpu_ms);
   }
 }
 

@@ -10,6 +10,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use Test::More;
 use LJProf::Lua;
+use LJProf::Pace qw(scaled);
 
 my $dir = scratch();
 
@@ -43,8 +44,8 @@ SKIP: {
   print $fh <<'LUA';
 local big = string.rep("x", 100000)
 local needle = string.rep("x", 2000) .. "y"
-local t, n = os.clock(), 0
-while os.clock() - t < 1 do
+local n = 0
+while misc.sysprof.report().samples < 1000 do
   local s = big .. big
   if not s:find(needle, 1, true) then n = n + 1 end
   n = n + #string.rep("ab", 100000)
@@ -52,7 +53,7 @@ end
 print(n)
 LUA
   close $fh;
-  my $out = `ljprof record --cpu=C --interval=1 -o '$dir/libc.bin' --format=collapsed -- '$script' 2>&1`;
+  my $out = `timeout @{[ scaled(120) ]} ljprof record --cpu=C --interval=1 -o '$dir/libc.bin' --format=collapsed -- '$script' 2>&1`;
   is($? >> 8, 0, 'libc: recorded') or diag $out;
   my ($stacks) = collapsed("$dir/libc.bin");
   my ($leaf, $all) = leaves($stacks);
@@ -62,11 +63,10 @@ LUA
     or diag explain $leaf;
   ok(!grep({ /__nss_database_lookup/ } keys %$stacks), 'libc: no frame named __nss_database_lookup');
 
-  my $r = run_lua(<<"LUA");
+  my $r = run_lua(<<"LUA", timeout => 120);
 local sin, x = math.sin, 0
 assert(misc.sysprof.start({ mode = "C", interval = 1, path = "$dir/sin.bin" }))
-local t = os.clock()
-while os.clock() - t < 0.5 do for i = 1, 100000 do x = x + sin(i) end end
+while misc.sysprof.report().samples < 500 do for i = 1, 100000 do x = x + sin(i) end end
 assert(misc.sysprof.stop())
 print(x)
 LUA
@@ -107,16 +107,16 @@ sub build_so {
   return $so;
 }
 
-# A leaf-frame table of spin() called through the FFI for half a second.
+# A leaf-frame table of spin() called through the FFI, 500 samples.
 sub profile_so {
   my ($so, $tag) = @_;
-  my $r = run_lua(<<"LUA");
+  my $r = run_lua(<<"LUA", timeout => 120);
 local ffi = require("ffi")
 ffi.cdef("double spin(long n);")
 local lib = ffi.load("$so")
 assert(misc.sysprof.start({ mode = "C", interval = 1, path = "$dir/$tag.bin" }))
-local t, x = os.clock(), 0
-while os.clock() - t < 0.5 do x = x + lib.spin(100000) end
+local x = 0
+while misc.sysprof.report().samples < 500 do x = x + lib.spin(100000) end
 assert(misc.sysprof.stop())
 LUA
   is($r->{rc}, 0, "$tag: ran") or diag $r->{err};

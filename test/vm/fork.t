@@ -27,6 +27,7 @@ int usleep(unsigned usec);
 ]]
 jit.off()  -- Lines, not traces, are what this test compares.
 local kind, ending, mempath, cpupath, childpath = unpack(arg)
+local scale = require("tap").time_scale()  -- Deadlines grow on a slow machine.
 local mem = kind == "mem" or kind == "both"
 local cpu = kind == "cpu" or kind == "both"
 local keep = {}
@@ -47,7 +48,7 @@ io.stdout:flush()
 local pid = ffi.C.fork()
 assert(pid >= 0, "fork failed")
 if pid == 0 then
-  ffi.C.alarm(20)  -- A child that hangs ends.
+  ffi.C.alarm(math.ceil(20 * scale))  -- A child that hangs ends.
   child_work()
   if ending == "exit" then os.exit(7) end
   if ending == "stop" then
@@ -69,7 +70,7 @@ if pid == 0 then
   return  -- The script ends: lua_close, then exit.
 end
 local status, done = ffi.new("int[1]"), false
-for _ = 1, 1500 do
+for _ = 1, 1500 * scale do
   if ffi.C.waitpid(pid, status, 1) == pid then done = true break end  -- WNOHANG
   parent_work(10)
   ffi.C.usleep(10000)

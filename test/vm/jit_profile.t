@@ -4,9 +4,10 @@
 local t = require("tap")
 local profile = require("jit.profile")
 
-local function busy(seconds)
-  local stop, x = os.clock() + seconds, 0
-  while os.clock() < stop do
+-- Lua work until have() (samples counted by a profile's callback) reaches n.
+local function busy(n, have)
+  local more, x = t.waiting("jit.profile samples", n, have, 60), 0
+  while more() do
     for i = 1, 1000 do x = x + i % 7 end
   end
   return x
@@ -20,9 +21,9 @@ do -- jit.profile delivers samples with a valid VM state and stack
     local top = profile.dumpstack(thread, "f", 1)
     tops[top] = (tops[top] or 0) + n
   end)
-  busy(0.3)
+  busy(100, function() return samples end)
   profile.stop()
-  t.cmp(samples, ">=", 20, "jit.profile delivered samples at 1 ms")
+  t.cmp(samples, ">=", 100, "jit.profile delivered samples at 1 ms")
   local bad = {}
   for s in pairs(states) do if not s:match("^[NIJCG]$") then bad[#bad + 1] = s end end
   t.is(table.concat(bad), "", "every vmstate is one of N I J C G")
@@ -31,9 +32,8 @@ do -- jit.profile delivers samples with a valid VM state and stack
   t.like(best, "busy", "the busiest function is busy()")
 end
 
--- The VM state letters: each workload shows its own. Each runs for 0.3 s
--- of CPU time (the clock jit.profile samples), so that a loaded machine
--- gives it as many samples as an idle one.
+-- The VM state letters: each workload shows its own. Each runs until the
+-- profile has 300 samples: more() says whether it is to go on.
 do
   local function letters(f)
     local n, count = 0, {}
@@ -41,7 +41,7 @@ do
       count[vmstate] = (count[vmstate] or 0) + samples
       n = n + samples
     end)
-    f()
+    f(t.waiting("jit.profile samples", 300, function() return n end, 60))
     profile.stop()
     local best, bestn, all = "?", 0, {}
     for k, c in pairs(count) do
@@ -51,19 +51,18 @@ do
     return best, bestn, n, table.concat(all, " ")
   end
   local cmod = require("cmod")
-  local stop_at = function(s) local t = os.clock() + s; return function() return os.clock() < t end end
   local cases = {
-    { "I", "interpreted Lua", function()
-        jit.off(); local go, x = stop_at(0.3), 0
-        while go() do for i = 1, 1000 do x = x + i % 7 end end; jit.on() end },
-    { "N", "compiled code", function()
-        local go, x = stop_at(0.3), 0
-        while go() do for i = 1, 1e6 do x = x + i % 7 end end end },
-    { "C", "a C function", function()
-        local go = stop_at(0.3); while go() do cmod.spin(2e7) end end },
-    { "G", "the garbage collector", function()
+    { "I", "interpreted Lua", function(more)
+        jit.off(); local x = 0
+        while more() do for i = 1, 1000 do x = x + i % 7 end end; jit.on() end },
+    { "N", "compiled code", function(more)
+        local x = 0
+        while more() do for i = 1, 1e6 do x = x + i % 7 end end end },
+    { "C", "a C function", function(more)
+        while more() do cmod.spin(2e7) end end },
+    { "G", "the garbage collector", function(more)
         local t = {}; for i = 1, 2e5 do t[i] = { i } end
-        local go = stop_at(0.3); while go() do collectgarbage() end end },
+        while more() do collectgarbage() end end },
   }
   for _, c in ipairs(cases) do
     local best, bestn, n, all = letters(c[3])

@@ -10,6 +10,7 @@ use File::Temp qw(tempdir);
 use JSON::PP;
 use Test::More;
 use LJProf::Lua ();
+use LJProf::Pace qw(scaled);
 
 our @EXPORT = qw(chromium_path chromium dom embedded uri_escape unescape_html self_contained);
 
@@ -32,7 +33,7 @@ sub embedded {
 sub chromium {
   my (@args) = @_;
   my $profile = tempdir(CLEANUP => 1);
-  my $cmd = join ' ', map { "'$_'" } 'timeout', '90', chromium_path(), qw(--headless --no-sandbox --disable-gpu
+  my $cmd = join ' ', map { "'$_'" } 'timeout', scaled(90), chromium_path(), qw(--headless --no-sandbox --disable-gpu
     --disable-quic --no-first-run --disable-background-networking --disable-component-update
     --disable-sync), '--window-size=1200,800', "--user-data-dir=$profile", @args;
   my $out = `$cmd 2>'$dir/chromium.err'`;

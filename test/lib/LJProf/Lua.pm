@@ -6,6 +6,7 @@ use warnings;
 use Exporter 'import';
 use File::Temp qw(tempdir);
 use JSON::PP;
+use LJProf::Pace qw(scaled time_scale);
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
                  sysprof_stacks line_of memprof_stacks two_callers);
@@ -26,14 +27,17 @@ sub slurp {
 # run_lua($code, %opt) -> { out, err, rc, signal, script, timedout }: $code is
 # written to a file of its own (so its chunk name is @<that file>) and run
 # with luajit, environment from $opt{env}, arguments from $opt{args}. With
-# $opt{timeout} (seconds), a run that takes longer is killed with every
-# process it started, and says timedout.
+# $opt{timeout} (seconds on a quick machine, scaled: LJProf::Pace), a run
+# that takes longer is killed with every process it started, and says
+# timedout.
 sub run_lua {
   my ($code, %opt) = @_;
   my $script = sprintf '%s/payload%d.lua', $dir, ++$seq;
   open my $fh, '>', $script or die "$script: $!";
   print $fh $code;
   close $fh;
+  my $deadline = $opt{timeout} ? scaled($opt{timeout}) : 0;
+  time_scale();  # In the environment of the program too.
   my $pid = fork // die "fork: $!";
   if ($pid == 0) {
     setpgrp(0, 0) if $opt{timeout};
@@ -45,7 +49,7 @@ sub run_lua {
   my $timedout = 0;
   {
     local $SIG{ALRM} = sub { $timedout = 1; kill 'KILL', -$pid };
-    alarm($opt{timeout} || 0);
+    alarm($deadline);
     waitpid $pid, 0;
     alarm 0;
   }
@@ -93,16 +97,17 @@ sub collapsed {
 }
 
 # Runs $code with PATH and MODE filled in (a sysprof stream's path, its
-# mode), as test $name: the collapsed stacks as [frames, count] pairs,
-# frames outermost first; the stream's path, the script's, and the
-# report's exit status.
+# mode), as test $name, 120 s at most on a quick machine (scaled): the
+# collapsed stacks as [frames, count] pairs, frames outermost first; the
+# stream's path, the script's, and the report's exit status.
 sub sysprof_stacks {
   my ($name, $code, $mode) = @_;
   my $bin = "$dir/$name.bin";
   $code =~ s/PATH/"$bin"/g;
   $code =~ s/MODE/"$mode"/g;
-  my $run = run_lua($code);
-  Test::More::is($run->{rc}, 0, "$name: ran") or Test::More::diag($run->{err});
+  my $run = run_lua($code, timeout => 120);
+  Test::More::is($run->{rc}, 0, "$name: ran")
+    or Test::More::diag($run->{timedout} ? "killed after its deadline\n$run->{err}" : $run->{err});
   my ($stacks, $rc) = collapsed($bin);
   return ([map { [[split /;/], $stacks->{$_}] } keys %$stacks], $bin,
           $run->{script}, $rc);
