@@ -13,6 +13,7 @@ use lib "$FindBin::Bin/../lib";
 use Test::More;
 use File::Temp qw(tempdir);
 use LJProf::Nginx;
+use LJProf::Pace qw(wait_until);
 use LJProf::Lua qw(collapsed);
 
 if (my $why = LJProf::Nginx::unavailable()) {
@@ -119,7 +120,7 @@ sub worker_profiled {
   my @first = $ngx ? $ngx->workers : ();
   $ngx->each_worker('/', 20) if @first;
   kill 'KILL', $first[0] if @first;
-  my @respawned = @first ? LJProf::Nginx::wait_for($LJProf::Nginx::WAIT, sub {
+  my @respawned = @first ? wait_until('a respawned worker', $LJProf::Nginx::WAIT, sub {
     my @w = $ngx->workers;
     @w == 2 && !grep({ $_ == $first[0] } @w) ? \@w : undef;
   }) : undef;

@@ -15,11 +15,13 @@ use warnings;
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use Time::HiRes qw(sleep time);
+use LJProf::Pace qw(wait_until);
 
 my $NGINX = '/usr/sbin/nginx';
 my $MODULES = '/usr/lib/nginx/modules';
 
-# Seconds for a start, a reload or a quit; a hang still ends the test.
+# Seconds for a start, a reload or a quit on a quick machine (scaled:
+# LJProf::Pace); a hang still ends the test.
 our $WAIT = 30;
 
 sub library_dir { return "$ENV{LJPROF_BUILD_DIR}/lib" }
@@ -49,16 +51,6 @@ sub free_port {
   return $port;
 }
 
-# Poll $cond every 20 ms until it is true or $secs have passed; its value.
-sub wait_for {
-  my ($secs, $cond) = @_;
-  my $end = time + $secs;
-  while (1) {
-    my $v = $cond->();
-    return $v if $v || time > $end;
-    sleep 0.02;
-  }
-}
 
 sub config {
   my ($self, %o) = @_;
@@ -105,7 +97,7 @@ sub start {
     $@ = "nginx did not start: $out";
     return undef;
   }
-  $self->{master} = wait_for($WAIT, sub { $self->master });
+  $self->{master} = wait_until('the master', $WAIT, sub { $self->master });
   unless ($self->{master}) {
     $@ = 'no master named in the pid file';
     return undef;
@@ -162,7 +154,7 @@ sub each_worker {
   my ($self, $path, $n) = @_;
   my %by;
   my @workers = $self->workers;
-  wait_for($WAIT, sub {
+  wait_until("$n answers from each worker", $WAIT, sub {
     my $body = $self->get($path, 2);
     $by{$1}++ if defined $body && $body =~ /^pid (\d+)/;
     !grep { ($by{$_} // 0) < $n } @workers;
@@ -173,7 +165,7 @@ sub each_worker {
 # The first answer within $WAIT seconds, asking again as the server comes up.
 sub answer {
   my ($self, $path) = @_;
-  return wait_for($WAIT, sub { $self->get($path // '/', 2) });
+  return wait_until('an answer', $WAIT, sub { $self->get($path // '/', 2) });
 }
 
 sub signal {
@@ -188,7 +180,7 @@ sub reload {
   my ($self) = @_;
   my %old = map { $_ => 1 } $self->workers;
   $self->signal('reload') or return 0;
-  return wait_for($WAIT, sub {
+  return wait_until('new workers', $WAIT, sub {
     my @now = $self->workers;
     @now && !grep { $old{$_} } @now;
   }) && defined $self->answer('/');
@@ -207,7 +199,8 @@ sub quit {
   my ($self) = @_;
   my @pids = ($self->{master}, $self->workers);
   $self->signal('quit') or return 0;
-  my $gone = wait_for($WAIT, sub { !grep { running($_) } @pids });
+  my $gone = wait_until('the server gone', $WAIT,
+                        sub { !grep { running($_) } @pids });
   $self->stop_hard unless $gone;
   return $gone;
 }

@@ -11,8 +11,8 @@ package LJProf::Pace;
 #                   for what the test runs (tap.lua, test/c/tap.h read it).
 #   scaled($secs)   a deadline of $secs on a quick machine, on this one.
 #   wait_until($what, $secs, $cond)
-#                   polls $cond->() until it is true: true, or false with a
-#                   diagnostic naming $what after scaled($secs).
+#                   polls $cond->() until it is true: its value, or false
+#                   with a diagnostic naming $what after scaled($secs).
 #   load_machine($n)
 #                   $n busy loops (processes) until the guard it returns is
 #                   dropped, for tests of what a loaded machine does.
@@ -44,14 +44,15 @@ sub scaled { my ($secs) = @_; return int($secs * time_scale() + 0.5) }
 sub wait_until {
   my ($what, $secs, $cond) = @_;
   my $end = time + scaled($secs);
-  until ($cond->()) {
+  my $v;
+  until ($v = $cond->()) {
     if (time > $end) {
       Test::More::diag("waited " . scaled($secs) . " s for $what");
       return 0;
     }
     sleep 0.01;
   }
-  return 1;
+  return $v;
 }
 
 # Each loop is a child process, ended with the guard (or at the end of the
