@@ -27,18 +27,6 @@ sub profile {
   return ($stacks, '@' . $script);
 }
 
-# Samples whose frames satisfy $pred, and all samples.
-sub count {
-  my ($stacks, $pred) = @_;
-  my ($n, $all) = (0, 0);
-  for (@$stacks) {
-    my ($f, $c) = @$_;
-    $all += $c;
-    $n += $c if $pred->($f);
-  }
-  return ($n, $all);
-}
-
 sub unknown { my ($f) = @_; return scalar grep { /\(line \?\)$/ } @$f }
 
 # Does frame $a come right before (outside of) frame $b, both matching?
@@ -86,17 +74,17 @@ $returned =~ s/BODY/for i = 1, #words do n = n + #quote(words[i]) end/;
 
 for my $jit (@jit) {
   my ($stacks, $src) = profile("returned-$jit", $returned, $jit);
-  my ($closure, $all) = count($stacks, sub {
+  my ($closure, $all) = count_stacks($stacks, sub {
     adjacent($_[0], qr/^\Q$src\E:5$/, qr/^lj_func_newL/) });
   cmp_ok($closure, '>=', 10, "returned, JIT $jit: samples in line 5's closure ($closure of $all)");
   my @stale;
-  my ($n) = count($stacks, sub {
+  my ($n) = count_stacks($stacks, sub {
     my $bad = adjacent($_[0], qr/^string\.find$/, qr/^lj_(func_newL|meta_cat)/);
     push @stale, join(';', @{$_[0]}) if $bad;
     return $bad });
   is($n, 0, "returned, JIT $jit: string.find is never named once it returned")
     or diag(join "\n", @stale[0 .. ($#stale < 4 ? $#stale : 4)]);
-  my ($u) = count($stacks, sub { unknown($_[0]) });
+  my ($u) = count_stacks($stacks, sub { unknown($_[0]) });
   cmp_ok($u, '<=', 0.001 * $all, "returned, JIT $jit: line unknown in at most 0.1% ($u of $all)");
 }
 
@@ -130,10 +118,10 @@ $left =~ s/BODY/for i = 1, #words do n = n + #quote(words[i]) end/;
 
 for my $jit (@jit) {
   my ($stacks, $src) = profile("left-$jit", $left, $jit);
-  my ($q, $all) = count($stacks, sub { grep { /^\Q$src\E:(9|10|11)$/ } @{$_[0]} });
+  my ($q, $all) = count_stacks($stacks, sub { grep { /^\Q$src\E:(9|10|11)$/ } @{$_[0]} });
   cmp_ok($q, '>=', 0.3 * $all, "left, JIT $jit: quote's lines in the samples ($q of $all)");
   my @lost;
-  my ($u) = count($stacks, sub {
+  my ($u) = count_stacks($stacks, sub {
     my $bad = unknown($_[0]);
     push @lost, join(';', @{$_[0]}) if $bad;
     return $bad });
@@ -177,14 +165,14 @@ $tail =~ s/BODY/for _ = 1, 20 do
 for my $jit (@jit) {
   my ($stacks, $src) = profile("tail-$jit", $tail, $jit);
   my (@wrong, $right);
-  my ($new, $all) = count($stacks, sub {
+  my ($new, $all) = count_stacks($stacks, sub {
     my @f = @{$_[0]};
     my ($i) = grep { $f[$_] =~ /^lj_tab_new/ } 0 .. $#f;
     return 0 unless defined $i && !grep { /^sysprof_report$/ } @f;
     my ($lua) = grep { /^\@/ } reverse @f[0 .. $i];
     push @wrong, join(';', @f) unless defined $lua && $lua eq "$src:10";
     return 1 });
-  ($right) = count($stacks, sub {
+  ($right) = count_stacks($stacks, sub {
     my @f = @{$_[0]};
     my ($i) = grep { $f[$_] =~ /^lj_tab_new/ } 0 .. $#f;
     return 0 unless defined $i && !grep { /^sysprof_report$/ } @f;
@@ -200,7 +188,7 @@ for my $jit (@jit) {
       or diag(join "\n", @wrong[0 .. ($#wrong < 4 ? $#wrong : 4)]);
   }
   my @lost;
-  my ($u) = count($stacks, sub {
+  my ($u) = count_stacks($stacks, sub {
     my $bad = unknown($_[0]);
     push @lost, join(';', @{$_[0]}) if $bad;
     return $bad });

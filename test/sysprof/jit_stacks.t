@@ -25,18 +25,6 @@ sub profile {
   return ($stacks, '@' . $script);
 }
 
-# Samples whose frames satisfy $pred, and all samples.
-sub count {
-  my ($stacks, $pred) = @_;
-  my ($n, $all) = (0, 0);
-  for (@$stacks) {
-    my ($f, $c) = @$_;
-    $all += $c;
-    $n += $c if $pred->($f);
-  }
-  return ($n, $all);
-}
-
 sub has { my ($f, $name) = @_; return scalar grep { $_ eq $name } @$f }
 sub unknown { my ($f) = @_; return scalar grep { /\(line \?\)$/ } @$f }
 
@@ -81,24 +69,24 @@ LUA
 {
   my ($stacks, $src) = profile('exits', $exits, 'C');
   my $inexit = sub { has($_[0], 'lj_trace_exit') };
-  my ($n, $all) = count($stacks, $inexit);
+  my ($n, $all) = count_stacks($stacks, $inexit);
   cmp_ok($n, '>=', 0.1 * $all, "exits: many samples in lj_trace_exit ($n of $all)");
-  my ($unk) = count($stacks, sub { $inexit->($_[0]) && unknown($_[0]) });
+  my ($unk) = count_stacks($stacks, sub { $inexit->($_[0]) && unknown($_[0]) });
   is($unk, 0, 'exits: no sample in an exit has a Lua frame at "line ?"');
   # host ... lua_pcall ; line 13 ; f at the exit ; the trace ; the reader's
   # [exit] frame naming that trace and its exit ; the exit handler.
   my $order = qr/(^|;)main;(.*;)?lua_pcall;\Q$src\E:13;\Q$src\E:[45];TRACE \[(\d+)\] \Q$src\E:\d+;\[exit\] TRACE \3 exit \d+;lj_vm_exit_handler;lj_trace_exit(;|$)/;
-  my ($right) = count($stacks, sub { $inexit->($_[0]) && join(';', @{ $_[0] }) =~ $order });
+  my ($right) = count_stacks($stacks, sub { $inexit->($_[0]) && join(';', @{ $_[0] }) =~ $order });
   cmp_ok($right, '>=', 0.99 * $n, "exits: from main through the exit's line and the trace to lj_trace_exit ($right of $n)");
-  my ($restore) = count($stacks, sub { join(';', @{ $_[0] }) =~ /;lj_trace_exit;trace_exit_cp;lj_snap_restore(;|$)/ });
+  my ($restore) = count_stacks($stacks, sub { join(';', @{ $_[0] }) =~ /;lj_trace_exit;trace_exit_cp;lj_snap_restore(;|$)/ });
   cmp_ok($restore, '>', 0, "exits: the snapshot restore sits above lj_trace_exit ($restore)");
   # On OpenResty's luajit2, 0.5-1% of the samples were once in state LFUNC
   # with the main chunk at "line ?" and no native frame: machine code of a
   # trace run before the trace stores its number (lj_profwalk_state now
   # names the trace from the PC).
-  my ($lunk, $lall) = count($stacks, \&unknown);
+  my ($lunk, $lall) = count_stacks($stacks, \&unknown);
   cmp_ok($lunk, '<=', 0.005 * $lall, "exits: line unknown in at most 0.5% of all samples ($lunk)");
-  my ($entry) = count($stacks, sub { $_[0][0] eq '_start' || whole($_[0], $src) });
+  my ($entry) = count_stacks($stacks, sub { $_[0][0] eq '_start' || whole($_[0], $src) });
   cmp_ok($entry, '>=', 0.995 * $all, "exits: 99.5% of stacks reach the program's entry ($entry of $all)");
 }
 
@@ -106,8 +94,8 @@ LUA
 # under the trace that exits.
 {
   my ($stacks, $src) = profile('exits-leaf', $exits, 'L');
-  my ($n) = count($stacks, sub { has($_[0], 'lj_snap_restore') || has($_[0], 'lj_trace_exit') });
-  my ($right) = count($stacks, sub {
+  my ($n) = count_stacks($stacks, sub { has($_[0], 'lj_snap_restore') || has($_[0], 'lj_trace_exit') });
+  my ($right) = count_stacks($stacks, sub {
     (has($_[0], 'lj_snap_restore') || has($_[0], 'lj_trace_exit')) &&
       join(';', @{ $_[0] }) =~ /(^|;)\Q$src\E:[45];TRACE \[\d+\]/ });
   cmp_ok($n, '>', 0, "exits, mode L: samples in the exit ($n)");
@@ -129,11 +117,11 @@ LUA
 
 {
   my ($stacks, $src) = profile('flush', $flush, 'C');
-  my (undef, $all) = count($stacks, sub { 1 });
+  my (undef, $all) = count_stacks($stacks, sub { 1 });
   my $flushing = sub { has($_[0], 'lj_trace_flushall') };
-  my ($n) = count($stacks, $flushing);
+  my ($n) = count_stacks($stacks, $flushing);
   cmp_ok($n, '>', 0.02 * $all, "flush: samples in lj_trace_flushall ($n of $all)");
-  my ($right) = count($stacks, sub {
+  my ($right) = count_stacks($stacks, sub {
     $flushing->($_[0]) && whole($_[0], $src) &&
       join(';', @{ $_[0] }) =~ /;lua_pcall;\Q$src\E:6;jit\.flush;.*lj_trace_flushall/ });
   cmp_ok($right, '>=', 0.99 * $n, "flush: from main through line 6 and jit.flush ($right of $n)");
@@ -146,9 +134,9 @@ LUA
   # samples, where the compiler puts the interpreter's dispatch back, keep
   # these frames too (patch 0014: they lost them in state INTERP).
   my $compiling = sub { has($_[0], 'trace_state') };
-  my ($c) = count($stacks, $compiling);
+  my ($c) = count_stacks($stacks, $compiling);
   cmp_ok($c, '>', 0.1 * $all, "compiler: samples in trace_state ($c of $all)");
-  my ($cright) = count($stacks, sub {
+  my ($cright) = count_stacks($stacks, sub {
     my $f = $_[0];
     return 0 unless $compiling->($f) && whole($f, $src);
     my $lua = index_of($f, qr/^\Q$src\E:1$/);
@@ -163,12 +151,12 @@ LUA
     local $TODO = $ENV{LJPROF_CROSS} ? 'ARM64 under qemu: a few compiler samples out of order' : undef;
     cmp_ok($cright, '>=', 0.99 * $c, "compiler: main, line 4 or 5, work()'s loop, then the JIT's entry and trace_state ($cright of $c)");
   }
-  my ($unk) = count($stacks, \&unknown);
+  my ($unk) = count_stacks($stacks, \&unknown);
   cmp_ok($unk, '<=', 0.005 * $all, "flush: line unknown in at most 0.5% of all samples ($unk)");
   # Most of this run compiles: the few instructions where the compiler's
   # protected call builds or leaves its C frame, or where the state says
   # INTERP (no Lua frames), weigh more than in a real program.
-  my ($entry) = count($stacks, sub { whole($_[0], $src) });
+  my ($entry) = count_stacks($stacks, sub { whole($_[0], $src) });
   cmp_ok($entry, '>=', 0.98 * $all, "flush: 98% of stacks reach the program's entry through the main chunk ($entry of $all)");
 }
 

@@ -9,7 +9,7 @@ use JSON::PP;
 use LJProf::Pace qw(scaled time_scale);
 
 our @EXPORT = qw(scratch run_lua memprof_report sysprof_json location loc_matching collapsed
-                 sysprof_stacks line_of memprof_stacks two_callers);
+                 sysprof_stacks count_stacks line_of memprof_stacks two_callers);
 
 my $dir = tempdir(CLEANUP => 1);
 my $seq = 0;
@@ -94,6 +94,19 @@ sub collapsed {
     $stacks{$1} += $2 if /^(.*) (\d+)$/;
   }
   return (\%stacks, $rc);
+}
+
+# Of sysprof_stacks' [frames, count] pairs: the samples whose frames
+# satisfy $pred, and all samples.
+sub count_stacks {
+  my ($stacks, $pred) = @_;
+  my ($n, $all) = (0, 0);
+  for (@$stacks) {
+    my ($f, $c) = @$_;
+    $all += $c;
+    $n += $c if $pred->($f);
+  }
+  return ($n, $all);
 }
 
 # Runs $code with PATH and MODE filled in (a sysprof stream's path, its
