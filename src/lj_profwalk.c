@@ -353,13 +353,12 @@ int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
   if (c->L == NULL || !lj_profwalk_invm(pw, ip) || native_inexit(ip) ||
       (fn = lj_prof_framefunc(c->L, frame)) == NULL)
     return 0;
-  if (isluafunc(fn))
-    pc++;  /* It points at the instruction to run. */
-  else  /* A stitched call: BASE is the callee's. */
-    frame = frame_entering(c->L, frame, &pc);
-  if (frame == NULL || !lj_proftrace_inproto(
-	funcproto(lj_prof_framefunc(c->L, frame)), pc))
-    return 0;
+  if (isluafunc(fn)) {  /* The PC points at the instruction to run. */
+    if (!lj_proftrace_inproto(funcproto(fn), ++pc))
+      return 0;
+  } else if ((frame = frame_entering(c->L, frame, &pc)) == NULL) {
+    return 0;  /* A stitched call's BASE is the callee's; checked there. */
+  }
   c->frame = frame;
   c->ntoppc = 0;
   c->toppt = NULL;

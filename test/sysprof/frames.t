@@ -29,6 +29,18 @@ sub profile {
 
 sub unknown { my ($f) = @_; return scalar grep { /\(line \?\)$/ } @$f }
 
+# At most 0.1% of the samples with a line unknown; the first few shown.
+sub lines_known {
+  my ($name, $stacks, $all) = @_;
+  my @lost;
+  my ($u) = count_stacks($stacks, sub {
+    my $bad = unknown($_[0]);
+    push @lost, join(';', @{$_[0]}) if $bad;
+    return $bad });
+  cmp_ok($u, '<=', 0.001 * $all, "$name: line unknown in at most 0.1% ($u of $all)")
+    or diag(join "\n", @lost[0 .. ($#lost < 4 ? $#lost : 4)]);
+}
+
 # Does frame $a come right before (outside of) frame $b, both matching?
 sub adjacent {
   my ($f, $a, $b) = @_;
@@ -120,13 +132,7 @@ for my $jit (@jit) {
   my ($stacks, $src) = profile("left-$jit", $left, $jit);
   my ($q, $all) = count_stacks($stacks, sub { grep { /^\Q$src\E:(9|10|11)$/ } @{$_[0]} });
   cmp_ok($q, '>=', 0.3 * $all, "left, JIT $jit: quote's lines in the samples ($q of $all)");
-  my @lost;
-  my ($u) = count_stacks($stacks, sub {
-    my $bad = unknown($_[0]);
-    push @lost, join(';', @{$_[0]}) if $bad;
-    return $bad });
-  cmp_ok($u, '<=', 0.001 * $all, "left, JIT $jit: line unknown in at most 0.1% ($u of $all)")
-    or diag(join "\n", @lost[0 .. ($#lost < 4 ? $#lost : 4)]);
+  lines_known("left, JIT $jit", $stacks, $all);
 }
 
 # -- A tail call inside a trace ---------------------------------------------
@@ -187,13 +193,7 @@ for my $jit (@jit) {
     is($right // 0, $new, "tail, JIT $jit: each of them under line 10")
       or diag(join "\n", @wrong[0 .. ($#wrong < 4 ? $#wrong : 4)]);
   }
-  my @lost;
-  my ($u) = count_stacks($stacks, sub {
-    my $bad = unknown($_[0]);
-    push @lost, join(';', @{$_[0]}) if $bad;
-    return $bad });
-  cmp_ok($u, '<=', 0.001 * $all, "tail, JIT $jit: line unknown in at most 0.1% ($u of $all)")
-    or diag(join "\n", @lost[0 .. ($#lost < 4 ? $#lost : 4)]);
+  lines_known("tail, JIT $jit", $stacks, $all);
 }
 
 done_testing();
