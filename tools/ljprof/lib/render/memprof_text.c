@@ -3,7 +3,8 @@
 ** Text report, in the shape users of the reference know: sections of
 ** locations with their events and bytes, the allocation sites each
 ** reallocation or free touched ("Overrides"), what each site still holds
-** (HEAP SUMMARY), and ALIASES for chunk names that span lines.
+** (HEAP SUMMARY), and ALIASES for chunk names that span lines. Of
+** several streams merged, what each allocated and still held (BY STREAM).
 */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdint.h>
@@ -277,6 +278,10 @@ static void put_site_stacks(struct text *t, const uint32_t *pairs,
     put_plural(t, p->live_objects, "block", "blocks");
     put(t, " from ");
     put_stack(t, p->stack);
+    if (origins_merged(t->in->origins)) {
+      put(t, ", in ");
+      put(t, t->in->origins->items[p->stream].name);
+    }
     end_line(t);
   }
 }
@@ -348,6 +353,29 @@ static void put_stream_meta(struct text *t) {
   }
 }
 
+static void put_streams(struct text *t) {
+  const struct origins *o = t->in->origins;
+  if (!origins_merged(o)) return;
+  uint64_t alloc = 0, inuse = 0;
+  for (size_t i = 0; i < o->n; i++) {
+    alloc = add_sat(alloc, o->items[i].value);
+    inuse = add_sat(inuse, o->items[i].inuse);
+  }
+  put(t, "BY STREAM (allocated, then in use at its end)");
+  end_line(t);
+  for (size_t i = 0; i < o->n; i++) {
+    put(t, o->items[i].name);
+    put(t, ": ");
+    put_size(t, o->items[i].value);
+    put_share(t, o->items[i].value, alloc);
+    put(t, ", ");
+    put_size(t, o->items[i].inuse);
+    put_share(t, o->items[i].inuse, inuse);
+    end_line(t);
+  }
+  end_line(t);
+}
+
 static void put_aliases(struct text *t) {
   if (t->aliases.count == 0) return;
   end_line(t);
@@ -383,6 +411,7 @@ int report_memprof_text(FILE *out, const struct report_input *in,
     put_totals(&t);
     put_jit_total(&t);
     end_line(&t);
+    put_streams(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
     put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);

@@ -5,7 +5,9 @@
 ** memory: the allocation site alone, with its bytes or blocks), most first;
 ** stacks whose value is 0 (sites that hold nothing at the end, with
 ** --leak-only) are left out.
-** Names are given in full, on one line (profile_frame_name()).
+** Names are given in full, on one line (profile_frame_name()). Streams
+** merged, with root_origin: under a root frame `[stream NAME]`, the file
+** each came from.
 */
 #include <inttypes.h>
 
@@ -17,8 +19,11 @@ int report_collapsed(FILE *out, const struct profile *p) {
     const struct profile_stack *st = &p->stacks[s];
     if (!st->values[p->shown]) continue;
     sbuf_reset(&line);
+    int root = p->root_origin && origins_merged(p->origins);
+    if (root)
+      sbuf_printf(&line, "[stream %s]", p->origins->items[st->stream].name);
     for (size_t f = 0; f < st->depth; f++) {
-      if (f) sbuf_add(&line, ";", 1);
+      if (f || root) sbuf_add(&line, ";", 1);
       profile_frame_name(p, profile_frame_from_root(p, st, f), &line);
     }
     fwrite(line.data, 1, line.len, out);

@@ -2,7 +2,8 @@
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof text report: what was asked and what was achieved, samples by
 ** VM state, what the JIT says when the compiler or the interpreter took
-** much of the time, then the Lua lines (each with the C it calls) and
+** much of the time, of several streams merged their samples by stream,
+** then the Lua lines (each with the C it calls) and
 ** the functions by self and by total samples, and ALIASES for chunk
 ** names that span lines.
 */
@@ -93,6 +94,18 @@ static void put_vmstates(struct text *t) {
   fprintf(t->out, "\n");
 }
 
+static void put_streams(struct text *t) {
+  const struct origins *o = t->in->origins;
+  if (!origins_merged(o)) return;
+  uint64_t total = 0;
+  for (size_t i = 0; i < o->n; i++) total = add_sat(total, o->items[i].value);
+  fprintf(t->out, "SAMPLES BY STREAM\n");
+  for (size_t i = 0; i < o->n; i++)
+    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", o->items[i].name,
+            o->items[i].value, percent(o->items[i].value, total));
+  fprintf(t->out, "\n");
+}
+
 static void put_ranking(struct text *t, const char *title,
                         const struct sysagg_table *table, enum sysagg_key key,
                         int functions) {
@@ -138,6 +151,7 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
   put_stream(&t);
   put_samples(&t);
   fprintf(out, "\n");
+  put_streams(&t);
   put_vmstates(&t);
   report_jit_says(out, in);
   put_ranking(&t, "LINES BY SELF", &in->agg->lines, KEY_SELF, 0);

@@ -155,6 +155,7 @@ struct symbols {
   size_t nstack_frames, stack_frames_cap;
   struct symstack *stacks;
   size_t nstacks, stacks_cap;
+  size_t stack_base; /* the id of the stream's stack 0 (of a merge) */
   struct memprof_meta memprof;
 };
 
@@ -172,6 +173,16 @@ static inline const struct symframe *symbols_stack(const struct symbols *s,
 
 void symbols_init(struct symbols *s);
 void symbols_free(struct symbols *s);
+
+/*
+** Before the next stream of a merge: its addresses and trace numbers are
+** its own (another process, another layout), so the bindings go; the
+** locations stay, each holding the names it was resolved to, and the
+** next stream's resolve to the same ids when they name the same things.
+** Its stacks (memprof v5) follow the ones kept, from stack_base on; what
+** it says of itself (memprof) is its own.
+*/
+void symbols_forget_bindings(struct symbols *s);
 
 uint32_t symbols_intern(struct symbols *s, const char *str, size_t len);
 
