@@ -180,6 +180,22 @@ SKIP: {
        'pprof, memory with stacks: each stream\'s share') or diag $tags;
 }
 
+# diff: each side a set, merged as report merges it.
+$r = ljprof('diff', $a, '--', $a, $b);
+is($r->{rc}, 0, 'diff of sets: exit 0') or diag $r->{err};
+like($r->{out}, qr/^DIFF: \Q$a\E -> \Q$a\E, \Q$b\E \(CPU, cpu, by site\)\nTotal: 36000000 -> 48000000 \(\+12000000\)\n/,
+     'diff of sets: the sides and their totals');
+like($r->{out}, qr/^GREW\n\+10000000 \(30000000 nanoseconds -> 40000000 nanoseconds\)  \@hot\.lua:7\n\+2000000 .*\@hot\.lua:9\n/m,
+     'diff of sets: the hot line of both processes against one');
+$r = ljprof('diff', '--by=stack', $m1, $m2, '--', $m1);
+like($r->{out}, qr/^SHRANK\n-1000 \(4000 bytes -> 3000 bytes\)  \@alloc\.lua:7\n/m, 'diff of sets, memory: what shrank');
+$r = ljprof('diff', $a, '--');
+is($r->{rc}, 2, 'diff: nothing after --: exit 2');
+like($r->{err}, qr/wants files on both sides of '--'/, 'diff: nothing after --: said');
+$r = ljprof('diff', $a, $m1, '--', $b);
+is($r->{rc}, 2, 'diff: a side of two kinds: exit 2');
+like($r->{err}, qr/^ljprof: \Q$m1\E: a memory profile/m, 'diff: a side of two kinds: the file named');
+
 # Two real processes, the same hot line, one with three times the other's
 # samples: 75/25 within a few samples, the line of both summed.
 my $lua = <<'LUA';

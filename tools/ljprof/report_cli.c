@@ -139,14 +139,9 @@ static int render_profile(FILE *out, const struct stream_set *set,
                           const struct report_options *opt) {
   struct profile profile;
   char *note = NULL;
-  if (set->kind == STREAM_SYSPROF) {
-    profile_from_sysprof(&profile, set->source, &set->sysagg, &set->damage);
-    if (opt->format == REPORT_HTML) profile.note = note = jit_note(set, opt);
-  } else {
-    profile_from_memprof(&profile, set->source, &set->memagg, &set->damage,
-                         opt->leak_only, opt->count);
-  }
-  profile.origins = &set->origins;
+  stream_set_profile(&profile, set, opt->leak_only, opt->count);
+  if (set->kind == STREAM_SYSPROF && opt->format == REPORT_HTML)
+    profile.note = note = jit_note(set, opt);
   profile.root_origin = opt->root_origin;
   if (origins_merged(&set->origins) && opt->format != REPORT_PPROF &&
       !opt->root_origin)

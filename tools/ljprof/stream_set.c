@@ -157,3 +157,13 @@ void stream_set_free(struct stream_set *set) {
   sbuf_free(&set->joined);
   memset(set, 0, sizeof *set);
 }
+
+void stream_set_profile(struct profile *p, const struct stream_set *set,
+                        int leak_only, enum memagg_order count) {
+  if (set->kind == STREAM_SYSPROF)
+    profile_from_sysprof(p, set->source, &set->sysagg, &set->damage);
+  else
+    profile_from_memprof(p, set->source, &set->memagg, &set->damage,
+                         leak_only, count);
+  p->origins = &set->origins;
+}

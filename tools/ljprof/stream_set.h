@@ -15,6 +15,7 @@
 
 #include "lib/aggregate/memagg.h"
 #include "lib/aggregate/origins.h"
+#include "lib/aggregate/profile.h"
 #include "lib/aggregate/sysagg.h"
 #include "lib/decode/stream.h"
 #include "lib/shared/reader.h"
@@ -44,5 +45,10 @@ struct stream_set {
 int stream_set_read(struct stream_set *set, const char *const *names,
                     size_t n);
 void stream_set_free(struct stream_set *set);
+
+/* The profile of a set read (profile_from_sysprof(), _memprof()), its
+** samples keeping their streams; profile_free() it first. */
+void stream_set_profile(struct profile *p, const struct stream_set *set,
+                        int leak_only, enum memagg_order count);
 
 #endif
