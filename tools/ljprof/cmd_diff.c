@@ -59,16 +59,10 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* A side: its files. */
-struct side {
-  const char *const *files;
-  size_t n;
-};
-
 struct args {
   struct report_options report;
   enum profdiff_key key;
-  struct side sides[2]; /* BASE, NEW */
+  struct file_list sides[2]; /* BASE, NEW */
   const char *output;
 };
 
@@ -92,34 +86,15 @@ static int parse_own_option(int c, char **argv, void *ud) {
   }
 }
 
-/* Where a lone "--" splits BASE's files from NEW's; argc if none. */
-static int separator(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--")) return i;
-  return argc;
-}
-
 static int parse_args(int argc, char **argv, struct args *a) {
-  int sep = separator(argc, argv);
+  int sep = sides_separator(argc, argv);
   int status = parse_options(CMD, sep, argv, ":o:h", long_options,
                              &a->report, parse_own_option, a);
   if (status >= 0) return status;
   if (a->report.format != REPORT_TEXT && a->report.format != REPORT_HTML)
     return usage_error(CMD, "--format wants text or html");
-  const char *const *files = (const char *const *)argv;
-  if (sep == argc) {
-    if (argc - optind != 2)
-      return usage_error(CMD, "wants two files, BASE and NEW, or BASE... -- "
-                              "NEW...");
-    a->sides[0] = (struct side){files + optind, 1};
-    a->sides[1] = (struct side){files + optind + 1, 1};
-    return -1;
-  }
-  if (sep == optind || sep + 1 == argc)
-    return usage_error(CMD, "wants files on both sides of '--'");
-  a->sides[0] = (struct side){files + optind, (size_t)(sep - optind)};
-  a->sides[1] = (struct side){files + sep + 1, (size_t)(argc - sep - 1)};
-  return -1;
+  return two_sides(CMD, argc, argv, sep, a->sides,
+                   "two files, BASE and NEW, or BASE... -- NEW...");
 }
 
 static void put_value(FILE *out, const struct profile *p, uint64_t v) {
