@@ -21,11 +21,12 @@ use LJProf::Run;
 my $dir = scratch_dir();
 
 # The same program in two processes: its function and C symbols at other
-# addresses in each (ASLR), samples 30 and 10 on its hot line.
+# addresses in each (ASLR), samples 30 and 10 on its hot line; the
+# process record (@process: pid, host, start), if any.
 sub worker {
-  my ($base, $hot, $cold) = @_;
+  my ($base, $hot, $cold, @process) = @_;
   return symtab(sym_lfunc($base + 0x100, '@hot.lua', 5), sym_cfunc($base + 0x401000, 'main'))
-    . sysprof(3, sp_config(MODE_C, 1000, 0),
+    . sysprof(3, sp_config(MODE_C, 1000, 0), (@process ? sp_process(@process) : ()),
 	      (sp_sample(LFUNC, f_lua($base + 0x100, 7), f_native($base + 0x401050))) x $hot,
 	      (sp_sample(LFUNC, f_lua($base + 0x100, 9), f_native($base + 0x401050))) x $cold,
 	      sp_stats($hot + $cold, [0, $hot + $cold], 0, 0, ($hot + $cold) * 1_000_000));
@@ -68,6 +69,37 @@ for my $format (qw(speedscope html)) {
   is($r->{rc}, 0, "$format: exit 0");
   like($r->{out}, qr/hot\.lua/, "$format: the merged profile");
 }
+
+# Streams that say their process: the same pid on two hosts told apart.
+my $w1 = write_file("$dir/web-1.bin", worker(0, 30, 6, 4242, 'web-1', 1_700_000_000_000_000_000));
+my $w2 = write_file("$dir/web-2.bin", worker(0x5500000000, 10, 2, 4242, 'web-2', 1_700_000_001_000_000_000));
+$r = ljprof('report', $w1, $w2);
+like($r->{out}, qr/^SAMPLES BY STREAM\n\Q$w1\E \(pid 4242 on web-1\): 36 \(75\.0%\)\n\Q$w2\E \(pid 4242 on web-2\): 12 \(25\.0%\)\n/m,
+     'text: each stream with its pid and host');
+$r = ljprof_json($w1, $w2);
+is_deeply([map { [$_->{pid}, $_->{host}, $_->{started_ns}] } @{ $r->{json}{streams} }],
+	  [[4242, 'web-1', 1_700_000_000_000_000_000], [4242, 'web-2', 1_700_000_001_000_000_000]],
+	  'json: pid, host and start of each stream');
+$r = ljprof('report', '--format=collapsed', '--root=process', $w1, $w2);
+like($r->{out}, qr/\A\[pid 4242 on web-1\];main;\@hot\.lua:7 30\n\[pid 4242 on web-2\];main;\@hot\.lua:7 10\n/,
+     'collapsed --root=process: the process as the root frame');
+$r = ljprof('report', $w1);
+is($r->{rc}, 0, 'one stream with a process record: exit 0');
+unlike($r->{out}, qr/pid 4242/, 'one stream: no table, no pid');
+my $mp = write_file("$dir/mem-pid.bin", symtab(sym_lfunc(0x100, '@alloc.lua', 5))
+		    . memprof_v5(info_config(1, 0), info_process(77, 'db-1', 5), upd_stack(1, sf_lua(0x100, 7)),
+				 ev_stack(1, lua(0x100, 7), 1, 0x1000, 64)));
+my $mp2 = write_file("$dir/mem-pid2.bin", symtab(sym_lfunc(0x100, '@alloc.lua', 5))
+		     . memprof_v5(info_config(1, 0), upd_stack(1, sf_lua(0x100, 7)),
+				  ev_stack(1, lua(0x100, 7), 1, 0x1000, 64)));
+$r = ljprof('report', $mp, $mp2);
+like($r->{out}, qr/^\Q$mp\E \(pid 77 on db-1\): 64 bytes \(50\.0%\), 64 bytes \(50\.0%\)\n\Q$mp2\E: 64 bytes/m,
+     'memory: the process of a stream that says, the file of one that does not');
+my $cutp = worker(0, 1, 0, 4242, 'web-1', 5);
+$cutp = write_file("$dir/cut-process.bin", substr($cutp, 0, index($cutp, 'web-1') + 2));
+$r = ljprof('report', $w1, $cutp);
+is($r->{rc}, 1, 'a process record cut: exit 1');
+like($r->{err}, qr/^ljprof: \Q$cutp\E: truncated at offset \d+: expected more bytes \(process: host name\)/m, 'a process record cut: said');
 
 # Streams that do not merge: refused, naming the file and why.
 my $mem = write_file("$dir/mem.bin", symtab(sym_lfunc(0x100, '@hot.lua', 5))
@@ -151,19 +183,28 @@ $r = ljprof('report', '--format=collapsed', '--root=process', $s1, $s2);
 is($r->{out}, "[stream $s1];\@alloc.lua:20;\@alloc.lua:7 3000\n[stream $s2];\@alloc.lua:20;\@alloc.lua:7 1000\n",
    'memory with stacks, --root=process: a stack per stream');
 
+# A stream cut before its events, first: the whole one's pairs go to an
+# aggregation that has none yet.
+my $s1cut = write_file("$dir/stacks-cut.bin",
+		       substr(stack_worker(0, 30, 0), 0, length(symtab(sym_lfunc(0x100, '@alloc.lua', 5))) + 7
+			      + length(info_config(1, 0)) + 2));
+$r = ljprof('report', '--format=collapsed', $s1cut, $s2, $s1);
+is($r->{rc}, 1, 'a cut stream first: exit 1');
+is($r->{out}, "\@alloc.lua:20;\@alloc.lua:7 4000\n", 'a cut stream first: the others merged');
+
 my $sampled = write_file("$dir/sampled.bin", stack_worker(0x5500000000, 10, 4096));
 $r = ljprof('report', $s1, $sampled);
 is($r->{rc}, 2, 'sampled with every event: exit 2');
 like($r->{err}, qr/^ljprof: \Q$sampled\E: sampled, the others every event: its events do not add up with theirs$/m,
      'sampled with every event: the file and why');
 $r = ljprof('report', $m1, $s1);
-is($r->{rc}, 2, 'with and without call stacks: exit 2');
-like($r->{err}, qr/^ljprof: \Q$s1\E: with call stacks, the others without call stacks/m,
-     'with and without call stacks: the file and why');
+is($r->{rc}, 2, 'versions 4 and 5: exit 2');
+like($r->{err}, qr/^ljprof: \Q$s1\E: version 5 \(call stacks\), the others version 3 or 4: its events do not add up/m,
+     'versions 4 and 5: the file and why');
 
 # pprof: a `stream` label on each sample, for -tags and -tagfocus.
 SKIP: {
-  skip 'go is not installed (Debian golang-go)', 4 unless `sh -c 'command -v go' 2>/dev/null`;
+  skip 'go is not installed (Debian golang-go)', 6 unless `sh -c 'command -v go' 2>/dev/null`;
   my $gohome = tempdir(CLEANUP => 1);
   local @ENV{qw(HOME GOCACHE GOPATH PPROF_TMPDIR GOTOOLCHAIN GOPROXY GOFLAGS)} =
     (map({ mkdir "$gohome/$_"; "$gohome/$_" } qw(home cache gopath pprof)), 'local', 'off', '');
@@ -174,6 +215,11 @@ SKIP: {
        'pprof: -tags gives each stream its share') or diag $tags;
   my $top = `go tool pprof -lines -top -tagfocus=stream=cpu-202 $dir/cpu.pb.gz 2>&1`;
   like($top, qr/^\s*10ms\s.*hot\.lua:7/m, 'pprof: -tagfocus keeps one stream\'s samples') or diag $top;
+  ljprof('report', '--format=pprof', '-o', "$dir/web.pb.gz", $w1, $w2);
+  $top = `go tool pprof -lines -top -tagfocus=host=web-2 $dir/web.pb.gz 2>&1`;
+  like($top, qr/^\s*10ms\s.*hot\.lua:7/m, 'pprof: -tagfocus=host keeps one host\'s samples') or diag $top;
+  $tags = `go tool pprof -tags $dir/web.pb.gz 2>&1`;
+  like($tags, qr/ pid: Total 48\.0ms\n\s+48\.0ms \(  100%\): 4242\n/, 'pprof: pid a string label') or diag $tags;
   ljprof('report', '--format=pprof', '-o', "$dir/mem.pb.gz", $s1, $s2);
   $tags = `go tool pprof -tags -sample_index=inuse_space $dir/mem.pb.gz 2>&1`;
   like($tags, qr/stream: Total .*\n.*\(75\.00%\): \Q$s1\E\n.*\(25\.00%\): \Q$s2\E\n/,
@@ -199,6 +245,9 @@ like($r->{err}, qr/^ljprof: \Q$m1\E: a memory profile/m, 'diff: a side of two ki
 # Two real processes, the same hot line, one with three times the other's
 # samples: 75/25 within a few samples, the line of both summed.
 my $lua = <<'LUA';
+local ffi = require("ffi")
+ffi.cdef("int getpid(void);")
+print(ffi.C.getpid())
 jit.off()
 local function hot(n)
   local x = 0
@@ -211,15 +260,20 @@ assert(misc.sysprof.stop())
 LUA
 my $script = write_file("$dir/hot.lua", $lua);
 my @bins = map { "$dir/real-$_.bin" } 1, 2;
+my @pids;
 for ([0, 300], [1, 100]) {
   my $run = run_program('luajit', $script, $bins[$_->[0]], $_->[1]);
   is($run->{rc}, 0, "real process $_->[0]: exit 0") or diag $run->{err};
+  push @pids, $run->{out} =~ /(\d+)/ ? $1 : -1;
 }
 $r = ljprof_json(@bins);
 is($r->{rc}, 0, 'real: exit 0') or diag $r->{err};
 my @s = map { $_->{samples} } @{ $r->{json}{streams} || [] };
 ok(@s == 2 && abs($s[0] / ($s[0] + $s[1]) - 0.75) < 0.02, "real: shares 75/25 (@s)");
-my ($line) = grep { $_->{name} eq "\@$script:4" } @{ $r->{json}{lines} || [] };
+chomp(my $host = `hostname`);
+is_deeply([map { [$_->{pid}, $_->{host}] } @{ $r->{json}{streams} || [] }], [map { [$_, $host] } @pids],
+	  'real: each stream says its process and host');
+my ($line) = grep { $_->{name} eq "\@$script:7" } @{ $r->{json}{lines} || [] };
 ok($line && $line->{self} >= 0.9 * ($s[0] + $s[1]), 'real: the hot line holds the samples of both')
   or diag explain $r->{json}{lines};
 

@@ -51,7 +51,7 @@ enum {
   "                      what ran, compiler time by trace start and outcome,\n" \
   "                      interpreted lines and why, hot exits, flushes\n" \
   "  --root=process      collapsed, several streams: each stack under a\n"  \
-  "                      root frame naming the stream it came from\n"
+  "                      root frame naming its process (pid, host) or file\n"
 
 #define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0, 0}
 

@@ -37,6 +37,7 @@ static void count_origin(struct stream_set *set, size_t i,
                          const struct sysprof_meta *meta,
                          uint64_t samples_before, const struct memagg *mem) {
   struct origin *o = &set->origins.items[i];
+  o->process = set->sym.process;
   if (set->kind == STREAM_SYSPROF) {
     o->value = meta->has_stats ? meta->samples
                                : set->sysagg.samples - samples_before;

@@ -435,7 +435,8 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
     const struct stackpair *fp = &from->pairs[i];
     int added = keymap_get(&into->pair_index,
                            (uint64_t)fp->site << 32 | fp->stack) == HASHTAB_NONE;
-    struct stackpair *p = &into->pairs[pair_of(into, fp->site, fp->stack)];
+    uint32_t id = pair_of(into, fp->site, fp->stack); /* may move pairs */
+    struct stackpair *p = &into->pairs[id];
     if (added) p->stream = stream;
     p->alloc_objects = add_sat(p->alloc_objects, fp->alloc_objects);
     p->alloc_bytes = add_sat(p->alloc_bytes, fp->alloc_bytes);
@@ -451,8 +452,10 @@ static int sampled(const struct memprof_meta *m) {
   return m->has_config && m->sample;
 }
 
-static int with_stacks(const struct memprof_meta *m) {
-  return m->has_config && m->stacks;
+/* A v5 stream (it has a config record) is counted by (site, stack) pair
+** too, even without stacks (memagg_has_stacks()); v3 and v4 by site. */
+static int by_stack(const struct memprof_meta *m) {
+  return m->has_config;
 }
 
 int memagg_merge_meta(struct memprof_meta *into, const struct memprof_meta *m,
@@ -467,10 +470,10 @@ int memagg_merge_meta(struct memprof_meta *into, const struct memprof_meta *m,
              sampled(into) ? "sampled" : "every event");
     return 0;
   }
-  if (with_stacks(m) != with_stacks(into)) {
+  if (by_stack(m) != by_stack(into)) {
     snprintf(why, size, "%s, the others %s",
-             with_stacks(m) ? "with call stacks" : "without call stacks",
-             with_stacks(into) ? "with call stacks" : "without call stacks");
+             by_stack(m) ? "version 5 (call stacks)" : "version 3 or 4",
+             by_stack(into) ? "version 5 (call stacks)" : "version 3 or 4");
     return 0;
   }
   into->native &= m->native;

@@ -127,8 +127,8 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
 ** What the streams of a merge say of themselves: a stream's own (m)
 ** added to those of the streams before it (*into, zeroed before the
 ** first). Streams of every event and sampled ones do not add up, nor
-** ones with call stacks and ones without: 0, and why in why[size]. 1
-** otherwise.
+** ones of version 5 (counted by call stack) and older ones: 0, and why
+** in why[size]. 1 otherwise.
 */
 int memagg_merge_meta(struct memprof_meta *into, const struct memprof_meta *m,
                       int first, char *why, size_t size);

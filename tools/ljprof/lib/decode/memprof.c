@@ -152,7 +152,7 @@ static int read_mark(struct reader *r, struct decoder *d) {
   return 1;
 }
 
-/* A config, stats or time mark record. */
+/* A config, stats, time mark or process record. */
 static int read_info(struct reader *r, struct symbols *sym,
                      struct decoder *d) {
   uint64_t at = reader_offset(r), kind, flags;
@@ -181,6 +181,8 @@ static int read_info(struct reader *r, struct symbols *sym,
   case LJM_INFO_SNAPSHOT:
     return reader_uleb(r, &d->snapshot, "snapshot mark: id") &&
            read_mark(r, d);
+  case LJM_INFO_PROCESS:
+    return symtab_read_process(r, sym, &d->scratch);
   default:
     reader_fail(r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,

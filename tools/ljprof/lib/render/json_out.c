@@ -47,6 +47,12 @@ void json_add_origins(json_t *root, const struct origins *o,
     const struct origin *it = &o->items[i];
     json_t *item = json_object();
     json_object_set_new(item, "name", json_bytes(it->name, strlen(it->name)));
+    if (it->process.known) {
+      json_object_set_new(item, "pid", json_u64(it->process.pid));
+      json_object_set_new(item, "host", json_bytes(it->process.host,
+                                                   strlen(it->process.host)));
+      json_object_set_new(item, "started_ns", json_u64(it->process.epoch_ns));
+    }
     if (kind == PROFILE_CPU) {
       json_object_set_new(item, "samples", json_u64(it->value));
     } else {

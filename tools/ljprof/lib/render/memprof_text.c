@@ -363,8 +363,11 @@ static void put_streams(struct text *t) {
   }
   put(t, "BY STREAM (allocated, then in use at its end)");
   end_line(t);
+  struct sbuf name = {0};
   for (size_t i = 0; i < o->n; i++) {
-    put(t, o->items[i].name);
+    sbuf_reset(&name);
+    origin_name(&o->items[i], &name);
+    put(t, sbuf_cstr(&name));
     put(t, ": ");
     put_size(t, o->items[i].value);
     put_share(t, o->items[i].value, alloc);
@@ -373,6 +376,7 @@ static void put_streams(struct text *t) {
     put_share(t, o->items[i].inuse, inuse);
     end_line(t);
   }
+  sbuf_free(&name);
   end_line(t);
 }
 

@@ -6,8 +6,9 @@
 ** stacks whose value is 0 (sites that hold nothing at the end, with
 ** --leak-only) are left out.
 ** Names are given in full, on one line (profile_frame_name()). Streams
-** merged, with root_origin: under a root frame `[stream NAME]`, the file
-** each came from.
+** merged, with root_origin: under a root frame naming the process each
+** came from, `[pid PID on HOST]`, or for a stream that does not say,
+** `[stream FILE]`.
 */
 #include <inttypes.h>
 
@@ -20,8 +21,12 @@ int report_collapsed(FILE *out, const struct profile *p) {
     if (!st->values[p->shown]) continue;
     sbuf_reset(&line);
     int root = p->root_origin && origins_merged(p->origins);
-    if (root)
-      sbuf_printf(&line, "[stream %s]", p->origins->items[st->stream].name);
+    if (root) {
+      const struct origin *o = &p->origins->items[st->stream];
+      sbuf_add(&line, "[", 1);
+      if (!origin_process(o, &line)) sbuf_printf(&line, "stream %s", o->name);
+      sbuf_add(&line, "]", 1);
+    }
     for (size_t f = 0; f < st->depth; f++) {
       if (f || root) sbuf_add(&line, ";", 1);
       profile_frame_name(p, profile_frame_from_root(p, st, f), &line);

@@ -22,7 +22,8 @@
 **   compiled, `trace` (a number; none outside traces and the compiler), so
 **   that `go tool pprof -tagfocus=vmstate=RECORD` keeps the compiler's.
 **   Streams merged, each sample of either kind says which it came from,
-**   `stream` (its file), for `-tagfocus=stream=...` and `-tags`.
+**   `stream` (its file), and when the stream says, its process's `pid`
+**   and `host` (strings), for `-tagfocus=pid=4242` and `-tags`.
 ** - CPU: period type cpu/nanoseconds, period the sampling interval,
 **   duration the profile's elapsed time. Memory: period type space/bytes.
 ** - Comments: the source, and where the stream is damaged, if it is.
@@ -263,7 +264,15 @@ static void runs_free(struct runs *runs) {
   hashtab_free(&runs->index);
 }
 
-#define PPROF_LABELS 3
+#define PPROF_LABELS 5
+
+static void add_string_label(struct pprof *pp, Sample *sample, Label *l,
+                             const char *key, const char *value) {
+  perftools__profiles__label__init(l);
+  l->key = cstring_id(&pp->strings, key);
+  l->str = cstring_id(&pp->strings, value);
+  sample->label[sample->n_label++] = l;
+}
 
 /* A sample's labels: a CPU sample's VM state and its trace if it has one,
 ** and of a merge, the stream it came from. */
@@ -272,24 +281,23 @@ static void add_labels(struct pprof *pp, const struct profile *p,
                        const struct profile_stack *st) {
   Label *l = &pp->labels[PPROF_LABELS * s];
   sample->label = &pp->label_ptrs[PPROF_LABELS * s];
-  if (p->kind == PROFILE_CPU) {
-    perftools__profiles__label__init(l);
-    l->key = cstring_id(&pp->strings, "vmstate");
-    l->str = cstring_id(&pp->strings, sysprof_vmstate_name(st->vmstate));
-    sample->label[sample->n_label++] = l++;
-  }
+  if (p->kind == PROFILE_CPU)
+    add_string_label(pp, sample, l++, "vmstate",
+                     sysprof_vmstate_name(st->vmstate));
   if (st->trace) {
     perftools__profiles__label__init(l);
     l->key = cstring_id(&pp->strings, "trace");
     l->num = clamp_i64(st->trace);
     sample->label[sample->n_label++] = l++;
   }
-  if (origins_merged(p->origins)) {
-    perftools__profiles__label__init(l);
-    l->key = cstring_id(&pp->strings, "stream");
-    l->str = cstring_id(&pp->strings, p->origins->items[st->stream].name);
-    sample->label[sample->n_label++] = l;
-  }
+  if (!origins_merged(p->origins)) return;
+  const struct origin *o = &p->origins->items[st->stream];
+  add_string_label(pp, sample, l++, "stream", o->name);
+  if (!o->process.known) return;
+  char pid[24];
+  snprintf(pid, sizeof pid, "%" PRIu64, o->process.pid);
+  add_string_label(pp, sample, l++, "pid", pid);
+  add_string_label(pp, sample, l, "host", o->process.host);
 }
 
 /* The samples, leaf first as pprof's, and the runs their locations are. */

@@ -100,9 +100,12 @@ static void put_streams(struct text *t) {
   uint64_t total = 0;
   for (size_t i = 0; i < o->n; i++) total = add_sat(total, o->items[i].value);
   fprintf(t->out, "SAMPLES BY STREAM\n");
-  for (size_t i = 0; i < o->n; i++)
-    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", o->items[i].name,
+  for (size_t i = 0; i < o->n; i++) {
+    sbuf_reset(&t->name);
+    origin_name(&o->items[i], &t->name);
+    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", sbuf_cstr(&t->name),
             o->items[i].value, percent(o->items[i].value, total));
+  }
   fprintf(t->out, "\n");
 }
 

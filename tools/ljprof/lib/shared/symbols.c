@@ -41,6 +41,7 @@ void symbols_forget_bindings(struct symbols *s) {
   s->generation++;
   s->stack_base = s->nstacks;
   memset(&s->memprof, 0, sizeof s->memprof);
+  memset(&s->process, 0, sizeof s->process);
 }
 
 /* FNV-1a, folded to 32 bits. */
