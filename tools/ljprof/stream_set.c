@@ -120,6 +120,8 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   if (status == EXIT_OK && later && kind == STREAM_MEMPROF)
     memagg_merge(&set->memagg, &own, (uint32_t)i);
   if (later) memagg_free(&own);
+  else if (kind == STREAM_MEMPROF && set->origins.n > 1)
+    memagg_forget_blocks(&set->memagg);
   if (status != EXIT_USAGE) status = note_damage(set, name, &r);
   reader_free(&r);
   if (!stdin_input) close(fd);

@@ -448,6 +448,12 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   heapline_finish(&into->heap);
 }
 
+void memagg_forget_blocks(struct memagg *agg) {
+  livetab_free(&agg->live);
+  livetab_free(&agg->pair_live);
+  livetab_free(&agg->scaled);
+}
+
 static int sampled(const struct memprof_meta *m) {
   return m->has_config && m->sample;
 }

@@ -123,6 +123,10 @@ void memagg_finish(struct memagg *agg);
 void memagg_merge(struct memagg *into, const struct memagg *from,
                   uint32_t stream);
 
+/* After memagg_finish(), for a merge: the live blocks' tables freed; the
+** figures they gave stay. */
+void memagg_forget_blocks(struct memagg *agg);
+
 /*
 ** What the streams of a merge say of themselves: a stream's own (m)
 ** added to those of the streams before it (*into, zeroed before the
