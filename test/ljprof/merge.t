@@ -277,4 +277,29 @@ my ($line) = grep { $_->{name} eq "\@$script:7" } @{ $r->{json}{lines} || [] };
 ok($line && $line->{self} >= 0.9 * ($s[0] + $s[1]), 'real: the hot line holds the samples of both')
   or diag explain $r->{json}{lines};
 
+# Two real processes' memory profiles with call stacks: each stream's
+# process, the allocating line of both summed.
+my $mem_lua = write_file("$dir/alloc.lua", <<'LUA');
+local ffi = require("ffi")
+ffi.cdef("int getpid(void);")
+print(ffi.C.getpid())
+jit.off()
+assert(misc.memprof.start({ path = arg[1], stacks = true }))
+local keep = {}
+for i = 1, tonumber(arg[2]) do keep[i] = { i } end
+assert(misc.memprof.stop())
+LUA
+my @mbins = map { "$dir/real-mem-$_.bin" } 1, 2;
+my @mpids;
+for ([0, 3000], [1, 1000]) {
+  my $run = run_program('luajit', $mem_lua, $mbins[$_->[0]], $_->[1]);
+  is($run->{rc}, 0, "real memory profile $_->[0]: exit 0") or diag $run->{err};
+  push @mpids, $run->{out} =~ /(\d+)/ ? $1 : -1;
+}
+$r = ljprof('report', @mbins);
+is($r->{rc}, 0, 'real memory: exit 0') or diag $r->{err};
+like($r->{out}, qr/^\Q$mbins[0]\E \(pid $mpids[0] on \Q$host\E\): .*\n\Q$mbins[1]\E \(pid $mpids[1] on \Q$host\E\): /m,
+     'real memory: each stream with its process');
+like($r->{out}, qr/^\@\Q$mem_lua\E:7: 400\d events/m, 'real memory: the allocating line of both, 3000 + 1000 tables');
+
 done_testing();
