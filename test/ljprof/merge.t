@@ -39,7 +39,7 @@ is($r->{rc}, 0, 'two streams: exit 0') or diag $r->{err};
 my $t = $r->{out};
 like($t, qr/^SYSPROF REPORT: \Q$a\E, \Q$b\E\n/, 'text: both streams in the title');
 like($t, qr/^Samples: 48 in 0\.048 s/m, 'text: the samples and times summed');
-like($t, qr/^SAMPLES BY STREAM\n\Q$a\E: 36 \(75\.0%\)\n\Q$b\E: 12 \(25\.0%\)\n\n/m,
+like($t, qr/^SAMPLES BY PROCESS\n\Q$a\E: 36 \(75\.0%\)\n\Q$b\E: 12 \(25\.0%\)\n\n/m,
      'text: each stream with its samples and share');
 like($t, qr/^LINES BY SELF\n\@hot\.lua:7: 40 self \(83\.3%\), 40 total \(83\.3%\)\n\@hot\.lua:9: 8 self/m,
      'text: the hot line of both processes summed, by name not address');
@@ -47,7 +47,7 @@ like($t, qr/^FUNCTIONS BY SELF\n\@hot\.lua:5: 48 self/m, 'text: the function of 
 unlike($t, qr/unknown proto/, 'text: every address named by its own stream');
 
 my $one = ljprof('report', $a);
-unlike($one->{out}, qr/BY STREAM/, 'one stream: no table by stream');
+unlike($one->{out}, qr/BY PROCESS/, 'one stream: no table by process');
 
 $r = ljprof_json($a, $b);
 is_deeply($r->{json}{streams}, [{ name => $a, samples => 36 }, { name => $b, samples => 12 }],
@@ -74,7 +74,7 @@ for my $format (qw(speedscope html)) {
 my $w1 = write_file("$dir/web-1.bin", worker(0, 30, 6, 4242, 'web-1', 1_700_000_000_000_000_000));
 my $w2 = write_file("$dir/web-2.bin", worker(0x5500000000, 10, 2, 4242, 'web-2', 1_700_000_001_000_000_000));
 $r = ljprof('report', $w1, $w2);
-like($r->{out}, qr/^SAMPLES BY STREAM\n\Q$w1\E \(pid 4242 on web-1\): 36 \(75\.0%\)\n\Q$w2\E \(pid 4242 on web-2\): 12 \(25\.0%\)\n/m,
+like($r->{out}, qr/^SAMPLES BY PROCESS\n\Q$w1\E \(pid 4242 on web-1\): 36 \(75\.0%\)\n\Q$w2\E \(pid 4242 on web-2\): 12 \(25\.0%\)\n/m,
      'text: each stream with its pid and host');
 $r = ljprof_json($w1, $w2);
 is_deeply([map { [$_->{pid}, $_->{host}, $_->{started_ns}] } @{ $r->{json}{streams} }],
@@ -83,6 +83,11 @@ is_deeply([map { [$_->{pid}, $_->{host}, $_->{started_ns}] } @{ $r->{json}{strea
 $r = ljprof('report', '--format=collapsed', '--root=process', $w1, $w2);
 like($r->{out}, qr/\A\[pid 4242 on web-1\];main;\@hot\.lua:7 30\n\[pid 4242 on web-2\];main;\@hot\.lua:7 10\n/,
      'collapsed --root=process: the process as the root frame');
+# The windows of one process (rotate=): one row.
+my $w1b = write_file("$dir/web-1.bin.2", worker(0, 4, 0, 4242, 'web-1', 1_700_000_002_000_000_000));
+$r = ljprof('report', $w1, $w2, $w1b);
+like($r->{out}, qr/^SAMPLES BY PROCESS\npid 4242 on web-1 \(\Q$w1\E \.\.\. \Q$w1b\E, 2 streams\): 40 \(76\.9%\)\n\Q$w2\E \(pid 4242 on web-2\): 12 \(23\.1%\)\n/m,
+     'text: the streams of one process in one row');
 $r = ljprof('report', $w1);
 is($r->{rc}, 0, 'one stream with a process record: exit 0');
 unlike($r->{out}, qr/pid 4242/, 'one stream: no table, no pid');
@@ -154,7 +159,7 @@ $r = ljprof('report', $m1, $m2);
 is($r->{rc}, 0, 'memory: exit 0') or diag $r->{err};
 like($r->{out}, qr/^Totals: 40 allocations \(4000 bytes\).*25 frees \(2500 bytes\); live at the end: 1500 bytes in 15 blocks$/m,
      'memory: the totals of both');
-like($r->{out}, qr/^BY STREAM.*\n\Q$m1\E: 3000 bytes \(75\.0%\), 1000 bytes \(66\.7%\)\n\Q$m2\E: 1000 bytes \(25\.0%\), 500 bytes \(33\.3%\)\n/m,
+like($r->{out}, qr/^BY PROCESS.*\n\Q$m1\E: 3000 bytes \(75\.0%\), 1000 bytes \(66\.7%\)\n\Q$m2\E: 1000 bytes \(25\.0%\), 500 bytes \(33\.3%\)\n/m,
      'memory: each stream, allocated and in use');
 like($r->{out}, qr/^\@alloc\.lua:9: 25 events .*\n\tOverrides:\n\t\t\@alloc\.lua:7: 25 events, 2500 bytes$/m,
      'memory: the frees of both, over the sites of both');

@@ -26,7 +26,7 @@ static void usage(FILE *out) {
           "Several streams of one kind (a server's workers, the windows of\n"
           "rotate=, one service on several hosts) are merged into one\n"
           "profile, frames by what they name, each sample keeping the stream\n"
-          "and process (pid, host) it came from: a table by stream (text,\n"
+          "and process (pid, host) it came from: a table by process (text,\n"
           "json), labels stream, pid and host (pprof), a root frame\n"
           "(collapsed, --root=process). Streams of other kinds, intervals,\n"
           "clocks or memory modes are refused, naming the file.\n"

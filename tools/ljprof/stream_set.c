@@ -32,7 +32,7 @@ static void name_sources(struct stream_set *set) {
   set->source = sbuf_cstr(&set->joined);
 }
 
-/* What the stream numbered i holds, for the table by stream. */
+/* What the stream numbered i holds, for the tables by process. */
 static void count_origin(struct stream_set *set, size_t i,
                          const struct sysprof_meta *meta,
                          uint64_t samples_before, const struct memagg *mem) {

@@ -35,8 +35,26 @@ static inline int origins_merged(const struct origins *o) {
 ** that does not say. Returns whether it did. */
 int origin_process(const struct origin *o, struct sbuf *sb);
 
-/* Append `FILE (pid PID on HOST)`, or `FILE` for a stream that does not
-** say. */
-void origin_name(const struct origin *o, struct sbuf *sb);
+/*
+** A row of the tables by process: the streams of one process (the same
+** pid on the same host: a worker's, or the windows of its rotate=), or a
+** stream that does not say which, its figures summed.
+*/
+struct origin_group {
+  size_t first, last; /* its first and last streams */
+  size_t nstreams;
+  uint64_t value, inuse;
+};
+
+/* The rows, in the order of their first streams (malloc'd, *count of
+** them), and their sums in *total. */
+struct origin_group *origins_by_process(const struct origins *o,
+                                        size_t *count,
+                                        struct origin_group *total);
+
+/* Append a row's name: `FILE (pid PID on HOST)`, `FILE` for a stream that
+** does not say, `pid PID on HOST (FIRST ... LAST, N streams)`. */
+void origin_group_name(const struct origins *o, const struct origin_group *g,
+                       struct sbuf *sb);
 
 #endif

@@ -4,7 +4,8 @@
 ** locations with their events and bytes, the allocation sites each
 ** reallocation or free touched ("Overrides"), what each site still holds
 ** (HEAP SUMMARY), and ALIASES for chunk names that span lines. Of
-** several streams merged, what each allocated and still held (BY STREAM).
+** several streams merged, what each process allocated and still held
+** (BY PROCESS).
 */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdint.h>
@@ -353,30 +354,29 @@ static void put_stream_meta(struct text *t) {
   }
 }
 
-static void put_streams(struct text *t) {
+static void put_processes(struct text *t) {
   const struct origins *o = t->in->origins;
   if (!origins_merged(o)) return;
-  uint64_t alloc = 0, inuse = 0;
-  for (size_t i = 0; i < o->n; i++) {
-    alloc = add_sat(alloc, o->items[i].value);
-    inuse = add_sat(inuse, o->items[i].inuse);
-  }
-  put(t, "BY STREAM (allocated, then in use at its end)");
-  end_line(t);
+  size_t n;
+  struct origin_group total;
+  struct origin_group *rows = origins_by_process(o, &n, &total);
   struct sbuf name = {0};
-  for (size_t i = 0; i < o->n; i++) {
+  put(t, "BY PROCESS (allocated, then in use at the end)");
+  end_line(t);
+  for (size_t i = 0; i < n; i++) {
     sbuf_reset(&name);
-    origin_name(&o->items[i], &name);
+    origin_group_name(o, &rows[i], &name);
     put(t, sbuf_cstr(&name));
     put(t, ": ");
-    put_size(t, o->items[i].value);
-    put_share(t, o->items[i].value, alloc);
+    put_size(t, rows[i].value);
+    put_share(t, rows[i].value, total.value);
     put(t, ", ");
-    put_size(t, o->items[i].inuse);
-    put_share(t, o->items[i].inuse, inuse);
+    put_size(t, rows[i].inuse);
+    put_share(t, rows[i].inuse, total.inuse);
     end_line(t);
   }
   sbuf_free(&name);
+  free(rows);
   end_line(t);
 }
 
@@ -415,7 +415,7 @@ int report_memprof_text(FILE *out, const struct report_input *in,
     put_totals(&t);
     put_jit_total(&t);
     end_line(&t);
-    put_streams(&t);
+    put_processes(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
     put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);
