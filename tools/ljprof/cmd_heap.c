@@ -275,11 +275,7 @@ static int side_load(struct side *side, const struct file_list *files,
 
 /* The snapshot done with: its damage kept for the report's warning. */
 static void side_close(struct side *side, struct snapshot *s) {
-  if (s->r.status != READER_OK && side->damage.status == READER_OK) {
-    side->damage = s->r;
-    side->damage.buf = NULL;
-    side->damage.pos = side->damage.start = side->damage.end = NULL;
-  }
+  reader_keep_failure(&side->damage, &s->r);
   if (snapshot_close(s) != EXIT_OK) side->status = EXIT_FAILED;
 }
 

@@ -82,11 +82,7 @@ static int note_damage(struct stream_set *set, const char *name,
                        const struct reader *r) {
   if (r->status == READER_OK) return EXIT_OK;
   fprintf(stderr, "ljprof: %s: %s\n", name, r->err_msg);
-  if (set->damage.status == READER_OK) {
-    set->damage = *r;
-    set->damage.buf = NULL;
-    set->damage.pos = set->damage.start = set->damage.end = NULL;
-  }
+  reader_keep_failure(&set->damage, r);
   return EXIT_FAILED;
 }
 
