@@ -67,6 +67,7 @@ const char *lj_memprof_check(MemprofConfig *cfg)
 #include "lj_debug.h"
 #include "lj_frame.h"
 #include "lj_profframe.h"
+#include "lj_profhost.h"
 #include "lj_dispatch.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
@@ -808,6 +809,8 @@ static void memprof_config(Memprof *mp)
 	 (mp->cfg.native ? LJM_CONFIG_NATIVE : 0);
   v[1] = mp->cfg.sample;
   memprof_info(mp, LJM_INFO_CONFIG, v, 2);
+  memprof_info(mp, LJM_INFO_PROCESS, NULL, 0);
+  lj_profhost_process(&mp->out);
 }
 
 static uint64_t memprof_clock(void)

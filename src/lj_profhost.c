@@ -1,6 +1,6 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** A guest in the host's process: signals and fork().
+** A guest in the host's process: signals, fork() and who the process is.
 **
 ** The host owns its signals: nginx's master sleeps in sigsuspend() with
 ** HUP, QUIT and CHLD blocked everywhere else, so a thread of ours that
@@ -24,8 +24,12 @@
 
 #include <link.h>
 #include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lj_profhost.h"
+#include "lj_wbuf.h"
 
 int lj_profhost_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 {
@@ -85,4 +89,19 @@ int lj_profhost_objects(int (*f)(struct dl_phdr_info *, size_t, void *),
   if (locked)
     pthread_mutex_unlock(&host_gate);
   return r;
+}
+
+/* -- The process --------------------------------------------------------- */
+
+void lj_profhost_process(struct lj_wbuf *out)
+{
+  char host[256];
+  struct timespec now;
+  if (gethostname(host, sizeof(host)) != 0)
+    host[0] = '\0';
+  host[sizeof(host)-1] = '\0';
+  clock_gettime(CLOCK_REALTIME, &now);
+  lj_wbuf_adduleb(out, (uint64_t)getpid());
+  lj_wbuf_addstring(out, host, strlen(host));
+  lj_wbuf_adduleb(out, (uint64_t)now.tv_sec*1000000000u + (uint64_t)now.tv_nsec);
 }

@@ -83,9 +83,12 @@
 **                  | 0x01 nstacks nfull ntruncated nsampled nuntracked
 **                  | 0x02 nanoseconds
 **                  | 0x03 snapshot-id nanoseconds
+**                  | 0x04 process
+** process         := pid host-name epoch-ns
 ** stack-id, line-id, vm-kind, depth, weight, naddr, nsize, oaddr, osize,
 ** config-flags, sample-bytes, nstacks, nfull, ntruncated, nsampled,
-** nuntracked, nanoseconds, snapshot-id := <ULEB128>
+** nuntracked, nanoseconds, snapshot-id, pid, epoch-ns := <ULEB128>
+** host-name := <STRING>
 **
 ** ev-header: [F UU SSS EE]
 **   EE     the event (AEVENT_*): symtab update, alloc, free, realloc
@@ -177,7 +180,7 @@
 **
 ** v3:
 ** record          := sample | sp-update | ffname | config | stats
-**                  | jit-event
+**                  | jit-event | sp-process
 ** sample          := vmstate jit-context? frame* 0x80
 ** vmstate         := <BYTE>                       0 ... 9, 0x45 ... 0x48
 ** jit-context     := trace-no exit-no
@@ -190,6 +193,7 @@
 ** sp-update       := 0x0a sym-lfunc | 0x0b sym-cfunc | 0x0c sym-trace
 ** ffname          := 0x0d ff-id ff-name
 ** config          := 0x0e mode interval clock
+** sp-process      := 0x17 process
 ** stats           := 0x0f nsamples count{10} ndropped noverruns elapsed
 ** jit-event       := jit | trace-start | trace-end | trace-abort
 **                  | blacklist | flush | exits
@@ -299,6 +303,7 @@
 #define LJM_INFO_STATS		1
 #define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
 #define LJM_INFO_SNAPSHOT	3	/* A heap snapshot's id, nanoseconds. */
+#define LJM_INFO_PROCESS	4	/* The writing process (process). */
 #define LJM_CONFIG_STACKS	1	/* Config flags: events have stacks, */
 #define LJM_CONFIG_NATIVE	2	/* ... with their native frames. */
 #define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
@@ -404,6 +409,7 @@
 #define REC_FLUSH		20
 #define REC_EXITS		21
 #define REC_JIT			22
+#define REC_PROCESS		23	/* The writing process (process). */
 #define LJP_END			((uint8_t)0x80)
 
 /* A sample's VM state: its first byte; the stats count samples by state,

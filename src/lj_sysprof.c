@@ -404,6 +404,8 @@ static void write_header(Sysprof *sp)
   lj_wbuf_adduleb(out, (uint64_t)sp->cfg.mode);
   lj_wbuf_adduleb(out, sp->cfg.interval);
   lj_wbuf_adduleb(out, sp->perf_fd >= 0 ? LJP_CLOCK_PERF : (uint64_t)sp->cfg.clock);
+  lj_wbuf_addbyte(out, REC_PROCESS);
+  lj_profhost_process(out);
   write_ffnames(out);
   jit_begin(sp);
 }

@@ -54,7 +54,7 @@ usage_error(['report', '--sort=name', $good], qr/unknown sort key 'name'/, 'bad 
 usage_error(['report', '--top', '0', $good], qr/--top wants a positive number, not '0'/, 'top 0');
 usage_error(['report', '--top=ten', $good], qr/--top wants a positive number/, 'top not a number');
 usage_error(['report', $good, '--top'], qr/option '--top' needs a value/, 'top without a value');
-usage_error(['report', $good, $good], qr/one FILE at a time/, 'two files');
+usage_error(['report', '-', $good, '-'], qr/'-' \(stdin\) can be read once/, 'stdin twice');
 
 $r = ljprof('report', "$dir/missing.bin");
 is($r->{rc}, 1, 'missing file: exit 1');

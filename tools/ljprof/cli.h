@@ -5,6 +5,8 @@
 #ifndef LJPROF_CLI_H
 #define LJPROF_CLI_H
 
+#include <stddef.h>
+
 /* Exit statuses. */
 #define EXIT_OK 0
 #define EXIT_FAILED 1 /* a damaged stream (the report is still written), an
@@ -33,5 +35,23 @@ int usage_error(const char *cmd, const char *fmt, ...)
 ** Returns -1, or EXIT_USAGE (none or several; the error written).
 */
 int single_file(const char *cmd, int argc, char **argv, const char **file);
+
+/* Files given together: one side of a comparison. */
+struct file_list {
+  const char *const *files;
+  size_t n;
+};
+
+/*
+** A comparison's sides, each a file or several: `OLD NEW`, or `OLD... --
+** NEW...`. sides_separator() is where the lone "--" is in argv, or argc:
+** the options are parsed up to it (getopt would take it). two_sides()
+** then takes the files after the options (argv[optind ..]) into sides;
+** returns -1, or EXIT_USAGE (said: two files wanted, `what`, or a side
+** empty).
+*/
+int sides_separator(int argc, char **argv);
+int two_sides(const char *cmd, int argc, char **argv, int sep,
+              struct file_list sides[2], const char *what);
 
 #endif

@@ -1,7 +1,8 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** ljprof diff: what grew and what shrank from one profile to another of
-** the same kind (two memprof or two sysprof streams), by site or by stack.
+** the same kind (two memprof or two sysprof streams, or two sets of them
+** each merged into one), by site or by stack.
 */
 #include <errno.h>
 #include <getopt.h>
@@ -9,27 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
 
 #include "cli.h"
 #include "lib/aggregate/profdiff.h"
 #include "lib/render/report.h"
 #include "report_cli.h"
-#include "stream_file.h"
+#include "stream_set.h"
 
 #define CMD "diff"
 
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: ljprof diff [OPTIONS] BASE NEW\n"
+          "       ljprof diff [OPTIONS] BASE... -- NEW...\n"
           "\n"
           "Compare two profiles of one kind, two memprof or two sysprof\n"
           "streams (as `pprof -diff_base` does): what grew and what shrank\n"
           "from BASE to NEW, by allocation site or CPU leaf (the default) or\n"
           "by whole stack. Memory: bytes allocated, or with --leak-only bytes\n"
           "in use at the end; CPU: samples (time when both state their\n"
-          "interval).\n"
+          "interval). Either side may be several streams (a server's workers,\n"
+          "the windows of rotate=), BASE's before a '--', NEW's after it,\n"
+          "each side merged into one profile as `ljprof report` merges them.\n"
           "\n"
           "Options:\n"
           "  --by=site|stack     what to compare (default: site)\n"
@@ -43,7 +45,8 @@ static void usage(FILE *out) {
           "Examples:\n"
           "  ljprof diff before.bin after.bin\n"
           "  ljprof diff --leak-only --by=stack before.bin after.bin\n"
-          "  ljprof diff --format=html -o growth.html cpu-1.bin cpu-2.bin\n");
+          "  ljprof diff --format=html -o growth.html cpu-1.bin cpu-2.bin\n"
+          "  ljprof diff before/ljprof-cpu-*.bin -- after/ljprof-cpu-*.bin\n");
 }
 
 enum { OPT_BY = OPT_REPORT_LAST };
@@ -59,7 +62,7 @@ static const struct option long_options[] = {
 struct args {
   struct report_options report;
   enum profdiff_key key;
-  const char *files[2];
+  struct file_list sides[2]; /* BASE, NEW */
   const char *output;
 };
 
@@ -84,15 +87,14 @@ static int parse_own_option(int c, char **argv, void *ud) {
 }
 
 static int parse_args(int argc, char **argv, struct args *a) {
-  int status = parse_options(CMD, argc, argv, ":o:h", long_options,
+  int sep = sides_separator(argc, argv);
+  int status = parse_options(CMD, sep, argv, ":o:h", long_options,
                              &a->report, parse_own_option, a);
   if (status >= 0) return status;
   if (a->report.format != REPORT_TEXT && a->report.format != REPORT_HTML)
     return usage_error(CMD, "--format wants text or html");
-  if (argc - optind != 2) return usage_error(CMD, "wants two files, BASE and NEW");
-  a->files[0] = argv[optind];
-  a->files[1] = argv[optind + 1];
-  return -1;
+  return two_sides(CMD, argc, argv, sep, a->sides,
+                   "two files, BASE and NEW, or BASE... -- NEW...");
 }
 
 static void put_value(FILE *out, const struct profile *p, uint64_t v) {
@@ -124,8 +126,9 @@ static void put_section(FILE *out, const struct profdiff *d,
 }
 
 static void put_text(FILE *out, const struct args *a, const struct profdiff *d,
-                     const struct profile *p) {
-  fprintf(out, "DIFF: %s -> %s (%s, %s, by %s)\n", a->files[0], a->files[1],
+                     const struct profile *p, const char *base_source) {
+  fprintf(out, "DIFF: %s -> %s (%s, %s, by %s)\n", base_source,
+          p->source,
           p->kind == PROFILE_CPU ? "CPU" : "memory",
           p->kind == PROFILE_CPU         ? p->types[profile_weight(p)].type
           : a->report.leak_only          ? "in use at the end"
@@ -138,72 +141,63 @@ static void put_text(FILE *out, const struct args *a, const struct profdiff *d,
   put_section(out, d, p, 0, a->report.top);
 }
 
-static void build_profile(struct profile *p, const char *name,
-                          const struct stream_file *f, const struct args *a) {
-  if (f->kind == STREAM_SYSPROF)
-    profile_from_sysprof(p, name, &f->sysagg, &f->reader);
-  else
-    profile_from_memprof(p, name, &f->memagg, &f->reader, a->report.leak_only,
-                         ORDER_BYTES);
+/* Both sides read; the diff written. Returns the exit status. */
+static int write_diff(FILE *out, const struct args *a,
+                      const struct stream_set *set) {
+  struct profile p[2];
+  struct profdiff d;
+  int status = EXIT_OK;
+  for (int i = 0; i < 2; i++)
+    stream_set_profile(&p[i], &set[i], a->report.leak_only, ORDER_BYTES);
+  profdiff_build(&d, &p[0], &p[1], a->key);
+  if (a->report.format == REPORT_HTML) {
+    struct profile growth;
+    struct sbuf title = {0};
+    sbuf_printf(&title, "%s -> %s", set[0].source, set[1].source);
+    profdiff_growth(&growth, &d, sbuf_cstr(&title), &p[1], &set[1].damage);
+    if (report_html(out, &growth) != 0) status = EXIT_FAILED;
+    profile_free(&growth);
+    sbuf_free(&title);
+  } else {
+    put_text(out, a, &d, &p[1], set[0].source);
+  }
+  profdiff_free(&d);
+  profile_free(&p[0]);
+  profile_free(&p[1]);
+  return status;
 }
 
 int cmd_diff(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-  struct stream_file f[2];
-  int fd[2], ok = 1;
-  for (int i = 0; i < 2; i++) {
-    fd[i] = open(a.files[i], O_RDONLY);
-    if (fd[i] < 0) {
-      fprintf(stderr, "ljprof: %s: %s\n", a.files[i], strerror(errno));
-      if (i) close(fd[0]), stream_file_free(&f[0]);
-      return EXIT_FAILED;
-    }
-    stream_file_read(&f[i], fd[i]);
-    if (f[i].reader.status != READER_OK) {
-      fprintf(stderr, "ljprof: %s: %s\n", a.files[i], f[i].reader.err_msg);
-      ok = 0;
-    }
-  }
-  status = ok ? EXIT_OK : EXIT_FAILED;
-  int kinds_ok = (f[0].kind == STREAM_MEMPROF || f[0].kind == STREAM_SYSPROF) &&
-                 f[0].kind == f[1].kind;
+  struct stream_set set[2];
+  int read[2];
+  for (int i = 0; i < 2; i++)
+    read[i] = stream_set_read(&set[i], a.sides[i].files, a.sides[i].n);
+  status = read[0] == EXIT_USAGE || read[1] == EXIT_USAGE ? EXIT_USAGE
+           : read[0] != EXIT_OK || read[1] != EXIT_OK     ? EXIT_FAILED
+                                                          : EXIT_OK;
+  int kinds_ok =
+      (set[0].kind == STREAM_MEMPROF || set[0].kind == STREAM_SYSPROF) &&
+      set[0].kind == set[1].kind;
   FILE *out = NULL;
-  if (!kinds_ok) {
+  if (status == EXIT_USAGE || !set[0].opened || !set[1].opened) {
+    /* said */
+  } else if (!kinds_ok) {
     fprintf(stderr, "ljprof diff: %s and %s are not two memprof or two "
-            "sysprof profiles\n", a.files[0], a.files[1]);
+            "sysprof profiles\n", set[0].source, set[1].source);
     status = EXIT_FAILED;
   } else if (!(out = a.output ? fopen(a.output, "w") : stdout)) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
   } else {
-    struct profile p[2];
-    struct profdiff d;
-    build_profile(&p[0], a.files[0], &f[0], &a);
-    build_profile(&p[1], a.files[1], &f[1], &a);
-    profdiff_build(&d, &p[0], &p[1], a.key);
-    if (a.report.format == REPORT_HTML) {
-      struct profile growth;
-      char title[512];
-      snprintf(title, sizeof title, "%s -> %s", a.files[0], a.files[1]);
-      profdiff_growth(&growth, &d, title, &p[1], &f[1].reader);
-      if (report_html(out, &growth) != 0) status = EXIT_FAILED;
-      profile_free(&growth);
-    } else {
-      put_text(out, &a, &d, &p[1]);
-    }
-    profdiff_free(&d);
-    profile_free(&p[0]);
-    profile_free(&p[1]);
+    if (write_diff(out, &a, set) != EXIT_OK) status = EXIT_FAILED;
     if (fflush(out) != 0 || (a.output && fclose(out) != 0)) {
       fprintf(stderr, "ljprof: %s: write error\n", a.output ? a.output : "<stdout>");
       status = EXIT_FAILED;
     }
   }
-  for (int i = 0; i < 2; i++) {
-    stream_file_free(&f[i]);
-    close(fd[i]);
-  }
+  for (int i = 0; i < 2; i++) stream_set_free(&set[i]);
   return status;
 }

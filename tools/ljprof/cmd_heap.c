@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/aggregate/heapdiff.h"
 #include "lib/render/heapdiff_report.h"
 #include "lib/render/heapreport.h"
 #include "report_cli.h"
@@ -23,6 +24,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "Usage: ljprof heap [OPTIONS] SNAPSHOT\n"
           "       ljprof heap --diff [OPTIONS] OLD NEW\n"
+          "       ljprof heap --diff [OPTIONS] OLD... -- NEW...\n"
           "\n"
           "Read a heap snapshot and report who holds the memory: the live\n"
           "heap by type, the objects that retain the most (the bytes freed\n"
@@ -37,7 +39,10 @@ static void usage(FILE *out) {
           "grown first; 'fresh' counts the objects of NEW at an address\n"
           "where OLD had none of their type. With --memprof too, and one\n"
           "memprof stream that ran through both snapshots (each joined at\n"
-          "its own mark), by allocation site and call stack.\n"
+          "its own mark), by allocation site and call stack. Each side may\n"
+          "be the snapshots of several processes (a server's workers), OLD's\n"
+          "before a '--', NEW's after it, summed; the i-th OLD and the i-th\n"
+          "NEW are one process's (fresh objects are counted in such pairs).\n"
           "With --memprof, each object gets the allocation that made it,\n"
           "from the memprof stream that ran while the snapshot was taken\n"
           "(version 5: ljprof record --mem --heap, misc.memprof.start with\n"
@@ -73,6 +78,7 @@ static void usage(FILE *out) {
           "  ljprof heap --format=heapsnapshot -o lua.heapsnapshot heap.bin\n"
           "  ljprof heap --diff before.bin after.bin\n"
           "  ljprof heap --diff --memprof=memprof.bin before.bin after.bin\n"
+          "  ljprof heap --diff before/heap-*.bin -- after/heap-*.bin\n"
           "  ljprof heap --memprof=memprof.bin heap.bin\n");
 }
 
@@ -100,6 +106,7 @@ struct args {
   struct heapreport_options report;
   int diff;
   const char *input[2], *output;
+  struct file_list sides[2]; /* --diff: OLD's, NEW's */
   const char *memprof; /* --memprof */
 };
 
@@ -114,9 +121,10 @@ static int parse_format(const char *name, struct heapreport_options *o) {
 }
 
 static int parse_args(int argc, char **argv, struct args *a) {
+  int sep = sides_separator(argc, argv);
   optind = 1;
   opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1;) {
+  for (int c; (c = getopt_long(sep, argv, ":o:h", long_options, NULL)) != -1;) {
     struct report_options top = REPORT_OPTIONS_DEFAULT;
     int status;
     switch (c) {
@@ -147,13 +155,17 @@ static int parse_args(int argc, char **argv, struct args *a) {
       return option_error(CMD, c, argv);
     }
   }
-  if (!a->diff) return single_file(CMD, argc, argv, &a->input[0]);
-  if (argc - optind != 2)
-    return usage_error(CMD, "--diff wants two snapshots, OLD and NEW");
+  if (!a->diff) return single_file(CMD, sep, argv, &a->input[0]);
+  int status = two_sides(CMD, argc, argv, sep, a->sides,
+                         "two snapshots, OLD and NEW, or OLD... -- NEW...");
+  if (status >= 0) return status;
   if (a->report.format > HEAP_JSON || a->report.graph)
     return usage_error(CMD, "--diff writes text or json, without --graph");
-  a->input[0] = argv[optind];
-  a->input[1] = argv[optind + 1];
+  if (a->memprof && (a->sides[0].n > 1 || a->sides[1].n > 1))
+    return usage_error(CMD, "--memprof joins one stream: not with several "
+                            "snapshots a side");
+  a->input[0] = a->sides[0].files[0];
+  a->input[1] = a->sides[1].files[0];
   return -1;
 }
 
@@ -243,10 +255,75 @@ static int join_memprof(const char *path, const struct snapshot *s,
   return ok;
 }
 
+/* A side's snapshots, as one: their names, the first damage. */
+struct side {
+  struct sbuf names;
+  struct reader damage; /* READER_OK if none */
+  int status;
+};
+
+/* Snapshot i of the side, if it has one, into s: 0, or -1. */
+static int side_load(struct side *side, const struct file_list *files,
+                     size_t i, struct snapshot *s) {
+  if (i >= files->n) return -1;
+  sbuf_printf(&side->names, "%s%s", i ? ", " : "",
+              strcmp(files->files[i], "-") ? files->files[i] : "<stdin>");
+  if (snapshot_load(s, files->files[i]) == 0) return 0;
+  side->status = EXIT_FAILED;
+  return -1;
+}
+
+/* The snapshot done with: its damage kept for the report's warning. */
+static void side_close(struct side *side, struct snapshot *s) {
+  reader_keep_failure(&side->damage, &s->r);
+  if (snapshot_close(s) != EXIT_OK) side->status = EXIT_FAILED;
+}
+
+/* --diff of several snapshots a side: pair by pair, the i-th OLD with
+** the i-th NEW, one pair in memory at a time. */
+static int diff_sides(const struct args *a) {
+  struct side side[2] = {{.damage.status = READER_OK},
+                         {.damage.status = READER_OK}};
+  struct heapdiff d;
+  heapdiff_init(&d, 0);
+  size_t n = a->sides[0].n > a->sides[1].n ? a->sides[0].n : a->sides[1].n;
+  for (size_t i = 0; i < n; i++) {
+    struct snapshot s[2];
+    int loaded[2];
+    for (int k = 0; k < 2; k++)
+      loaded[k] = side_load(&side[k], &a->sides[k], i, &s[k]) == 0;
+    heapdiff_add(&d, loaded[0] ? &s[0].graph : NULL,
+                 loaded[1] ? &s[1].graph : NULL, NULL);
+    for (int k = 0; k < 2; k++)
+      if (loaded[k]) side_close(&side[k], &s[k]);
+  }
+  int status = side[0].status != EXIT_OK ? side[0].status : side[1].status;
+  FILE *out = a->output ? fopen(a->output, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "ljprof: %s: %s\n", a->output, strerror(errno));
+    status = EXIT_FAILED;
+  } else {
+    struct heapdiff_input in = {
+        {sbuf_cstr(&side[0].names), sbuf_cstr(&side[1].names)},
+        {&side[0].damage, &side[1].damage},
+        NULL};
+    if (heapdiff_write(out, &d, &in, &a->report) != 0 ||
+        (a->output && fclose(out) != 0)) {
+      fprintf(stderr, "ljprof: %s: write error: %s\n",
+              a->output ? a->output : "<stdout>", strerror(errno));
+      status = EXIT_FAILED;
+    }
+  }
+  heapdiff_free(&d);
+  for (int k = 0; k < 2; k++) sbuf_free(&side[k].names);
+  return status;
+}
+
 int cmd_heap(int argc, char **argv) {
   struct args a = {.report = {.top = TOP_DEFAULT}};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
+  if (a.diff && (a.sides[0].n > 1 || a.sides[1].n > 1)) return diff_sides(&a);
   int n = a.diff ? 2 : 1, loaded = 0;
   struct snapshot s[2];
   if (a.diff && !strcmp(a.input[0], "-") && !strcmp(a.input[1], "-"))

@@ -1,9 +1,11 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** ljprof report: decode a profile file and write a report of it.
+** ljprof report: decode profile files and write a report of them, one
+** profile when they are several.
 */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "report_cli.h"
@@ -12,7 +14,7 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "Usage: ljprof report [OPTIONS] FILE\n"
+          "Usage: ljprof report [OPTIONS] FILE...\n"
           "\n"
           "Read a profile stream (a symbol table followed by a memprof or a\n"
           "sysprof stream) and report it. Memprof: where memory was\n"
@@ -20,6 +22,14 @@ static void usage(FILE *out) {
           "the end. Sysprof: samples by VM state, functions and lines by\n"
           "self and total samples. Either, as a profile for other tools:\n"
           "collapsed stacks, pprof, speedscope, or an HTML flame graph.\n"
+          "\n"
+          "Several streams of one kind (a server's workers, the windows of\n"
+          "rotate=, one service on several hosts) are merged into one\n"
+          "profile, frames by what they name, each sample keeping the stream\n"
+          "and process (pid, host) it came from: a table by process (text,\n"
+          "json), labels stream, pid and host (pprof), a root frame\n"
+          "(collapsed, --root=process). Streams of other kinds, intervals,\n"
+          "clocks or memory modes are refused, naming the file.\n"
           "FILE '-' reads standard input.\n"
           "\n"
           "Options:\n" REPORT_OPTIONS_HELP
@@ -37,6 +47,8 @@ static void usage(FILE *out) {
           "  ljprof report --top 20 sysprof.bin\n"
           "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl >cpu.svg\n"
           "  ljprof report --format=pprof -o cpu.pb.gz sysprof.bin\n"
+          "  ljprof report ljprof-cpu-*.bin\n"
+          "  ljprof report --format=collapsed --root=process cpu.bin.*\n"
           "  ljprof report --format=html --leak-only -o leaks.html memprof.bin\n"
           "  cat memprof.bin | ljprof report -\n");
 }
@@ -50,7 +62,8 @@ static const struct option long_options[] = {
 
 struct args {
   struct report_options report;
-  const char *input;
+  const char *const *inputs;
+  size_t ninputs;
   const char *output;
 };
 
@@ -76,12 +89,19 @@ static int parse_args(int argc, char **argv, struct args *a) {
       return option_error(CMD, c, argv);
     }
   }
-  return single_file(CMD, argc, argv, &a->input);
+  if (optind == argc) return usage_error(CMD, "no FILE given");
+  a->inputs = (const char *const *)argv + optind;
+  a->ninputs = (size_t)(argc - optind);
+  int from_stdin = 0;
+  for (size_t i = 0; i < a->ninputs; i++)
+    from_stdin += !strcmp(a->inputs[i], "-");
+  if (from_stdin > 1) return usage_error(CMD, "'-' (stdin) can be read once");
+  return -1;
 }
 
 int cmd_report(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-  return report_file(a.input, a.output, &a.report);
+  return report_files(a.inputs, a.ninputs, a.output, &a.report);
 }

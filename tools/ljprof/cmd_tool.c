@@ -107,7 +107,7 @@ static int render(FILE *out, const char *path, const struct tool *tool,
                   const struct stream_file *f,
                   const struct report_options *opt) {
   if (tool->kind == STREAM_MEMPROF) {
-    struct report_input in = {path, &f->sym, &f->memagg, &f->reader};
+    struct report_input in = {path, &f->sym, &f->memagg, &f->reader, NULL};
     return report_memprof_reference(out, &in, opt);
   }
   struct profile profile;

@@ -80,6 +80,32 @@ int single_file(const char *cmd, int argc, char **argv, const char **file) {
   return -1;
 }
 
+int sides_separator(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--")) return i;
+  return argc;
+}
+
+int two_sides(const char *cmd, int argc, char **argv, int sep,
+              struct file_list sides[2], const char *what) {
+  const char *const *files = (const char *const *)argv;
+  if (sep == argc) {
+    if (argc - optind != 2) return usage_error(cmd, "wants %s", what);
+    sides[0] = (struct file_list){files + optind, 1};
+    sides[1] = (struct file_list){files + optind + 1, 1};
+    return -1;
+  }
+  if (sep == optind || sep + 1 == argc)
+    return usage_error(cmd, "wants files on both sides of '--'");
+  sides[0] = (struct file_list){files + optind, (size_t)(sep - optind)};
+  sides[1] = (struct file_list){files + sep + 1, (size_t)(argc - sep - 1)};
+  size_t from_stdin = 0;
+  for (int i = optind; i < argc; i++) from_stdin += !strcmp(argv[i], "-");
+  if (from_stdin > 1)
+    return usage_error(cmd, "'-' (stdin) can be read once");
+  return -1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);

@@ -2,14 +2,12 @@
 #include "report_cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "stream_file.h"
+#include "stream_set.h"
 
 static const struct {
   const char *name;
@@ -98,6 +96,11 @@ int report_parse_option(const char *cmd, int c, const char *arg,
   case OPT_JIT:
     opt->jit = 1;
     return -1;
+  case OPT_ROOT:
+    if (strcmp(arg, "process"))
+      return usage_error(cmd, "unknown root '%s' (process)", arg);
+    opt->root_origin = 1;
+    return -1;
   case OPT_TOP:
     if (!parse_top(arg, &opt->top))
       return usage_error(cmd, "--top wants a positive number, not '%s'", arg);
@@ -107,12 +110,18 @@ int report_parse_option(const char *cmd, int c, const char *arg,
   }
 }
 
+/* The sysprof renderers' input: the set's CPU aggregation. */
+static struct sysprof_report_input sysprof_input(const struct stream_set *set) {
+  return (struct sysprof_report_input){set->source, &set->sym, &set->sysagg,
+                                       &set->damage, &set->origins};
+}
+
 /* What the HTML page of a CPU profile says above its flame graph: the
 ** JIT's whole story with --jit, else its words when they matter (the
 ** text report's own, report_jit_*). malloc'd, or NULL. */
-static char *jit_note(const char *name, const struct stream_file *f,
+static char *jit_note(const struct stream_set *set,
                       const struct report_options *opt) {
-  struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
+  struct sysprof_report_input in = sysprof_input(set);
   char *note = NULL;
   size_t len;
   FILE *m = open_memstream(&note, &len);
@@ -126,18 +135,17 @@ static char *jit_note(const char *name, const struct stream_file *f,
 }
 
 /* A profile for other tools, of either kind of stream. */
-static int render_profile(FILE *out, const char *name,
-                          const struct stream_file *f,
+static int render_profile(FILE *out, const struct stream_set *set,
                           const struct report_options *opt) {
   struct profile profile;
   char *note = NULL;
-  if (f->kind == STREAM_SYSPROF) {
-    profile_from_sysprof(&profile, name, &f->sysagg, &f->reader);
-    if (opt->format == REPORT_HTML) profile.note = note = jit_note(name, f, opt);
-  } else {
-    profile_from_memprof(&profile, name, &f->memagg, &f->reader,
-                         opt->leak_only, opt->count);
-  }
+  stream_set_profile(&profile, set, opt->leak_only, opt->count);
+  if (set->kind == STREAM_SYSPROF && opt->format == REPORT_HTML)
+    profile.note = note = jit_note(set, opt);
+  profile.root_origin = opt->root_origin;
+  if (origins_merged(&set->origins) && opt->format != REPORT_PPROF &&
+      !opt->root_origin)
+    profile_fold_streams(&profile);
   int written = report_profile(out, &profile, opt->format);
   profile_free(&profile);
   free(note);
@@ -145,24 +153,23 @@ static int render_profile(FILE *out, const char *name,
 }
 
 /* Render what was decoded; returns the exit status. */
-static int render(FILE *out, const char *name, const char *output,
-                  const struct stream_file *f,
+static int render(FILE *out, const char *output, const struct stream_set *set,
                   const struct report_options *opt) {
   int written;
-  if (f->kind != STREAM_MEMPROF && f->kind != STREAM_SYSPROF)
+  if (set->kind != STREAM_MEMPROF && set->kind != STREAM_SYSPROF)
     return EXIT_OK; /* nothing to report */
+  struct sysprof_report_input in = sysprof_input(set);
   if (opt->jit && opt->format != REPORT_HTML) {
-    struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
     written = opt->format == REPORT_JSON ? report_jit_json(out, &in, opt)
                                          : report_jit_text(out, &in, opt);
   } else if (report_is_profile_format(opt->format)) {
-    written = render_profile(out, name, f, opt);
-  } else if (f->kind == STREAM_SYSPROF) {
-    struct sysprof_report_input in = {name, &f->sym, &f->sysagg, &f->reader};
+    written = render_profile(out, set, opt);
+  } else if (set->kind == STREAM_SYSPROF) {
     written = report_sysprof(out, &in, opt);
   } else {
-    struct report_input in = {name, &f->sym, &f->memagg, &f->reader};
-    written = report_memprof(out, &in, opt);
+    struct report_input mem = {set->source, &set->sym, &set->memagg,
+                               &set->damage, &set->origins};
+    written = report_memprof(out, &mem, opt);
   }
   if (written == 0) return EXIT_OK;
   fprintf(stderr, "ljprof: %s: write error: %s\n",
@@ -171,7 +178,7 @@ static int render(FILE *out, const char *name, const char *output,
 }
 
 /* --jit reads a CPU profile, as text, JSON or HTML. */
-static int check_jit(const char *name, const struct stream_file *f,
+static int check_jit(const struct stream_set *set,
                      const struct report_options *opt) {
   if (!opt->jit) return EXIT_OK;
   if (opt->format != REPORT_TEXT && opt->format != REPORT_JSON &&
@@ -180,43 +187,38 @@ static int check_jit(const char *name, const struct stream_file *f,
                     "format\n");
     return EXIT_USAGE;
   }
-  if (f->kind == STREAM_MEMPROF) {
+  if (set->kind == STREAM_MEMPROF) {
     fprintf(stderr, "ljprof: %s: --jit is for CPU profiles (sysprof), this "
-                    "is a memory profile\n", name);
+                    "is a memory profile\n", set->source);
     return EXIT_USAGE;
   }
   return EXIT_OK;
 }
 
+int report_files(const char *const *inputs, size_t n, const char *output,
+                 const struct report_options *opt) {
+  struct stream_set set;
+  int status = stream_set_read(&set, inputs, n);
+  if (status != EXIT_USAGE && set.opened) {
+    FILE *out = output ? fopen(output, "w") : stdout;
+    if (!out) {
+      fprintf(stderr, "ljprof: %s: %s\n", output, strerror(errno));
+      stream_set_free(&set);
+      return EXIT_FAILED;
+    }
+    int s = check_jit(&set, opt);
+    if (s == EXIT_OK) s = render(out, output, &set, opt);
+    if (s != EXIT_OK) status = s;
+    if (output && fclose(out) != 0 && status == EXIT_OK) {
+      fprintf(stderr, "ljprof: %s: %s\n", output, strerror(errno));
+      status = EXIT_FAILED;
+    }
+  }
+  stream_set_free(&set);
+  return status;
+}
+
 int report_file(const char *input, const char *output,
                 const struct report_options *opt) {
-  int stdin_input = !strcmp(input, "-");
-  const char *name = stdin_input ? "<stdin>" : input;
-  int fd = stdin_input ? STDIN_FILENO : open(input, O_RDONLY);
-  if (fd < 0) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, strerror(errno));
-    return EXIT_FAILED;
-  }
-  FILE *out = output ? fopen(output, "w") : stdout;
-  if (!out) {
-    fprintf(stderr, "ljprof: %s: %s\n", output, strerror(errno));
-    if (!stdin_input) close(fd);
-    return EXIT_FAILED;
-  }
-
-  struct stream_file f;
-  stream_file_read(&f, fd);
-  int status = check_jit(name, &f, opt);
-  if (status == EXIT_OK) status = render(out, name, output, &f, opt);
-  if (f.reader.status != READER_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, f.reader.err_msg);
-    if (status == EXIT_OK) status = EXIT_FAILED;
-  }
-  if (output && fclose(out) != 0 && status == EXIT_OK) {
-    fprintf(stderr, "ljprof: %s: %s\n", output, strerror(errno));
-    status = EXIT_FAILED;
-  }
-  stream_file_free(&f);
-  if (!stdin_input) close(fd);
-  return status;
+  return report_files(&input, 1, output, opt);
 }

@@ -19,6 +19,7 @@ enum {
   OPT_TOP,
   OPT_COUNT,
   OPT_JIT,
+  OPT_ROOT,
   OPT_REPORT_LAST /* a command's own options start here */
 };
 
@@ -30,7 +31,8 @@ enum {
       {"sort", required_argument, NULL, OPT_SORT},            \
       {"top", required_argument, NULL, OPT_TOP},              \
       {"count", required_argument, NULL, OPT_COUNT},          \
-      {"jit", no_argument, NULL, OPT_JIT}
+      {"jit", no_argument, NULL, OPT_JIT},                    \
+      {"root", required_argument, NULL, OPT_ROOT}
 
 /* Their help lines. */
 #define REPORT_OPTIONS_HELP                                                   \
@@ -47,9 +49,11 @@ enum {
   "                      in use at the end with --leak-only\n"            \
   "  --jit               sysprof: the JIT's story (text, json, html): time by\n" \
   "                      what ran, compiler time by trace start and outcome,\n" \
-  "                      interpreted lines and why, hot exits, flushes\n"
+  "                      interpreted lines and why, hot exits, flushes\n" \
+  "  --root=process      collapsed, several streams: each stack under a\n"  \
+  "                      root frame naming its process (pid, host) or file\n"
 
-#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0}
+#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0, 0}
 
 #define REPORT_OPTION_NOT_MINE (-2)
 
@@ -83,5 +87,10 @@ int report_parse_option(const char *cmd, int c, const char *arg,
 */
 int report_file(const char *input, const char *output,
                 const struct report_options *opt);
+
+/* The same for the files inputs[0 .. n) merged into one profile
+** (stream_set.h); EXIT_USAGE, and no report, when they do not merge. */
+int report_files(const char *const *inputs, size_t n, const char *output,
+                 const struct report_options *opt);
 
 #endif

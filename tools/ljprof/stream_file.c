@@ -21,25 +21,33 @@ static int worth_a_thread(int fd) {
          st.st_size >= PIPE_MIN_INPUT;
 }
 
-void stream_file_read(struct stream_file *f, int fd) {
-  reader_init_fd(&f->reader, fd, READ_BUFFER_SIZE);
-  symbols_init(&f->sym);
-  memagg_init(&f->memagg, &f->sym);
-  sysagg_init(&f->sysagg, &f->sym);
+enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
+                               struct memagg *memagg, struct sysagg *sysagg,
+                               struct sysprof_meta *meta) {
+  reader_init_fd(r, fd, READ_BUFFER_SIZE);
   /* On two threads, the counters by site are kept on the decoder's: the
   ** other thread's share, the live blocks, is the larger. */
-  struct memprof_sink sites = {memagg_count_sites, &f->memagg};
-  struct memprof_sink owners = {memagg_count_owners, &f->memagg};
+  struct memprof_sink sites = {memagg_count_sites, memagg};
+  struct memprof_sink owners = {memagg_count_owners, memagg};
   struct event_pipe *pipe =
       worth_a_thread(fd) ? event_pipe_start(&sites, &owners) : NULL;
   struct stream_sinks sinks = {
       .memprof = pipe ? event_pipe_sink(pipe)
-                      : (struct memprof_sink){memagg_events, &f->memagg},
-      .sysprof = {sysagg_sample, sysagg_jit, &f->sysagg, &f->sysagg.meta}};
-  f->kind = stream_read(&f->reader, &f->sym, &sinks);
+                      : (struct memprof_sink){memagg_events, memagg},
+      .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta}};
+  enum stream_kind kind = stream_read(r, sym, &sinks);
   if (pipe) event_pipe_finish(pipe);
-  if (f->kind == STREAM_MEMPROF) memagg_finish(&f->memagg);
-  if (f->kind == STREAM_SYSPROF) sysagg_finish(&f->sysagg);
+  if (kind == STREAM_MEMPROF) memagg_finish(memagg);
+  if (kind == STREAM_SYSPROF) sysagg_finish(sysagg);
+  return kind;
+}
+
+void stream_file_read(struct stream_file *f, int fd) {
+  symbols_init(&f->sym);
+  memagg_init(&f->memagg, &f->sym);
+  sysagg_init(&f->sysagg, &f->sym);
+  f->kind = stream_decode(fd, &f->reader, &f->sym, &f->memagg, &f->sysagg,
+                          &f->sysagg.meta);
 }
 
 void stream_file_free(struct stream_file *f) {

@@ -25,4 +25,12 @@ struct stream_file {
 void stream_file_read(struct stream_file *f, int fd);
 void stream_file_free(struct stream_file *f);
 
+/* What stream_file_read() does, into parts the caller keeps (those of
+** several streams, stream_set.h): read fd with r (reader_free() it),
+** decode into sym, aggregate into memagg or sysagg (sysprof's own
+** figures into *meta), finish the aggregation. Returns the kind. */
+enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
+                               struct memagg *memagg, struct sysagg *sysagg,
+                               struct sysprof_meta *meta);
+
 #endif

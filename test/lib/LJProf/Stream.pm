@@ -22,10 +22,10 @@ our @EXPORT = qw(
   VM_RECORD VM_OPT VM_ASM VM_GC VM_EXIT VM_STACK
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
   memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc sf_native info_config info_stats
-  info_mark
+  info_mark info_process
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
-  sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats
+  sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats sp_process
   v2_sample v2_trace sp_jit_sample sp_jit sp_start sp_end sp_abort sp_blacklist sp_flush sp_exits
   INTERP LFUNC FFUNC CFUNC GC EXIT RECORD OPT ASM TRACE MODE_D MODE_L MODE_C
 );
@@ -103,6 +103,8 @@ sub sf_native { my ($addr) = @_; return "\x04" . uleb($addr) }
 sub info_config { my ($stacks, $sample) = @_; return "\x1C\x00" . uleb($stacks) . uleb($sample) }
 sub info_stats { return "\x1C\x01" . join('', map { uleb($_) } @_) }  # (stacks, full, truncated, samples, untracked)
 sub info_mark { my ($ns) = @_; return "\x1C\x02" . uleb($ns) }  # time mark: ns since the start
+sub process_fields { my ($pid, $host, $ns) = @_; return uleb($pid) . str($host) . uleb($ns) }
+sub info_process { return "\x1C\x04" . process_fields(@_) }  # (pid, host, ns since the epoch)
 
 # Sysprof: VM states (the first byte of a sample) and profiling modes.
 use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,
@@ -124,6 +126,7 @@ sub f_trace_lua { my ($no, $proto, $line, $nlua) = @_; return "\x06" . trace_fie
 # v3 records.
 sub sp_sample { my ($state, @frames) = @_; return chr($state) . join('', @frames) . "\x80" }
 sub sp_ffname { my ($id, $name) = @_; return "\x0D" . uleb($id) . str($name) }
+sub sp_process { return "\x17" . process_fields(@_) }  # (pid, host, ns since the epoch)
 sub sp_config { my ($mode, $interval_us, $clock) = @_; return "\x0E" . join('', map { uleb($_) } $mode, $interval_us, $clock) }
 # (samples, [counts by VM state, INTERP first; missing ones 0], dropped, overruns, ns)
 sub sp_stats {

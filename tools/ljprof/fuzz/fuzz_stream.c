@@ -32,7 +32,7 @@ static void render_profile(FILE *out, const struct profile *p) {
 static void render_memprof(FILE *out, struct memagg *agg,
                            const struct symbols *sym, const struct reader *r) {
   memagg_finish(agg);
-  struct report_input in = {"fuzz", sym, agg, r};
+  struct report_input in = {"fuzz", sym, agg, r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 1, 0};
   report_memprof(out, &in, &opt);
   report_memprof_reference(out, &in, &opt);
@@ -47,7 +47,7 @@ static void render_memprof(FILE *out, struct memagg *agg,
 
 static void render_sysprof(FILE *out, const struct sysagg *agg,
                            const struct symbols *sym, const struct reader *r) {
-  struct sysprof_report_input in = {"fuzz", sym, agg, r};
+  struct sysprof_report_input in = {"fuzz", sym, agg, r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0};
   report_sysprof(out, &in, &opt);
   opt.format = REPORT_JSON;
@@ -80,7 +80,7 @@ static char *memprof_text(const uint8_t *data, size_t size, int piped,
   char *text = NULL;
   FILE *out = open_memstream(&text, len);
   if (!out) abort();
-  struct report_input in = {"fuzz", &sym, &memagg, &r};
+  struct report_input in = {"fuzz", &sym, &memagg, &r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0};
   report_memprof(out, &in, &opt);
   fclose(out);

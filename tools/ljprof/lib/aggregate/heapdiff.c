@@ -119,26 +119,38 @@ static void count_fresh(struct heapdiff *d, const struct heapgraph *old,
   keymap_free(&seen);
 }
 
-void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
-                    const struct heapgraph *new,
-                    const struct heapjoin *const join[2]) {
-  const struct heapgraph *h[2] = {old, new};
-  uint32_t *rows[2], *sites[2] = {NULL, NULL};
+void heapdiff_init(struct heapdiff *d, int joined) {
   memset(d, 0, sizeof *d);
   symbols_init(&d->patterns.names);
   symbols_init(&d->sites.names);
-  d->joined = join && join[0] && join[1];
+  d->joined = joined;
+}
+
+void heapdiff_add(struct heapdiff *d, const struct heapgraph *old,
+                  const struct heapgraph *new,
+                  const struct heapjoin *const join[2]) {
+  const struct heapgraph *h[2] = {old, new};
+  uint32_t *rows[2] = {NULL, NULL}, *sites[2] = {NULL, NULL};
   for (int i = 0; i < 2; i++) {
+    if (!h[i]) continue;
     add_snapshot(d, h[i], i, &rows[i]);
     if (!d->joined) continue;
     sites[i] = site_rows(d, join[i]);
     add_sites(d, h[i], join[i], i, sites[i]);
   }
-  count_fresh(d, old, new, rows[1], d->joined ? join[1] : NULL, sites[1]);
+  if (old && new)
+    count_fresh(d, old, new, rows[1], d->joined ? join[1] : NULL, sites[1]);
   for (int i = 0; i < 2; i++) {
     free(rows[i]);
     free(sites[i]);
   }
+}
+
+void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
+                    const struct heapgraph *new,
+                    const struct heapjoin *const join[2]) {
+  heapdiff_init(d, join && join[0] && join[1]);
+  heapdiff_add(d, old, new, join);
 }
 
 void heapdiff_free(struct heapdiff *d) {

@@ -46,6 +46,18 @@ struct heapdiff {
 void heapdiff_build(struct heapdiff *d, const struct heapgraph *old,
                     const struct heapgraph *new,
                     const struct heapjoin *const join[2]);
+
+/*
+** The same, snapshot by snapshot: the snapshots of several processes
+** (a server's workers) on each side, each pair the same process's OLD
+** and NEW. heapdiff_add() adds a pair's tallies (and its joins', when
+** joined); either side may be NULL (a side with more snapshots), and only
+** a pair counts fresh objects: addresses mean nothing across processes.
+*/
+void heapdiff_init(struct heapdiff *d, int joined);
+void heapdiff_add(struct heapdiff *d, const struct heapgraph *old,
+                  const struct heapgraph *new,
+                  const struct heapjoin *const join[2]);
 void heapdiff_free(struct heapdiff *d);
 
 #endif

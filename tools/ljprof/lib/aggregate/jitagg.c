@@ -98,6 +98,7 @@ static void end_attempt(struct jitagg *j, enum jit_outcome outcome) {
 
 void jitagg_finish(struct jitagg *j) {
   if (j->cur.active) end_attempt(j, OUTCOME_UNKNOWN);
+  keymap_free(&j->trace_start);
 }
 
 static void on_abort(struct jitagg *j, const struct sysprof_jit_event *e) {
@@ -170,7 +171,7 @@ void jitagg_event(struct jitagg *j, const struct sysprof_jit_event *e) {
   j->has_events = 1;
   switch (e->kind) {
   case JIT_STATE:
-    j->jit_on = e->how != 0;
+    j->jit_on |= e->how != 0;
     break;
   case JIT_START:
     if (j->cur.active) end_attempt(j, OUTCOME_UNKNOWN);

@@ -76,7 +76,7 @@ struct jit_attempt {
 struct jitagg {
   struct symbols *sym;
   int has_events; /* the stream has the compiler's events (ljp v3 now) */
-  int jit_on;     /* the compiler was on at the start */
+  int jit_on;     /* the compiler was on at the start (of any stream) */
   uint64_t started, compiled, aborted, blacklisted;
   uint64_t flushes[3]; /* by LJP_FLUSH_* */
   uint64_t compile_samples, compile_unattributed;
@@ -105,7 +105,8 @@ void jitagg_event(struct jitagg *j, const struct sysprof_jit_event *e);
 size_t jitagg_sample(struct jitagg *j, const struct sysprof_sample *s);
 
 /* At the end of the stream: an attempt under way keeps its samples, its
-** outcome unknown. */
+** outcome unknown; the trace numbers are forgotten (a next stream's, in a
+** merge, are another process's). */
 void jitagg_finish(struct jitagg *j);
 
 /* A line's story, NULL when it has none. */

@@ -1,6 +1,7 @@
 /* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
 #include "memagg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,7 +158,7 @@ static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack) {
   grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
              sizeof *agg->pairs);
   id = (uint32_t)agg->npairs++;
-  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0};
+  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0, 0};
   keymap_put(&agg->pair_index, key, id);
   return id;
 }
@@ -379,6 +380,116 @@ void memagg_finish(struct memagg *agg) {
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
   pack_overrides(&agg->realloc_overrides, agg->nstats);
   pack_overrides(&agg->free_overrides, agg->nstats);
+}
+
+/* Within a site: by owner, so that one owner's counts meet. */
+static int by_owner(const void *pa, const void *pb) {
+  const struct override *a = pa, *b = pb;
+  return a->owner < b->owner ? -1 : a->owner > b->owner;
+}
+
+/* The overrides of both, packed by site as pack_overrides() does, an
+** owner met in both counted once with the sums. */
+static void merge_overrides(struct overrides *into,
+                            const struct overrides *from, size_t nsites) {
+  size_t *start = xcalloc(nsites + 1, sizeof *start);
+  struct override *items =
+      xmalloc((into->count + from->count + 1) * sizeof *items);
+  size_t n = 0;
+  for (size_t site = 0; site < nsites; site++) {
+    size_t na, nb, first = n;
+    const struct override *a = memagg_overrides(into, (uint32_t)site, &na);
+    const struct override *b = memagg_overrides(from, (uint32_t)site, &nb);
+    if (na) memcpy(items + n, a, na * sizeof *a);
+    if (nb) memcpy(items + n + na, b, nb * sizeof *b);
+    start[site] = first;
+    qsort(items + first, na + nb, sizeof *items, by_owner);
+    for (size_t i = first; i < first + na + nb; i++) {
+      if (n > first && items[n - 1].owner == items[i].owner) {
+        items[n - 1].events = add_sat(items[n - 1].events, items[i].events);
+        items[n - 1].bytes = add_sat(items[n - 1].bytes, items[i].bytes);
+      } else {
+        items[n++] = items[i];
+      }
+    }
+    qsort(items + first, n - first, sizeof *items, override_cmp);
+  }
+  start[nsites] = n;
+  free(into->items);
+  free(into->site_start);
+  into->items = items;
+  into->count = n;
+  into->site_start = start;
+  into->nsites = nsites;
+}
+
+void memagg_merge(struct memagg *into, const struct memagg *from,
+                  uint32_t stream) {
+  for (size_t loc = 0; loc < from->nstats; loc++)
+    stats_add(stats_of(into, (uint32_t)loc), &from->stats[loc]);
+  stats_add(&into->totals, &from->totals);
+  merge_overrides(&into->realloc_overrides, &from->realloc_overrides,
+                  into->nstats);
+  merge_overrides(&into->free_overrides, &from->free_overrides, into->nstats);
+  for (size_t i = 0; i < from->npairs; i++) {
+    const struct stackpair *fp = &from->pairs[i];
+    int added = keymap_get(&into->pair_index,
+                           (uint64_t)fp->site << 32 | fp->stack) == HASHTAB_NONE;
+    uint32_t id = pair_of(into, fp->site, fp->stack); /* may move pairs */
+    struct stackpair *p = &into->pairs[id];
+    if (added) p->stream = stream;
+    p->alloc_objects = add_sat(p->alloc_objects, fp->alloc_objects);
+    p->alloc_bytes = add_sat(p->alloc_bytes, fp->alloc_bytes);
+    p->live_objects = add_sat(p->live_objects, fp->live_objects);
+    p->live_bytes = add_sat(p->live_bytes, fp->live_bytes);
+  }
+  heapline_free(&into->heap);
+  heapline_init(&into->heap);
+  heapline_finish(&into->heap);
+}
+
+void memagg_forget_blocks(struct memagg *agg) {
+  livetab_free(&agg->live);
+  livetab_free(&agg->pair_live);
+  livetab_free(&agg->scaled);
+}
+
+static int sampled(const struct memprof_meta *m) {
+  return m->has_config && m->sample;
+}
+
+/* A v5 stream (it has a config record) is counted by (site, stack) pair
+** too, even without stacks (memagg_has_stacks()); v3 and v4 by site. */
+static int by_stack(const struct memprof_meta *m) {
+  return m->has_config;
+}
+
+int memagg_merge_meta(struct memprof_meta *into, const struct memprof_meta *m,
+                      int first, char *why, size_t size) {
+  if (first) {
+    *into = *m;
+    return 1;
+  }
+  if (sampled(m) != sampled(into)) {
+    snprintf(why, size, "%s, the others %s",
+             sampled(m) ? "sampled" : "every event",
+             sampled(into) ? "sampled" : "every event");
+    return 0;
+  }
+  if (by_stack(m) != by_stack(into)) {
+    snprintf(why, size, "%s, the others %s",
+             by_stack(m) ? "version 5 (call stacks)" : "version 3 or 4",
+             by_stack(into) ? "version 5 (call stacks)" : "version 3 or 4");
+    return 0;
+  }
+  into->native &= m->native;
+  into->has_stats &= m->has_stats;
+  into->nstacks = add_sat(into->nstacks, m->nstacks);
+  into->full = add_sat(into->full, m->full);
+  into->truncated = add_sat(into->truncated, m->truncated);
+  into->samples = add_sat(into->samples, m->samples);
+  into->untracked = add_sat(into->untracked, m->untracked);
+  return 1;
 }
 
 const struct override *memagg_overrides(const struct overrides *o,

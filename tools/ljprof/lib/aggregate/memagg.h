@@ -60,6 +60,7 @@ struct overrides {
 */
 struct stackpair {
   uint32_t site, stack;
+  uint32_t stream; /* of a merge: which one it came from (0: the first) */
   uint64_t alloc_objects, alloc_bytes; /* allocations and reallocations */
   uint64_t live_objects, live_bytes;   /* set by memagg_finish() */
 };
@@ -110,6 +111,31 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs, size_t n);
 
 /* After the last event: compute live figures and totals, order overrides. */
 void memagg_finish(struct memagg *agg);
+
+/*
+** Streams merged, read one after the other into one symbol table
+** (symbols_forget_bindings()), each into an aggregation of its own:
+** memagg_merge() adds the finished aggregation of the stream numbered
+** `stream` to the finished one of those before it, whose heap over time
+** it drops (each stream has its own clock). The live blocks went with
+** each stream's end: memory holds what is distinct, not what was live.
+*/
+void memagg_merge(struct memagg *into, const struct memagg *from,
+                  uint32_t stream);
+
+/* After memagg_finish(), for a merge: the live blocks' tables freed; the
+** figures they gave stay. */
+void memagg_forget_blocks(struct memagg *agg);
+
+/*
+** What the streams of a merge say of themselves: a stream's own (m)
+** added to those of the streams before it (*into, zeroed before the
+** first). Streams of every event and sampled ones do not add up, nor
+** ones of version 5 (counted by call stack) and older ones: 0, and why
+** in why[size]. 1 otherwise.
+*/
+int memagg_merge_meta(struct memprof_meta *into, const struct memprof_meta *m,
+                      int first, char *why, size_t size);
 
 static inline const struct memstats *memagg_stats(const struct memagg *agg,
                                                   uint32_t loc) {

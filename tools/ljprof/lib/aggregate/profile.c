@@ -76,21 +76,76 @@ static int by_value(const void *a, const void *b) {
   return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Order the stacks by the shown value, most first, then first seen; sum. */
-static void finish(struct profile *p) {
+/* Order the stacks by the shown value, most first, then first seen. */
+static void sort_stacks(struct profile *p) {
   struct ranked_stack *rank = xmalloc((p->nstacks + 1) * sizeof *rank);
   for (size_t i = 0; i < p->nstacks; i++)
     rank[i] = (struct ranked_stack){p->stacks[i].values[p->shown], i};
   qsort(rank, p->nstacks, sizeof *rank, by_value);
   struct profile_stack *sorted = xmalloc((p->nstacks + 1) * sizeof *sorted);
-  for (size_t i = 0; i < p->nstacks; i++) {
-    sorted[i] = p->stacks[rank[i].index];
-    for (size_t v = 0; v < p->ntypes; v++)
-      p->totals[v] = add_sat(p->totals[v], sorted[i].values[v]);
-  }
+  for (size_t i = 0; i < p->nstacks; i++) sorted[i] = p->stacks[rank[i].index];
   free(p->stacks);
   free(rank);
   p->stacks = sorted;
+}
+
+/* Sort, and sum the values. */
+static void finish(struct profile *p) {
+  sort_stacks(p);
+  for (size_t i = 0; i < p->nstacks; i++)
+    for (size_t v = 0; v < p->ntypes; v++)
+      p->totals[v] = add_sat(p->totals[v], p->stacks[i].values[v]);
+}
+
+/* Stacks with the same frames, VM state and trace: one but for their
+** streams. */
+static uint32_t hash_stack_frames(const struct profile *p,
+                                  const struct profile_stack *st) {
+  uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ st->vmstate ^ st->trace << 8) *
+               UINT64_C(0x100000001b3);
+  for (uint32_t f = 0; f < st->depth; f++) {
+    const struct profile_stack_frame *sf = &p->stack_frames[st->first + f];
+    h = (h ^ ((uint64_t)sf->frame << 1 | sf->inlined)) *
+        UINT64_C(0x100000001b3);
+  }
+  return hash_u64(h);
+}
+
+struct fold_probe {
+  const struct profile *p;
+  const struct profile_stack *st;
+};
+
+static int same_but_stream(const void *ctx, uint32_t id) {
+  const struct fold_probe *probe = ctx;
+  const struct profile *p = probe->p;
+  const struct profile_stack *a = &p->stacks[id], *b = probe->st;
+  return a->depth == b->depth && a->vmstate == b->vmstate &&
+         a->trace == b->trace &&
+         memcmp(&p->stack_frames[a->first], &p->stack_frames[b->first],
+                a->depth * sizeof *p->stack_frames) == 0;
+}
+
+void profile_fold_streams(struct profile *p) {
+  struct hashtab index = {0};
+  size_t kept = 0;
+  for (size_t s = 0; s < p->nstacks; s++) {
+    struct profile_stack st = p->stacks[s];
+    st.stream = 0;
+    struct fold_probe probe = {p, &st};
+    uint32_t hash = hash_stack_frames(p, &st);
+    uint32_t id = hashtab_find(&index, hash, same_but_stream, &probe);
+    if (id == HASHTAB_NONE) {
+      p->stacks[kept] = st;
+      hashtab_add(&index, hash, (uint32_t)kept++);
+      continue;
+    }
+    for (size_t v = 0; v < p->ntypes; v++)
+      p->stacks[id].values[v] = add_sat(p->stacks[id].values[v], st.values[v]);
+  }
+  hashtab_free(&index);
+  p->nstacks = kept;
+  sort_stacks(p);
 }
 
 static uint64_t mul_sat(uint64_t a, uint64_t b) {
@@ -109,7 +164,7 @@ void profile_from_sysprof(struct profile *p, const char *source,
     struct profile_stack *out = &p->stacks[p->nstacks++];
     *out = (struct profile_stack){(uint32_t)p->nstack_frames, st->depth,
                                   {st->count, mul_sat(st->count, p->period)},
-                                  st->vmstate, st->trace};
+                                  st->vmstate, st->trace, st->stream};
     for (size_t f = 0; f < st->depth; f++) {
       const struct sysagg_frame *frame = &agg->frames[st->first + f];
       push_frame(p, frame->loc, frame->func, frame->inlined);
@@ -144,11 +199,12 @@ static void memprof_pair_stacks(struct profile *p, const struct memagg *agg) {
     const struct stackpair *pair = &agg->pairs[i];
     if (!pair->alloc_objects && !pair->live_objects) continue;
     struct profile_stack *out = &p->stacks[p->nstacks++];
-    out->first = (uint32_t)p->nstack_frames;
+    *out = (struct profile_stack){.first = (uint32_t)p->nstack_frames};
     out->values[MEM_ALLOC_OBJECTS] = pair->alloc_objects;
     out->values[MEM_ALLOC_SPACE] = pair->alloc_bytes;
     out->values[MEM_INUSE_OBJECTS] = pair->live_objects;
     out->values[MEM_INUSE_SPACE] = pair->live_bytes;
+    out->stream = pair->stream;
     push_pair_frames(p, pair);
     out->depth = (uint32_t)(p->nstack_frames - out->first);
   }
@@ -181,7 +237,7 @@ void profile_from_memprof(struct profile *p, const char *source,
                 &values[MEM_INUSE_SPACE]);
     if (!values[MEM_ALLOC_OBJECTS] && !values[MEM_INUSE_OBJECTS]) continue;
     struct profile_stack *out = &p->stacks[p->nstacks++];
-    out->first = (uint32_t)p->nstack_frames;
+    *out = (struct profile_stack){.first = (uint32_t)p->nstack_frames};
     memcpy(out->values, values, sizeof values);
     push_site(p, (uint32_t)loc);
     out->depth = (uint32_t)(p->nstack_frames - out->first);

@@ -27,6 +27,7 @@
 
 #include "shared/hashtab.h"
 #include "memagg.h"
+#include "origins.h"
 #include "shared/reader.h"
 #include "shared/symbols.h"
 #include "sysagg.h"
@@ -64,6 +65,7 @@ struct profile_stack {
      exited or was being compiled (0: none), for the formats with labels */
   uint32_t vmstate;
   uint64_t trace;
+  uint32_t stream; /* of a merge: its origin (an index in origins) */
 };
 
 struct profile {
@@ -84,6 +86,9 @@ struct profile {
                                   (a diff) */
   const char *note;      /* words the page shows above its graph (HTML):
                             the JIT's story; NULL or "": none */
+  const struct origins *origins; /* of a merge: the streams it came from
+                                    (pprof's labels); NULL: one */
+  int root_origin; /* collapsed: a root frame names each stack's stream */
   struct profile_frame *frames; /* by frame id */
   size_t nframes, frames_cap;
   struct hashtab frame_index;
@@ -102,6 +107,10 @@ void profile_from_memprof(struct profile *p, const char *source,
                           const struct memagg *agg, const struct reader *r,
                           int leak_only, enum memagg_order count);
 void profile_free(struct profile *p);
+
+/* Of a merge, for the formats that do not tell streams apart: stacks
+** that differ only by their stream made one, their values summed. */
+void profile_fold_streams(struct profile *p);
 
 /* The value formats that carry units weigh by: CPU time when the stream
 ** states its interval, else the shown value. */

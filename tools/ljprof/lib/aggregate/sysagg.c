@@ -27,8 +27,9 @@ void sysagg_free(struct sysagg *agg) {
 }
 
 static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
-                           uint32_t vmstate, uint64_t trace) {
-  uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8) *
+                           uint32_t vmstate, uint64_t trace, uint32_t stream) {
+  uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8 ^
+                (uint64_t)stream << 40) *
                UINT64_C(0x100000001b3);
   for (size_t i = 0; i < n; i++)
     h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func) ^
@@ -49,7 +50,7 @@ static int same_stack(const void *ctx, uint32_t id) {
   const struct stack_probe *p = ctx;
   const struct sysagg_stack *st = &p->agg->stacks[id];
   return st->depth == p->n && st->vmstate == p->vmstate &&
-         st->trace == p->trace &&
+         st->trace == p->trace && st->stream == p->agg->stream &&
          memcmp(&p->agg->frames[st->first], p->frames,
                 p->n * sizeof *p->frames) == 0;
 }
@@ -60,14 +61,14 @@ static void count_stack(struct sysagg *agg, size_t first, size_t n,
                         uint32_t vmstate, uint64_t trace) {
   const struct sysagg_frame *frames = &agg->frames[first];
   struct stack_probe probe = {agg, frames, n, vmstate, trace};
-  uint32_t hash = hash_stack(frames, n, vmstate, trace);
+  uint32_t hash = hash_stack(frames, n, vmstate, trace, agg->stream);
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
-    agg->stacks[id] =
-        (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0, vmstate, trace};
+    agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0,
+                                            vmstate, trace, agg->stream};
     agg->nframes = first + n; /* keep the new stack's frames */
     hashtab_add(&agg->stack_index, hash, id);
   }
@@ -244,6 +245,49 @@ void sysagg_finish(struct sysagg *agg) {
     count_pending(agg, attempt_label(agg, agg->jit.cur.start,
                                      OUTCOME_UNKNOWN, NULL));
   jitagg_finish(&agg->jit);
+}
+
+void sysagg_next_stream(struct sysagg *agg, uint32_t stream) {
+  agg->stream = stream;
+}
+
+static int wall_clock(const struct sysprof_meta *m) {
+  return m->clock == SYSPROF_CLOCK_MONOTONIC;
+}
+
+int sysagg_merge_meta(struct sysprof_meta *into,
+                      const struct sysprof_meta *m, int first, char *why,
+                      size_t size) {
+  if (first) {
+    *into = *m;
+    return 1;
+  }
+  if (into->has_config && m->has_config) {
+    if (m->interval_us != into->interval_us) {
+      snprintf(why, size, "sampled every %" PRIu64 " us, the others every "
+               "%" PRIu64 " us", m->interval_us, into->interval_us);
+      return 0;
+    }
+    if (wall_clock(m) != wall_clock(into)) {
+      snprintf(why, size, "sampled on %s, the others on %s",
+               wall_clock(m) ? "wall time" : "CPU time",
+               wall_clock(into) ? "wall time" : "CPU time");
+      return 0;
+    }
+  } else if (m->has_config) {
+    into->has_config = 1;
+    into->mode = m->mode;
+    into->interval_us = m->interval_us;
+    into->clock = m->clock;
+  }
+  into->has_stats &= m->has_stats;
+  into->samples = add_sat(into->samples, m->samples);
+  for (unsigned s = 0; s < VMSTATE_COUNT; s++)
+    into->by_vmstate[s] = add_sat(into->by_vmstate[s], m->by_vmstate[s]);
+  into->dropped = add_sat(into->dropped, m->dropped);
+  into->overruns = add_sat(into->overruns, m->overruns);
+  into->elapsed_ns = add_sat(into->elapsed_ns, m->elapsed_ns);
+  return 1;
 }
 
 uint64_t sysagg_samples(const struct sysagg *agg) {

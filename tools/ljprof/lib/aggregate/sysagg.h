@@ -22,6 +22,8 @@
 **   gets `[exit] TRACE n exit m` there.
 ** - Stacks are told apart by their VM state and trace too (pprof's
 **   labels): a trace's code, an exit, or the compiler at work on one.
+** - Streams merged (sysagg_next_stream()): stacks are told apart by the
+**   stream they came from too; the rest is summed.
 */
 #ifndef LJPROF_SYSAGG_H
 #define LJPROF_SYSAGG_H
@@ -49,6 +51,7 @@ struct sysagg_stack {
   uint64_t count;
   uint32_t vmstate;
   uint64_t trace; /* that ran, exited or was compiled; 0: none */
+  uint32_t stream; /* of a merge: which one it came from (0: the first) */
 };
 
 /* Samples in the compiler waiting for their attempt's outcome. */
@@ -92,6 +95,7 @@ struct sysagg {
   struct sysprof_frame *scratch; /* a sample with a frame inserted */
   size_t scratch_cap;
   struct sbuf label;
+  uint32_t stream; /* the stream being read, of a merge */
 };
 
 void sysagg_init(struct sysagg *agg, struct symbols *sym);
@@ -103,6 +107,21 @@ void sysagg_jit(void *ud, const struct sysprof_jit_event *e);
 /* At the end of the stream: samples of an attempt still under way are
 ** counted without its outcome. */
 void sysagg_finish(struct sysagg *agg);
+
+/* After sysagg_finish(), before the stream numbered `stream` of a merge
+** is read into the same aggregation. */
+void sysagg_next_stream(struct sysagg *agg, uint32_t stream);
+
+/*
+** A merge's figures: a stream's own (m) added to those of the streams
+** before it (*into, zeroed before the first). Samples of one interval
+** and one kind of clock (thread CPU time, or wall time) add up; others
+** do not: 0, and why in why[size] (the other figures then). 1 otherwise.
+** A stream without statistics (cut short) leaves the merge without.
+*/
+int sysagg_merge_meta(struct sysprof_meta *into,
+                      const struct sysprof_meta *m, int first, char *why,
+                      size_t size);
 
 /*
 ** Samples in all and by VM state: the stream's own statistics when it

@@ -97,7 +97,7 @@ static int read_stack(struct reader *r, struct symbols *sym) {
   if (!reader_uleb(r, &id, "stack: id") ||
       !reader_uleb(r, &depth, "stack: depth"))
     return 0;
-  if (id != sym->nstacks || id >= STACKS_MAX)
+  if (id != sym->nstacks - sym->stack_base || id >= STACKS_MAX)
     return stack_damage(r, at, "announced out of order, id", id);
   if (depth == 0 || depth > LJM_STACK_DEPTH_MAX)
     return stack_damage(r, at, "impossible depth", depth);
@@ -152,7 +152,7 @@ static int read_mark(struct reader *r, struct decoder *d) {
   return 1;
 }
 
-/* A config, stats or time mark record. */
+/* A config, stats, time mark or process record. */
 static int read_info(struct reader *r, struct symbols *sym,
                      struct decoder *d) {
   uint64_t at = reader_offset(r), kind, flags;
@@ -181,6 +181,8 @@ static int read_info(struct reader *r, struct symbols *sym,
   case LJM_INFO_SNAPSHOT:
     return reader_uleb(r, &d->snapshot, "snapshot mark: id") &&
            read_mark(r, d);
+  case LJM_INFO_PROCESS:
+    return symtab_read_process(r, sym, &d->scratch);
   default:
     reader_fail(r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
@@ -406,10 +408,12 @@ static int resolve_event(struct reader *r, struct symbols *sym,
                          struct memprof_event *ev) {
   if (loc->source == ASOURCE_TRACE_LUA && loc->a >= d->tl.n)
     return unannounced(r, at, "trace location", loc->a);
-  if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks)
+  if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks - sym->stack_base)
     return unannounced(r, at, "stack", loc->stack);
   ev->loc = resolve_location(sym, &d->tl, loc);
-  ev->stack = loc->stack == UINT64_MAX ? MEMPROF_NO_STACK : (uint32_t)loc->stack;
+  ev->stack = loc->stack == UINT64_MAX
+                  ? MEMPROF_NO_STACK
+                  : (uint32_t)(sym->stack_base + loc->stack);
   if (sym->memprof.sample) follow_weights(d, ev, loc->weight);
   return 1;
 }
@@ -426,7 +430,7 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
   size_t n = 0;
   enum item item;
   livetab_init(&d.weights);
-  if (v5 && sym->nstacks == 0) add_full_stack(sym);
+  if (v5 && sym->nstacks == sym->stack_base) add_full_stack(sym);
   for (;;) {
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];

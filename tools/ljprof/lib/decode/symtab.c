@@ -2,6 +2,7 @@
 #include "symtab.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 int symtab_read_entry(struct reader *r, struct symbols *sym, unsigned type,
                       struct sbuf *scratch) {
@@ -52,4 +53,17 @@ int symtab_read(struct reader *r, struct symbols *sym) {
   }
   sbuf_free(&scratch);
   return ok;
+}
+
+int symtab_read_process(struct reader *r, struct symbols *sym,
+                        struct sbuf *scratch) {
+  struct stream_process *p = &sym->process;
+  if (!reader_uleb(r, &p->pid, "process: pid") ||
+      !reader_string(r, scratch, SYMBOLS_HOST_MAX, "process: host name") ||
+      !reader_uleb(r, &p->epoch_ns, "process: wall clock"))
+    return 0;
+  if (scratch->len) memcpy(p->host, scratch->data, scratch->len);
+  p->host[scratch->len] = '\0';
+  p->known = 1;
+  return 1;
 }

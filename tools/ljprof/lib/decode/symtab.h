@@ -20,6 +20,11 @@
 int symtab_read_entry(struct reader *r, struct symbols *sym, unsigned type,
                       struct sbuf *scratch);
 
+/* Decode the fields of a process record (sysprof's, memprof's info) into
+** sym->process. */
+int symtab_read_process(struct reader *r, struct symbols *sym,
+                        struct sbuf *scratch);
+
 /* Decode the entries after the prologue, up to and with the end byte. */
 int symtab_read(struct reader *r, struct symbols *sym);
 

@@ -398,6 +398,9 @@ static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
   case REC_STATS:
     if (v3) return read_stats(d, sink->meta);
     break;
+  case REC_PROCESS:
+    if (v3) return symtab_read_process(d->r, d->sym, &d->scratch);
+    break;
   }
   return corrupt(d->r, reader_offset(d->r) - 1, "unknown sysprof record",
                  byte);

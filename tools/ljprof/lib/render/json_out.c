@@ -39,6 +39,31 @@ json_t *json_location(const struct symbols *sym, uint32_t loc,
   return json_bytes(scratch->data, scratch->len);
 }
 
+void json_add_origins(json_t *root, const struct origins *o,
+                      enum profile_kind kind) {
+  if (!origins_merged(o)) return;
+  json_t *list = json_array();
+  for (size_t i = 0; i < o->n; i++) {
+    const struct origin *it = &o->items[i];
+    json_t *item = json_object();
+    json_object_set_new(item, "name", json_bytes(it->name, strlen(it->name)));
+    if (it->process.known) {
+      json_object_set_new(item, "pid", json_u64(it->process.pid));
+      json_object_set_new(item, "host", json_bytes(it->process.host,
+                                                   strlen(it->process.host)));
+      json_object_set_new(item, "started_ns", json_u64(it->process.epoch_ns));
+    }
+    if (kind == PROFILE_CPU) {
+      json_object_set_new(item, "samples", json_u64(it->value));
+    } else {
+      json_object_set_new(item, "alloc_bytes", json_u64(it->value));
+      json_object_set_new(item, "inuse_bytes", json_u64(it->inuse));
+    }
+    json_array_append_new(list, item);
+  }
+  json_object_set_new(root, "streams", list);
+}
+
 void json_add_error(json_t *root, const struct reader *r) {
   if (r->status == READER_OK) return;
   json_t *err = json_object();

@@ -39,6 +39,13 @@ json_t *json_location(const struct symbols *sym, uint32_t loc,
 */
 json_t *json_heapline(const struct heapline *h, const struct symbols *sym);
 
+/* Of several streams merged, add "streams": [{name, samples}] (CPU) or
+** [{name, alloc_bytes, inuse_bytes}] (memory), in the order given, with
+** pid, host and started_ns (the wall clock, ns since the epoch) when the
+** stream says. */
+void json_add_origins(json_t *root, const struct origins *o,
+                      enum profile_kind kind);
+
 /* Add "error": {offset, message} to root if the reader failed. */
 void json_add_error(json_t *root, const struct reader *r);
 

@@ -94,6 +94,7 @@ int report_memprof_json(FILE *out, const struct report_input *in,
   json_object_set_new(root, "source",
                       json_bytes(in->source, strlen(in->source)));
   json_meta(root, in->sym);
+  json_add_origins(root, in->origins, PROFILE_MEMORY);
   json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
   json_object_set_new(root, "locations", json_locations(in, opt));
   json_object_set_new(root, "heap_over_time",

@@ -3,7 +3,9 @@
 ** Text report, in the shape users of the reference know: sections of
 ** locations with their events and bytes, the allocation sites each
 ** reallocation or free touched ("Overrides"), what each site still holds
-** (HEAP SUMMARY), and ALIASES for chunk names that span lines.
+** (HEAP SUMMARY), and ALIASES for chunk names that span lines. Of
+** several streams merged, what each process allocated and still held
+** (BY PROCESS).
 */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdint.h>
@@ -277,6 +279,10 @@ static void put_site_stacks(struct text *t, const uint32_t *pairs,
     put_plural(t, p->live_objects, "block", "blocks");
     put(t, " from ");
     put_stack(t, p->stack);
+    if (origins_merged(t->in->origins)) {
+      put(t, ", in ");
+      put(t, t->in->origins->items[p->stream].name);
+    }
     end_line(t);
   }
 }
@@ -348,6 +354,32 @@ static void put_stream_meta(struct text *t) {
   }
 }
 
+static void put_processes(struct text *t) {
+  const struct origins *o = t->in->origins;
+  if (!origins_merged(o)) return;
+  size_t n;
+  struct origin_group total;
+  struct origin_group *rows = origins_by_process(o, &n, &total);
+  struct sbuf name = {0};
+  put(t, "BY PROCESS (allocated, then in use at the end)");
+  end_line(t);
+  for (size_t i = 0; i < n; i++) {
+    sbuf_reset(&name);
+    origin_group_name(o, &rows[i], &name);
+    put(t, sbuf_cstr(&name));
+    put(t, ": ");
+    put_size(t, rows[i].value);
+    put_share(t, rows[i].value, total.value);
+    put(t, ", ");
+    put_size(t, rows[i].inuse);
+    put_share(t, rows[i].inuse, total.inuse);
+    end_line(t);
+  }
+  sbuf_free(&name);
+  free(rows);
+  end_line(t);
+}
+
 static void put_aliases(struct text *t) {
   if (t->aliases.count == 0) return;
   end_line(t);
@@ -383,6 +415,7 @@ int report_memprof_text(FILE *out, const struct report_input *in,
     put_totals(&t);
     put_jit_total(&t);
     end_line(&t);
+    put_processes(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
     put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);

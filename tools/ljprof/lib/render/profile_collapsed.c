@@ -5,7 +5,10 @@
 ** memory: the allocation site alone, with its bytes or blocks), most first;
 ** stacks whose value is 0 (sites that hold nothing at the end, with
 ** --leak-only) are left out.
-** Names are given in full, on one line (profile_frame_name()).
+** Names are given in full, on one line (profile_frame_name()). Streams
+** merged, with root_origin: under a root frame naming the process each
+** came from, `[pid PID on HOST]`, or for a stream that does not say,
+** `[stream FILE]`.
 */
 #include <inttypes.h>
 
@@ -17,8 +20,15 @@ int report_collapsed(FILE *out, const struct profile *p) {
     const struct profile_stack *st = &p->stacks[s];
     if (!st->values[p->shown]) continue;
     sbuf_reset(&line);
+    int root = p->root_origin && origins_merged(p->origins);
+    if (root) {
+      const struct origin *o = &p->origins->items[st->stream];
+      sbuf_add(&line, "[", 1);
+      if (!origin_process(o, &line)) sbuf_printf(&line, "stream %s", o->name);
+      sbuf_add(&line, "]", 1);
+    }
     for (size_t f = 0; f < st->depth; f++) {
-      if (f) sbuf_add(&line, ";", 1);
+      if (f || root) sbuf_add(&line, ";", 1);
       profile_frame_name(p, profile_frame_from_root(p, st, f), &line);
     }
     fwrite(line.data, 1, line.len, out);

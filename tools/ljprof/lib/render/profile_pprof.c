@@ -21,6 +21,9 @@
 **   TRACE, RECORD, ...), and the trace that ran, exited or was being
 **   compiled, `trace` (a number; none outside traces and the compiler), so
 **   that `go tool pprof -tagfocus=vmstate=RECORD` keeps the compiler's.
+**   Streams merged, each sample of either kind says which it came from,
+**   `stream` (its file), and when the stream says, its process's `pid`
+**   and `host` (strings), for `-tagfocus=pid=4242` and `-tags`.
 ** - CPU: period type cpu/nanoseconds, period the sampling interval,
 **   duration the profile's elapsed time. Memory: period type space/bytes.
 ** - Comments: the source, and where the stream is damaged, if it is.
@@ -108,7 +111,7 @@ struct pprof {
   ProtobufCBinaryData *string_table;
   Mapping mapping, *mappings[1];
   Sample *samples;
-  Label *labels, **label_ptrs; /* two per sample at most */
+  Label *labels, **label_ptrs; /* PPROF_LABELS per sample at most */
   uint64_t *location_ids;
   int64_t *values;
   Location *locations;
@@ -261,21 +264,40 @@ static void runs_free(struct runs *runs) {
   hashtab_free(&runs->index);
 }
 
-/* A CPU sample's labels: its VM state, its trace if it has one. */
-static void add_labels(struct pprof *pp, Sample *sample, size_t s,
-                       const struct profile_stack *st) {
-  Label *l = &pp->labels[2 * s];
-  sample->label = &pp->label_ptrs[2 * s];
+#define PPROF_LABELS 5
+
+static void add_string_label(struct pprof *pp, Sample *sample, Label *l,
+                             const char *key, const char *value) {
   perftools__profiles__label__init(l);
-  l->key = cstring_id(&pp->strings, "vmstate");
-  l->str = cstring_id(&pp->strings, sysprof_vmstate_name(st->vmstate));
-  sample->label[sample->n_label++] = l++;
+  l->key = cstring_id(&pp->strings, key);
+  l->str = cstring_id(&pp->strings, value);
+  sample->label[sample->n_label++] = l;
+}
+
+/* A sample's labels: a CPU sample's VM state and its trace if it has one,
+** and of a merge, the stream it came from. */
+static void add_labels(struct pprof *pp, const struct profile *p,
+                       Sample *sample, size_t s,
+                       const struct profile_stack *st) {
+  Label *l = &pp->labels[PPROF_LABELS * s];
+  sample->label = &pp->label_ptrs[PPROF_LABELS * s];
+  if (p->kind == PROFILE_CPU)
+    add_string_label(pp, sample, l++, "vmstate",
+                     sysprof_vmstate_name(st->vmstate));
   if (st->trace) {
     perftools__profiles__label__init(l);
     l->key = cstring_id(&pp->strings, "trace");
     l->num = clamp_i64(st->trace);
-    sample->label[sample->n_label++] = l;
+    sample->label[sample->n_label++] = l++;
   }
+  if (!origins_merged(p->origins)) return;
+  const struct origin *o = &p->origins->items[st->stream];
+  add_string_label(pp, sample, l++, "stream", o->name);
+  if (!o->process.known) return;
+  char pid[24];
+  snprintf(pid, sizeof pid, "%" PRIu64, o->process.pid);
+  add_string_label(pp, sample, l++, "pid", pid);
+  add_string_label(pp, sample, l, "host", o->process.host);
 }
 
 /* The samples, leaf first as pprof's, and the runs their locations are. */
@@ -285,10 +307,9 @@ static void add_samples(struct pprof *pp, const struct profile *p,
   pp->sample_ptrs = xcalloc(p->nstacks + 1, sizeof *pp->sample_ptrs);
   pp->location_ids = xcalloc(p->nstack_frames + 1, sizeof *pp->location_ids);
   pp->values = xcalloc(p->nstacks * p->ntypes + 1, sizeof *pp->values);
-  if (p->kind == PROFILE_CPU) {
-    pp->labels = xcalloc(2 * p->nstacks + 1, sizeof *pp->labels);
-    pp->label_ptrs = xcalloc(2 * p->nstacks + 1, sizeof *pp->label_ptrs);
-  }
+  pp->labels = xcalloc(PPROF_LABELS * p->nstacks + 1, sizeof *pp->labels);
+  pp->label_ptrs =
+      xcalloc(PPROF_LABELS * p->nstacks + 1, sizeof *pp->label_ptrs);
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
     Sample *sample = &pp->samples[s];
@@ -303,7 +324,7 @@ static void add_samples(struct pprof *pp, const struct profile *p,
     sample->value = &pp->values[s * p->ntypes];
     for (size_t v = 0; v < p->ntypes; v++)
       sample->value[v] = clamp_i64(st->values[v]);
-    if (p->kind == PROFILE_CPU) add_labels(pp, sample, s, st);
+    add_labels(pp, p, sample, s, st);
     pp->sample_ptrs[s] = sample;
   }
   pp->msg.n_sample = p->nstacks;

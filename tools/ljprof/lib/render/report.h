@@ -35,6 +35,7 @@ struct report_options {
   size_t top;    /* at most this many locations per section; 0: all */
   enum memagg_order count; /* memprof profile formats: bytes or blocks */
   int jit; /* sysprof: the JIT's story (report_jit_*) */
+  int root_origin; /* collapsed: each stack under its stream's frame */
 };
 
 struct report_input {
@@ -42,6 +43,7 @@ struct report_input {
   const struct symbols *sym;
   const struct memagg *agg;
   const struct reader *reader; /* its error, if any, is reported */
+  const struct origins *origins; /* the streams merged; NULL: one */
 };
 
 /* Both return 0, or -1 if writing failed. */
@@ -66,6 +68,7 @@ struct sysprof_report_input {
   const struct symbols *sym;
   const struct sysagg *agg;
   const struct reader *reader;
+  const struct origins *origins; /* the streams merged; NULL: one */
 };
 
 int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,

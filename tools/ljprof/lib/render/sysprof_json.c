@@ -36,6 +36,8 @@ static json_t *json_stacks(const struct sysprof_report_input *in,
     json_t *item = json_object();
     json_object_set_new(item, "frames", frames);
     json_object_set_new(item, "count", json_u64(st->count));
+    if (origins_merged(in->origins))
+      json_object_set_new(item, "stream", json_integer(st->stream));
     json_array_append_new(list, item);
   }
   free(order);
@@ -115,6 +117,7 @@ int report_sysprof_json(FILE *out, const struct sysprof_report_input *in,
   json_object_set_new(root, "source",
                       json_bytes(in->source, strlen(in->source)));
   add_meta(root, in->agg);
+  json_add_origins(root, in->origins, PROFILE_CPU);
   json_object_set_new(root, "vmstate", json_vmstates(in->agg));
   json_object_set_new(root, "stacks", json_stacks(in, &scratch));
   json_object_set_new(root, "functions",

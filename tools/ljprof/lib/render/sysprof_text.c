@@ -2,7 +2,8 @@
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Sysprof text report: what was asked and what was achieved, samples by
 ** VM state, what the JIT says when the compiler or the interpreter took
-** much of the time, then the Lua lines (each with the C it calls) and
+** much of the time, of several streams merged their samples by process,
+** then the Lua lines (each with the C it calls) and
 ** the functions by self and by total samples, and ALIASES for chunk
 ** names that span lines.
 */
@@ -93,6 +94,23 @@ static void put_vmstates(struct text *t) {
   fprintf(t->out, "\n");
 }
 
+static void put_processes(struct text *t) {
+  const struct origins *o = t->in->origins;
+  if (!origins_merged(o)) return;
+  size_t n;
+  struct origin_group total;
+  struct origin_group *rows = origins_by_process(o, &n, &total);
+  fprintf(t->out, "SAMPLES BY PROCESS\n");
+  for (size_t i = 0; i < n; i++) {
+    sbuf_reset(&t->name);
+    origin_group_name(o, &rows[i], &t->name);
+    fprintf(t->out, "%s: %" PRIu64 " (%.1f%%)\n", sbuf_cstr(&t->name),
+            rows[i].value, percent(rows[i].value, total.value));
+  }
+  fprintf(t->out, "\n");
+  free(rows);
+}
+
 static void put_ranking(struct text *t, const char *title,
                         const struct sysagg_table *table, enum sysagg_key key,
                         int functions) {
@@ -138,6 +156,7 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
   put_stream(&t);
   put_samples(&t);
   fprintf(out, "\n");
+  put_processes(&t);
   put_vmstates(&t);
   report_jit_says(out, in);
   put_ranking(&t, "LINES BY SELF", &in->agg->lines, KEY_SELF, 0);

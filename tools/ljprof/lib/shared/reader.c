@@ -30,6 +30,13 @@ void reader_free(struct reader *r) {
   r->buf = NULL;
 }
 
+void reader_keep_failure(struct reader *dst, const struct reader *src) {
+  if (src->status == READER_OK || dst->status != READER_OK) return;
+  *dst = *src;
+  dst->buf = NULL;
+  dst->pos = dst->start = dst->end = NULL;
+}
+
 void reader_fail(struct reader *r, enum reader_status status, uint64_t offset,
                  const char *fmt, ...) {
   if (r->status != READER_OK) return;

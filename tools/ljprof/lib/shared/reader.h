@@ -55,6 +55,11 @@ static inline uint64_t reader_offset(const struct reader *r) {
 void reader_fail(struct reader *r, enum reader_status status, uint64_t offset,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Of several streams read one after the other: src's failure, if it has
+** one and *dst none yet, kept in dst (status, offset, message; no bytes),
+** to be reported once src is freed. */
+void reader_keep_failure(struct reader *dst, const struct reader *src);
+
 /* Is the stream over? (Reads ahead as needed; no error is recorded.) */
 int reader_at_end(struct reader *r);
 

@@ -31,6 +31,19 @@ void symbols_free(struct symbols *s) {
   memset(s, 0, sizeof *s);
 }
 
+void symbols_forget_bindings(struct symbols *s) {
+  keymap_free(&s->protos);
+  keymap_free(&s->cfuncs);
+  keymap_free(&s->ffuncs);
+  keymap_free(&s->traces);
+  s->nprotos = s->ntraces = s->ncode = 0;
+  s->code_index_stale = 1;
+  s->generation++;
+  s->stack_base = s->nstacks;
+  memset(&s->memprof, 0, sizeof s->memprof);
+  memset(&s->process, 0, sizeof s->process);
+}
+
 /* FNV-1a, folded to 32 bits. */
 static uint32_t hash_bytes(const void *data, size_t len) {
   const uint8_t *p = data;

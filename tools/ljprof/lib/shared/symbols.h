@@ -115,6 +115,17 @@ struct memprof_meta {
   uint64_t nstacks, full, truncated, samples, untracked;
 };
 
+/* The process a stream profiles, when it says so (its process record,
+** ljp v3 and ljm v5): its pid, its machine's name (at most 255 bytes,
+** NUL-terminated here), the wall clock at the start in ns since the
+** epoch. */
+#define SYMBOLS_HOST_MAX 255
+struct stream_process {
+  int known;
+  uint64_t pid, epoch_ns;
+  char host[SYMBOLS_HOST_MAX + 1];
+};
+
 /* A slot of the location index: the whole key, so a lookup reads one. */
 struct location_slot {
   struct location key;
@@ -155,7 +166,9 @@ struct symbols {
   size_t nstack_frames, stack_frames_cap;
   struct symstack *stacks;
   size_t nstacks, stacks_cap;
+  size_t stack_base; /* the id of the stream's stack 0 (of a merge) */
   struct memprof_meta memprof;
+  struct stream_process process;
 };
 
 /* A stack's frames, innermost first; NULL (and depth 0) for no stack. */
@@ -172,6 +185,16 @@ static inline const struct symframe *symbols_stack(const struct symbols *s,
 
 void symbols_init(struct symbols *s);
 void symbols_free(struct symbols *s);
+
+/*
+** Before the next stream of a merge: its addresses and trace numbers are
+** its own (another process, another layout), so the bindings go; the
+** locations stay, each holding the names it was resolved to, and the
+** next stream's resolve to the same ids when they name the same things.
+** Its stacks (memprof v5) follow the ones kept, from stack_base on; what
+** it says of itself (memprof, its process) is its own.
+*/
+void symbols_forget_bindings(struct symbols *s);
 
 uint32_t symbols_intern(struct symbols *s, const char *str, size_t len);
 

@@ -1,0 +1,168 @@
+/* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#include "stream_set.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "stream_file.h"
+
+static const char *kind_name(enum stream_kind kind) {
+  return kind == STREAM_MEMPROF ? "a memory profile (memprof)"
+                                : "a CPU profile (sysprof)";
+}
+
+static int is_profile(enum stream_kind kind) {
+  return kind == STREAM_MEMPROF || kind == STREAM_SYSPROF;
+}
+
+/* The titles' source: the name, or the names joined by ", ". */
+static void name_sources(struct stream_set *set) {
+  if (set->origins.n == 1) {
+    set->source = set->origins.items[0].name;
+    return;
+  }
+  for (size_t i = 0; i < set->origins.n; i++)
+    sbuf_printf(&set->joined, "%s%s", i ? ", " : "",
+                set->origins.items[i].name);
+  set->source = sbuf_cstr(&set->joined);
+}
+
+/* What the stream numbered i holds, for the tables by process. */
+static void count_origin(struct stream_set *set, size_t i,
+                         const struct sysprof_meta *meta,
+                         uint64_t samples_before, const struct memagg *mem) {
+  struct origin *o = &set->origins.items[i];
+  o->process = set->sym.process;
+  if (set->kind == STREAM_SYSPROF) {
+    o->value = meta->has_stats ? meta->samples
+                               : set->sysagg.samples - samples_before;
+  } else {
+    o->value = add_sat(mem->totals.alloc_bytes, mem->totals.realloc_new_bytes);
+    o->inuse = mem->totals.live_bytes;
+  }
+}
+
+/* Stream i, decoded: of the set's kind, and figures that add up? */
+static int check_merge(struct stream_set *set, size_t i, enum stream_kind kind,
+                       const struct sysprof_meta *meta, size_t *first) {
+  const char *name = set->origins.items[i].name;
+  if (!is_profile(kind)) return EXIT_OK; /* damaged before: said already */
+  if (!is_profile(set->kind)) {
+    set->kind = kind;
+    *first = i;
+  } else if (kind != set->kind) {
+    fprintf(stderr,
+            "ljprof: %s: %s, %s is %s: only streams of one kind merge\n",
+            name, kind_name(kind), set->origins.items[*first].name,
+            kind_name(set->kind));
+    return EXIT_USAGE;
+  }
+  char why[160];
+  int adds_up =
+      kind == STREAM_SYSPROF
+          ? sysagg_merge_meta(&set->sysagg.meta, meta, i == *first, why,
+                              sizeof why)
+          : memagg_merge_meta(&set->memprof, &set->sym.memprof, i == *first,
+                              why, sizeof why);
+  if (!adds_up) {
+    fprintf(stderr, "ljprof: %s: %s: its %s do not add up with theirs\n",
+            name, why, kind == STREAM_SYSPROF ? "samples" : "events");
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
+/* Keep the first damage for the reports' notes; say each. */
+static int note_damage(struct stream_set *set, const char *name,
+                       const struct reader *r) {
+  if (r->status == READER_OK) return EXIT_OK;
+  fprintf(stderr, "ljprof: %s: %s\n", name, r->err_msg);
+  reader_keep_failure(&set->damage, r);
+  return EXIT_FAILED;
+}
+
+/* Read the file numbered i into the set. */
+static int read_stream(struct stream_set *set, size_t i, const char *file,
+                       size_t *first) {
+  const char *name = set->origins.items[i].name;
+  int stdin_input = !strcmp(file, "-");
+  int fd = stdin_input ? STDIN_FILENO : open(file, O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, "ljprof: %s: %s\n", name, strerror(errno));
+    return EXIT_FAILED;
+  }
+  set->opened++;
+  if (i) symbols_forget_bindings(&set->sym);
+  sysagg_next_stream(&set->sysagg, (uint32_t)i);
+  struct sysprof_meta meta = {0};
+  uint64_t samples_before = set->sysagg.samples;
+  /* A memory profile after the first goes to an aggregation of its own,
+  ** added to the first's when finished (memagg_merge()). */
+  int later = set->kind == STREAM_MEMPROF;
+  struct memagg own;
+  struct memagg *mem = later ? &own : &set->memagg;
+  if (later) memagg_init(&own, &set->sym);
+  struct reader r;
+  enum stream_kind kind =
+      stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta);
+  int status = check_merge(set, i, kind, &meta, first);
+  if (status == EXIT_OK && is_profile(kind))
+    count_origin(set, i, &meta, samples_before, mem);
+  if (status == EXIT_OK && later && kind == STREAM_MEMPROF)
+    memagg_merge(&set->memagg, &own, (uint32_t)i);
+  if (later) memagg_free(&own);
+  else if (kind == STREAM_MEMPROF && set->origins.n > 1)
+    memagg_forget_blocks(&set->memagg);
+  if (status != EXIT_USAGE) status = note_damage(set, name, &r);
+  reader_free(&r);
+  if (!stdin_input) close(fd);
+  return status;
+}
+
+int stream_set_read(struct stream_set *set, const char *const *names,
+                    size_t n) {
+  memset(set, 0, sizeof *set);
+  set->kind = STREAM_UNKNOWN;
+  set->damage.status = READER_OK;
+  symbols_init(&set->sym);
+  memagg_init(&set->memagg, &set->sym);
+  sysagg_init(&set->sysagg, &set->sym);
+  set->origins.items = xcalloc(n, sizeof *set->origins.items);
+  set->origins.n = n;
+  for (size_t i = 0; i < n; i++)
+    set->origins.items[i].name = strcmp(names[i], "-") ? names[i] : "<stdin>";
+  name_sources(set);
+  int status = EXIT_OK;
+  size_t first = 0;
+  for (size_t i = 0; i < n; i++) {
+    int s = read_stream(set, i, names[i], &first);
+    if (s == EXIT_USAGE) return s;
+    if (s != EXIT_OK) status = s;
+  }
+  if (set->kind == STREAM_MEMPROF) set->sym.memprof = set->memprof;
+  return status;
+}
+
+void stream_set_free(struct stream_set *set) {
+  sysagg_free(&set->sysagg);
+  memagg_free(&set->memagg);
+  symbols_free(&set->sym);
+  free(set->origins.items);
+  sbuf_free(&set->joined);
+  memset(set, 0, sizeof *set);
+}
+
+void stream_set_profile(struct profile *p, const struct stream_set *set,
+                        int leak_only, enum memagg_order count) {
+  if (set->kind == STREAM_SYSPROF)
+    profile_from_sysprof(p, set->source, &set->sysagg, &set->damage);
+  else
+    profile_from_memprof(p, set->source, &set->memagg, &set->damage,
+                         leak_only, count);
+  p->origins = &set->origins;
+}
