@@ -220,6 +220,17 @@ static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
 }
 
 /* The words of a choice, by the value each stands for. */
+/* A memory stream's version, as misc.memprof.start's format: v3 to v5. */
+static const char *env_format(EnvSettings *s, int k, const EnvKey *key,
+			      const char *val)
+{
+  UNUSED(k);
+  if (val[0] != 'v' || val[1] < '3' || val[1] > '5' || val[2] != '\0')
+    return key->must;
+  s->mem.format = val[1] - '0';
+  return NULL;
+}
+
 static const char *const env_modes[] = { "D", "L", "C", NULL };
 static const char *const env_clocks[] = { "cpu", "wall", NULL };
 LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == 0 && LUAM_SYSPROF_LEAF == 1 &&
@@ -253,6 +264,7 @@ static const EnvKey env_memkeys[] = {
     "sample must be whole bytes, from 1 to 2^40", NULL },
   { "stack_budget", env_bytes, ENV_AT(mem.budget),
     "stack_budget must be whole bytes, from 2^20 to 2^40", NULL },
+  { "format", env_format, 0, "format must be v3, v4 or v5", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 

@@ -312,13 +312,14 @@ static int parse_own_option(int c, char **argv, void *ud) {
   }
 }
 
-/* Each profiler's options go with it. Returns -1, or EXIT_USAGE. */
-static int check_profiler_options(const struct args *a) {
-  if ((a->interval || a->no_jit_events) && a->profiler != PROFILER_CPU)
+/* Each profiler's options go with it (p: the profiler that runs). Returns
+** -1, or EXIT_USAGE. */
+static int check_profiler_options(const struct args *a, enum profiler p) {
+  if ((a->interval || a->no_jit_events) && p != PROFILER_CPU)
     return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
-  if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
+  if ((a->stacks || a->native || a->sample) && p != PROFILER_MEM)
     return usage_error(CMD, "--stacks, --native and --sample are for --mem");
-  if (a->budget && a->profiler != PROFILER_MEM)
+  if (a->budget && p != PROFILER_MEM)
     return usage_error(CMD, "--stack-budget is for --mem");
   return -1;
 }
@@ -336,7 +337,10 @@ static int parse_args(int argc, char **argv, struct args *a) {
     if (a->report_out && a->profiler == PROFILER_NONE && a->heap)
       return usage_error(CMD, "--report-out: a heap snapshot alone is "
                               "reported by ljprof heap");
-    return check_profiler_options(a);
+    /* What runs when none is named: CPU, unless a snapshot is asked. */
+    return check_profiler_options(a, a->profiler   ? a->profiler
+                                     : a->heap ? PROFILER_NONE
+                                               : PROFILER_CPU);
   }
   if (a->duration)
     return usage_error(CMD, "--duration is for --pid");
@@ -348,7 +352,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
                             "profile");
   if (a->profiler == PROFILER_NONE && !a->heap)
     return usage_error(CMD, "say which profiler: --mem or --cpu (or --heap)");
-  if ((status = check_profiler_options(a)) >= 0) return status;
+  if ((status = check_profiler_options(a, a->profiler)) >= 0) return status;
   if (optind == argc) return usage_error(CMD, "no SCRIPT given");
   a->script = argv + optind;
   return -1;
@@ -396,6 +400,9 @@ static void demand_settings(const struct args *a, char *cpu, size_t cpusize,
     if (a->budget)
       n += snprintf(mem + n, memsize - (size_t)n, "stack_budget=%llu,",
                     a->budget);
+    /* v5 marks the moment of a heap snapshot: the join's. */
+    if (a->heap && !a->stacks && !a->native && !a->sample)
+      n += snprintf(mem + n, memsize - (size_t)n, "format=v5,");
     if (n) mem[n - 1] = '\0';
     req->opts[DEMAND_MEM] = mem;
   }

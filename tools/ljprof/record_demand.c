@@ -300,6 +300,25 @@ void paths_free(struct paths *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* Processes of the tree with no armed VM: a master's helpers that run no
+** Lua (nginx's cache manager), a child that ran another program. */
+static void name_unarmed(struct recording *r, const pid_t *roots,
+                         int nroots) {
+  struct proc_info *procs;
+  int n = proc_tree(roots, nroots, &procs);
+  for (int i = 0; i < n; i++) {
+    int armed = 0;
+    for (int j = 0; j < r->n && !armed; j++)
+      armed = r->targets[j].pid == procs[i].pid;
+    if (armed) continue;
+    struct target t = {.pid = procs[i].pid};
+    proc_name(t.pid, t.name, sizeof t.name);
+    say(&t, "nothing to profile there: no VM armed for ljprof record (no "
+            "LJPROF=ondemand, or no Lua run since it started)");
+  }
+  free(procs);
+}
+
 static int make_dir(struct recording *r, const char *dir) {
   if (dir) {
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) return 0;
@@ -342,6 +361,7 @@ int record_demand(const pid_t *pids, int npids, double seconds,
   take_starts(&r);
   stop_all(&r);
   wait_closed(&r);
+  if (r.n) name_unarmed(&r, pids, npids);
   sigaction(SIGINT, &oldint, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
   int status = r.failed ? EXIT_FAILED : EXIT_OK;

@@ -296,6 +296,9 @@ static int report_streams(const struct paths *p, const char *report_out,
   return status;
 }
 
+/* Options only on-demand recordings take (signal='s come from LJPROF). */
+static int has_keys(const char *opts) { return opts && *opts; }
+
 int record_pid(const pid_t *pids, int npids, double seconds,
                const struct demand_request *req, int which,
                const char *report_out, const struct report_options *opt) {
@@ -307,7 +310,8 @@ int record_pid(const pid_t *pids, int npids, double seconds,
   struct paths streams[DEMAND_KINDS] = {{0}};
   int status = record_demand(pids, npids, seconds, req, streams);
   if (status < 0) {
-    if (npids == 1 && !req->dir && !req->opts[DEMAND_HEAP])
+    if (npids == 1 && !req->dir && !req->opts[DEMAND_HEAP] &&
+        !has_keys(req->opts[DEMAND_CPU]) && !has_keys(req->opts[DEMAND_MEM]))
       return record_signal(pids[0], seconds, which, report_out, opt);
     return fail("%s %d%s: no VM armed for ljprof record there: start %s "
                 "with LJPROF=ondemand", npids > 1 ? "processes" : "process",
