@@ -155,7 +155,7 @@ sub top_line {
     is(top_line($by->{$stream // ''} // {}), "$src:$hot", "worker $i: its own hot line on top");
     ok(-f $stream && (stat $stream)[2] % 01000 == 0600, "worker $i: its stream is 0600") if $stream;
   }
-  like($r->{err}, qr/^ljprof record: pid $master \([^)]*luajit\): ran no Lua during the recording: nothing profiled there$/m,
+  like($r->{err}, qr/^ljprof record: pid $master \([^)]*luajit\): reached no safe point during the recording \(it ran no Lua that allocates\): nothing profiled there$/m,
        'the master, blocked in C: named, nothing profiled');
   like($r->{err}, qr/^ljprof record: pid \d+ \(sleep\): nothing to profile there: no VM armed/m,
        'a child running another program: nothing to profile there');

@@ -51,6 +51,7 @@ struct recording {
   int n, cap;
   struct paths streams[DEMAND_KINDS]; /* cpu, mem, heap */
   int failed;
+  char why[PATH_MAX + 64]; /* why no directory for a user's streams */
 };
 
 static const char *const kinds[DEMAND_KINDS] = {"cpu", "mem", "heap"};
@@ -78,16 +79,46 @@ static void say(const struct target *t, const char *fmt, ...) {
 
 /* -- Where the streams go ------------------------------------------------- */
 
+/* Whether uid (of group gid) may enter every directory above dir. */
+static int reachable(const char *dir, uid_t uid, gid_t gid, char *denied,
+                     size_t size) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", dir);
+  for (char *slash = strrchr(path, '/'); slash; slash = strrchr(path, '/')) {
+    struct stat st;
+    *slash = '\0';
+    const char *up = slash == path ? "/" : path;
+    if (stat(up, &st) != 0) return 1; /* the mkdir below says why */
+    mode_t x = st.st_uid == uid ? S_IXUSR : st.st_gid == gid ? S_IXGRP
+                                                            : S_IXOTH;
+    if (!(st.st_mode & x)) {
+      snprintf(denied, size, "%s", up);
+      return 0;
+    }
+    if (slash == path) break;
+  }
+  return 1;
+}
+
 /* The directory where uid's processes write: ours, or a subdirectory of
 ** theirs (only root records another user's processes). */
 static int user_dir(struct recording *r, uid_t uid, gid_t gid, char *out,
                     size_t size) {
+  char denied[PATH_MAX];
   if (uid == geteuid()) return snprintf(out, size, "%s", r->dir) < (int)size;
-  if ((size_t)snprintf(out, size, "%s/uid-%ld", r->dir, (long)uid) >= size)
+  if (!reachable(r->dir, uid, gid, denied, sizeof denied)) {
+    snprintf(r->why, sizeof r->why, "user %ld may not enter %s", (long)uid,
+             denied);
     return 0;
-  if (mkdir(out, 0700) != 0 && errno != EEXIST) return 0;
-  /* Theirs, so that they may write there; ours may be entered only. */
-  return chown(out, uid, gid) == 0 && chmod(r->dir, 0711) == 0;
+  }
+  if ((size_t)snprintf(out, size, "%s/uid-%ld", r->dir, (long)uid) >= size ||
+      (mkdir(out, 0700) != 0 && errno != EEXIST) ||
+      /* Theirs, so that they may write there; ours may be entered only. */
+      chown(out, uid, gid) != 0 || chmod(r->dir, 0711) != 0) {
+    snprintf(r->why, sizeof r->why, "%s: %s", out, strerror(errno));
+    return 0;
+  }
+  return 1;
 }
 
 /* START's settings for a process of uid: LJPROF's syntax. */
@@ -166,8 +197,8 @@ static void join_new(struct recording *r, const pid_t *roots, int nroots) {
         say(t, "not recorded: %s", why);
         r->failed = 1;
       } else if (!start_settings(r, &procs[i], arg, sizeof arg)) {
-        say(t, "not recorded: no directory for its user's streams in %s: %s",
-            r->dir, strerror(errno));
+        say(t, "not recorded: no directory for its user's streams: %s",
+            r->why);
         control_release(&t->ctl);
         r->failed = 1;
       } else {
@@ -197,8 +228,11 @@ static void take_reply(struct recording *r, struct target *t) {
     }
     if (k < DEMAND_KINDS)
       paths_add(&r->streams[k], rest, t->pid);
-    else if (!strcmp(line, "say"))
-      say(t, "%s", rest);
+    else if (!strcmp(line, "say")) {
+      char own[32]; /* a forked child's messages name it: we do already */
+      int n = snprintf(own, sizeof own, "pid %d: ", (int)t->pid);
+      say(t, "%s", strncmp(rest, own, (size_t)n) ? rest : rest + n);
+    }
   }
   free(reply);
 }
@@ -228,8 +262,9 @@ static double now(void) {
 }
 
 /* Stop every VM; wait for those that started (or end) to answer. A VM
-** that never answered its start ran no Lua: its start is cancelled by the
-** stop, which it takes, if ever, as nothing to do. */
+** that never answered its start reached no safe point (its next GC step:
+** it ran no Lua that allocates): its start is cancelled by the stop,
+** which it takes, if ever, as nothing to do. */
 static void stop_all(struct recording *r) {
   for (int i = 0; i < r->n; i++) {
     struct target *t = &r->targets[i];
@@ -262,7 +297,8 @@ static void stop_all(struct recording *r) {
   for (int i = 0; i < r->n; i++) {
     struct target *t = &r->targets[i];
     if (t->state == PENDING)
-      say(t, "ran no Lua during the recording: nothing profiled there");
+      say(t, "reached no safe point during the recording (it ran no Lua "
+             "that allocates): nothing profiled there");
     else if (t->state == RUNNING)
       say(t, "did not stop within %d s: its streams may be incomplete",
           SETTLE_SECONDS);
