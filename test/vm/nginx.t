@@ -235,6 +235,17 @@ sub worker_profiled {
                               sub { $ngx->each_worker('/', 1); -e "$sub/cpu-$respawned-1.bin" }),
      'on demand: a worker respawned during the recording joins it');
   $ngx->each_worker('/', 20) if $respawned;
+  # A reload: the old workers end (their streams complete), the new ones,
+  # forked from the master's new VM (its number 2 in their names), join.
+  my %old = map { $_ => 1 } $ngx ? $ngx->workers : ();
+  ok($ngx && $ngx->reload, 'on demand: reload during the recording');
+  my @reloaded = grep { !$old{$_} } $ngx ? $ngx->workers : ();
+  my $joined = @reloaded && wait_until('the new workers\' streams', $LJProf::Nginx::WAIT, sub {
+    $ngx->each_worker('/', 1);
+    !grep { my @s = glob "$sub/cpu-$_-*.bin"; !@s } @reloaded;
+  });
+  ok($joined, 'on demand: the new workers join the recording');
+  $ngx->each_worker('/', 20) if $joined;
   # And stops at its next one: the load goes on until record ends.
   kill 'INT', $record;
   my $ended = wait_until('record to end', $LJProf::Nginx::WAIT, sub {
@@ -245,16 +256,18 @@ sub worker_profiled {
     or diag(LJProf::Lua::slurp("$rec/record.err"));
   my $err = LJProf::Lua::slurp("$rec/record.err");
   # The master that daemonized is a child of the process that made the
-  # VM: it arms its own at its first safe point, which never comes.
-  like($err, qr/^ljprof record: pid $master \(nginx: master process[^)]*\): nothing to profile there: no VM armed/m,
+  # VM: it arms its own at its first safe point, which never comes; the
+  # reload's VM is its own, armed, and never reaches one either.
+  like($err, qr/^ljprof record: pid $master \(nginx: master process[^)]*\) VM 2: reached no safe point during the recording/m,
        'on demand: the master, which runs no Lua, is named');
   worker_profiled("$sub/cpu-$_-1.bin", "on demand, worker $_") for $workers[1], grep { $_ } $respawned;
+  worker_profiled(glob("$sub/cpu-$_-*.bin"), "on demand, new worker $_") for @reloaded;
   my @st = stat "$sub/cpu-$workers[1]-1.bin";
   ok(@st && ($st[2] & 07777) == 0600 && $st[4] == $nobody,
      'on demand: a worker\'s stream is its user\'s only (0600)');
   my $report = LJProf::Lua::slurp("$rec/report.txt");
-  my @reported = $report =~ /^SYSPROF REPORT: \S+\/cpu-(\d+)-1\.bin$/mg;
-  is_deeply([ sort @reported ], [ sort grep { $_ } @workers, $respawned ],
+  my @reported = $report =~ /^SYSPROF REPORT: \S+\/cpu-(\d+)-\d\.bin$/mg;
+  is_deeply([ sort @reported ], [ sort grep { $_ } @workers, $respawned, @reloaded ],
             'on demand: the report covers every worker, the killed one too');
   ok($ngx && $ngx->quit, 'on demand: the server quits');
 }
