@@ -18,6 +18,10 @@
 ** heap is no profile that runs but heap snapshots: one at each signal,
 ** every SECS, or at the end (the VM closing or the process exiting; with
 ** end=script the script's main chunk returning), at safe points too.
+**
+** ondemand arms the VM for ljprof record --pid: a control page of shared
+** memory (lj_profctl.c) takes its commands, what to start and where, and
+** its watcher thread brings the next GC step forward, as a signal would.
 */
 
 #define lj_profenv_c
@@ -41,6 +45,7 @@
 #include "lj_proffile.h"
 #include "lj_profhost.h"
 #include "lj_profnap.h"
+#include "lj_profctl.h"
 #include "lj_prof.h"
 #include "lj_perfmap.h"
 #include "lj_heapsnap.h"
@@ -73,6 +78,7 @@ typedef struct EnvSettings {
   MemprofConfig mem;		/* the memory profile's; */
   HeapSnapConfig heap;		/* the heap snapshots'. */
   int heapend;			/* A snapshot at the end: HEAPEND_*. */
+  int ondemand;			/* Commands from ljprof record --pid. */
 } EnvSettings;
 
 static const struct { const char *name; int signo; } env_signals[] = {
@@ -214,6 +220,17 @@ static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
 }
 
 /* The words of a choice, by the value each stands for. */
+/* A memory stream's version, as misc.memprof.start's format: v3 to v5. */
+static const char *env_format(EnvSettings *s, int k, const EnvKey *key,
+			      const char *val)
+{
+  UNUSED(k);
+  if (val[0] != 'v' || val[1] < '3' || val[1] > '5' || val[2] != '\0')
+    return key->must;
+  s->mem.format = val[1] - '0';
+  return NULL;
+}
+
 static const char *const env_modes[] = { "D", "L", "C", NULL };
 static const char *const env_clocks[] = { "cpu", "wall", NULL };
 LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == 0 && LUAM_SYSPROF_LEAF == 1 &&
@@ -247,6 +264,7 @@ static const EnvKey env_memkeys[] = {
     "sample must be whole bytes, from 1 to 2^40", NULL },
   { "stack_budget", env_bytes, ENV_AT(mem.budget),
     "stack_budget must be whole bytes, from 2^20 to 2^40", NULL },
+  { "format", env_format, 0, "format must be v3, v4 or v5", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 
@@ -316,9 +334,18 @@ static int env_section(EnvSettings *s, char *sec, char *msg, size_t sz)
   int k;
   if (opts != NULL)
     *opts++ = '\0';
+  if (strcmp(sec, "ondemand") == 0) {
+    if (opts != NULL || s->ondemand) {
+      snprintf(msg, sz, opts != NULL ? "ondemand takes no keys" :
+					"ondemand is given twice");
+      return 0;
+    }
+    return s->ondemand = 1;
+  }
   for (k = 0; k < PE__MAX && strcmp(sec, pe_names[k]) != 0; k++) ;
   if (k == PE__MAX) {
-    snprintf(msg, sz, "unknown profile '%s' (cpu, mem or heap)", sec);
+    snprintf(msg, sz, "unknown profile '%s' (cpu, mem, heap or ondemand)",
+	     sec);
     return 0;
   }
   if (s->on[k]) {
@@ -443,8 +470,10 @@ typedef struct EnvVM {
   ** GC step of polled. The GC threshold is saved (NUDGE_SAVING, then
   ** NUDGE_SET) and set to 0, so that the next allocation takes a step. */
   global_State *_Atomic polled;	/* g, once it takes events. */
-  atomic_int toggles, rotations, forks, nudge;
+  atomic_int toggles, rotations, forks, commands, nudge;
   GCSize threshold;
+  ProfCtl ctl;			/* Armed for ljprof record --pid. */
+  int demand;			/* The profiles a recording started. */
 } EnvVM;
 
 static EnvVM env_vms[ENV_VMS];
@@ -478,6 +507,29 @@ static int env_mask(const EnvVM *e, const int *flags)
 static int env_child;		/* A forked child of a process that read
 				** LJPROF: its paths and messages name it. */
 
+/* The answer to a recording's command, as the VM's thread acting on it
+** writes it: what started, and what was said meanwhile. */
+static __thread char *env_reply;
+static __thread size_t env_replylen;
+
+static void env_answer(const char *fmt, ...)
+{
+  va_list ap;
+  int len;
+  if (env_reply == NULL || env_replylen >= LJP_CTL_REPLYLEN - 1)
+    return;
+  va_start(ap, fmt);
+  len = vsnprintf(env_reply + env_replylen,
+		  LJP_CTL_REPLYLEN - 1 - env_replylen, fmt, ap);
+  va_end(ap);
+  if (len > 0)
+    env_replylen += (size_t)len;
+  if (env_replylen > LJP_CTL_REPLYLEN - 2)
+    env_replylen = LJP_CTL_REPLYLEN - 2;  /* Cut short: the newline fits. */
+  env_reply[env_replylen++] = '\n';
+  env_reply[env_replylen] = '\0';
+}
+
 /* A line in one write(2): whole in a log that many processes share (a
 ** server's workers', each named by its pid), and no stdio lock held that
 ** a fork by another thread could leave held. */
@@ -497,6 +549,8 @@ static void env_say(const char *fmt, ...)
     n += (size_t)len;
   if (n > sizeof(line)-2)
     n = sizeof(line)-2;  /* Cut short: the newline still fits. */
+  env_answer("say %.*s", (int)(n - (sizeof("LJPROF: ")-1)),
+	     line + sizeof("LJPROF: ")-1);
   line[n++] = '\n';
   w = write(2, line, n);
   UNUSED(w);  /* Nowhere else to say it. */
@@ -635,6 +689,7 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
       e->pathhash[k] = env_hash(path[k]);
       e->windows[k] = window[k];
       lj_prof_exitguard();  /* The program may end without lua_close. */
+      env_answer("%s %s", pe_names[k], path[k]);
       continue;
     }
     env_say("%s profile not started: %s", pe_names[k], env_status(status));
@@ -669,16 +724,23 @@ static void env_snapshot(EnvVM *e, lua_State *L)
   int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
+  struct timespec t0, t1;
   if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, 0)) {
     env_say("heap path too long; no snapshot");
     return;
   }
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   status = lj_heapsnap_file(L, path, &e->set.heap);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   if (status != PROFILE_SUCCESS) {
     env_say("heap snapshot %s not written: %s", path, env_status(status));
     return;
   }
   e->windows[PE_HEAP] = window;
+  /* The VM's pause: what the request under way waited. */
+  env_answer("heap %s %lld", path,
+	     (long long)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+	     (t1.tv_nsec - t0.tv_nsec));
 }
 
 static EnvVM *env_of(global_State *g)
@@ -823,6 +885,7 @@ static void env_rotate_stop(EnvVM *e)
 ** disarmed, the GC threshold is the VM's own. */
 static void env_quiet(EnvVM *e)
 {
+  lj_profctl_close(&e->ctl);
   if (e->rotating)
     env_rotate_stop(e);
   if (e->armed)
@@ -830,6 +893,122 @@ static void env_quiet(EnvVM *e)
   atomic_store(&e->polled, NULL);
   if (atomic_exchange(&e->nudge, NUDGE_NONE) == NUDGE_SET)
     e->g->gc.threshold = e->threshold;
+}
+
+/* -- On demand: ljprof record --pid -------------------------------------- */
+
+/* The watcher saw a request: act at the next safe point. */
+static void env_commanded(void *ud)
+{
+  EnvVM *e = (EnvVM *)ud;
+  env_poke(e, &e->commands);
+}
+
+static int env_arm_demand(EnvVM *e)
+{
+  int err = lj_profctl_open(&e->ctl, e->vmno, env_commanded, e);
+  if (err != 0) {
+    env_say("cannot arm for ljprof record: %s/%s%ld-%d: %s", LJP_CTL_DIR,
+	    LJP_CTL_PREFIX, (long)getpid(), e->vmno, strerror(err));
+    return 0;
+  }
+  lj_prof_exitguard();  /* Its page goes at exit. */
+  return 1;
+}
+
+/* A recording's settings, of kinds LJPROF does not name here (those are
+** LJPROF's to start and stop). */
+static int env_demand_parse(EnvVM *e, const char *arg, EnvSettings *ds)
+{
+  char msg[256];
+  int k;
+  if (!env_parse(ds, arg, msg, sizeof(msg)) ||
+      !env_absolute(ds, msg, sizeof(msg))) {
+    env_answer("say bad command '%.200s': %s", arg, msg);
+    return 0;
+  }
+  if (ds->signo != 0 || ds->rotsecs != 0 || ds->ondemand) {
+    env_answer("say a recording takes no signal=, rotate=, every= or ondemand");
+    return 0;
+  }
+  for (k = 0; k < PE__MAX; k++)
+    if (ds->on[k] && e->set.on[k]) {
+      env_answer("say the %s profile here is LJPROF's", pe_names[k]);
+      return 0;
+    }
+  return 1;
+}
+
+/* The snapshot ds asks for, if any: nonzero when taken. */
+static int env_demand_snapshot(EnvVM *e, lua_State *L, const EnvSettings *ds)
+{
+  int before = e->windows[PE_HEAP], taken;
+  if (!ds->on[PE_HEAP])
+    return 0;
+  strcpy(e->set.path[PE_HEAP], ds->path[PE_HEAP]);
+  e->set.heap = ds->heap;
+  e->windows[PE_HEAP] = -1;
+  env_snapshot(e, L);  /* Window 0: the path as given. */
+  taken = e->windows[PE_HEAP] == 0;
+  e->windows[PE_HEAP] = before;
+  return taken;
+}
+
+/* START: the profiles of arg, from its settings; its snapshot at once.
+** Nonzero when anything started. */
+static int env_demand_start(EnvVM *e, lua_State *L, const char *arg)
+{
+  EnvSettings ds;
+  int k, m = 0, snap;
+  if (!env_demand_parse(e, arg, &ds))
+    return 0;
+  if (e->demand) {
+    env_answer("say a recording's profiles run already");
+    return 0;
+  }
+  for (k = 0; k < PE__MAX; k++)
+    if (ds.on[k] && (1 << k) & PE_RUNS) {
+      strcpy(e->set.path[k], ds.path[k]);
+      m |= 1 << k;
+    }
+  e->set.cpu = ds.cpu;
+  e->set.mem = ds.mem;
+  snap = env_demand_snapshot(e, L, &ds);
+  env_start(e, L, m);
+  e->demand = m & env_running(e);
+  return e->demand || snap;
+}
+
+/* STOP: the snapshot arg asks for first (a memory profile that runs marks
+** it, for the join), then the profiles a START started. */
+static int env_demand_stop(EnvVM *e, lua_State *L, const char *arg)
+{
+  EnvSettings ds;
+  int ok = 1;
+  if (*arg != '\0')
+    ok = env_demand_parse(e, arg, &ds) && env_demand_snapshot(e, L, &ds);
+  env_stop(e, e->demand & env_running(e));
+  e->demand = 0;
+  return ok;
+}
+
+static void env_command(EnvVM *e, lua_State *L)
+{
+  char arg[LJP_CTL_ARGLEN], reply[LJP_CTL_REPLYLEN];
+  int cmd, ok = 0;
+  if (!lj_profctl_take(&e->ctl, &cmd, arg))
+    return;
+  reply[0] = '\0';
+  env_reply = reply;
+  env_replylen = 0;
+  if (cmd == LJP_CTL_START)
+    ok = env_demand_start(e, L, arg);
+  else if (cmd == LJP_CTL_STOP)
+    ok = env_demand_stop(e, L, arg);
+  else
+    env_answer("say unknown command %d", cmd);
+  env_reply = NULL;
+  lj_profctl_answer(&e->ctl, ok ? LJP_CTL_OK : LJP_CTL_FAILED, reply);
 }
 
 /* -- fork(): profiles follow ---------------------------------------------- */
@@ -848,7 +1027,9 @@ static void env_forked(void)
     EnvVM *e = &env_vms[i];
     if (e->g == NULL)
       continue;
-    e->follow |= env_running(e);
+    e->follow |= env_running(e) & ~e->demand;  /* A recording's: its own. */
+    e->demand = 0;
+    lj_profctl_forget(&e->ctl);  /* The child arms its own. */
     memset(e->file, 0, sizeof(e->file));
     memset(e->windows, 0, sizeof(e->windows));
     e->rotating = 0;
@@ -858,7 +1039,7 @@ static void env_forked(void)
     /* A poke the fork cut short left the threshold as it was. */
     if (atomic_load(&e->nudge) == NUDGE_SAVING)
       atomic_store(&e->nudge, NUDGE_NONE);
-    if (e->follow || e->set.rotsecs) {
+    if (e->follow || e->set.rotsecs || e->set.ondemand) {
       atomic_store(&e->polled, e->g);
       env_poke(e, &e->forks);
     }
@@ -878,7 +1059,9 @@ static void env_follow(EnvVM *e, lua_State *L)
   env_start(e, L, m);
   if (e->set.rotsecs != 0 && !e->rotating && !env_rotate_start(e))
     env_say("cannot rotate: %s", strerror(errno));
-  if (e->set.signo == 0 && e->set.rotsecs == 0)
+  if (e->set.ondemand && e->ctl.page == NULL)
+    env_arm_demand(e);
+  if (e->set.signo == 0 && e->set.rotsecs == 0 && e->ctl.page == NULL)
     atomic_store(&e->polled, NULL);  /* Nothing more to take. */
 }
 
@@ -911,6 +1094,8 @@ int lj_profenv_gcstep(lua_State *L)
   }
   if (atomic_exchange(&e->forks, 0) != 0)
     env_follow(e, L);
+  if (atomic_exchange(&e->commands, 0) != 0)
+    env_command(e, L);
   if (atomic_exchange(&e->rotations, 0) != 0) {
     int m = env_mask(e, e->set.rotate) & env_running(e);
     env_stop(e, m);
@@ -951,14 +1136,17 @@ static void env_open(lua_State *L, const char *s)
   e->g = G(L);
   e->set = set;
   e->vmno = vmno;
-  e->toggled = e->ended = e->follow = 0;
+  e->toggled = e->ended = e->follow = e->demand = 0;
   atomic_store(&e->forks, 0);
+  atomic_store(&e->commands, 0);
   e->opener = pthread_self();
   memset(e->windows, 0, sizeof(e->windows));
   memset(e->file, 0, sizeof(e->file));
   pthread_once(&once, env_once);
-  if (set.signo != 0 || set.rotsecs != 0)
+  if (set.signo != 0 || set.rotsecs != 0 || set.ondemand)
     atomic_store(&e->polled, G(L));
+  if (set.ondemand)
+    env_arm_demand(e);
   if (set.signo != 0 && !env_arm(e)) {
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
@@ -1019,6 +1207,7 @@ void lj_profenv_exit(void)
       env_snapshot(e, mainthread(e->g));
       e->ended = 1;
     }
+    lj_profctl_close(&e->ctl);  /* No recorder waits for a VM gone. */
   }
   pthread_mutex_unlock(&env_lock);
 }

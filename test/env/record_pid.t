@@ -134,7 +134,8 @@ sub record {
   $pid = start_server('nolj', undef);
   $r = record("--pid=$pid");
   is($r->{rc}, 1, 'no LJPROF: fails');
-  like($r->{err}, qr/process $pid has no LJPROF in its environment/, 'no LJPROF: says so');
+  like($r->{err}, qr/process $pid is not armed: no VM there is armed for ljprof record \(LJPROF=ondemand\), and it has no LJPROF with signal= in its environment/,
+       'no LJPROF: says so');
   stop_server('nolj', $pid);
 
   # A process with the setting and no VM: the signal would kill it.
@@ -159,7 +160,8 @@ sub record {
 # -- Command line -----------------------------------------------------------------
 
 for my $bad ('--pid=abc', '--pid=0', '--pid=1 --duration=0', '--pid=1 -- x.lua',
-             '--pid=1 --interval=1', '--duration=1 --mem -- x.lua') {
+             '--pid=1 --stacks', '--pid=1 --mem --interval=1', '--pid=1 --heap-every=5',
+             '--pid=1 --luajit=x', '--duration=1 --mem -- x.lua') {
   is(record($bad)->{rc}, 2, "'$bad': a usage error");
 }
 

@@ -186,6 +186,92 @@ sub worker_profiled {
   $ngx->quit if $ngx;
 }
 
+# LJPROF=ondemand: ljprof record --pid=MASTER profiles every worker, each
+# as its own user in a directory of its user's, no signal sent; a worker
+# killed meanwhile leaves a stream read up to the cut, the one respawned
+# joins; Ctrl-C ends the recording with every stream complete.
+{
+  my $rec = tempdir(CLEANUP => 1);
+  # A request that allocates (a table): the VM's safe point is its next
+  # GC step, and $handler alone allocates nothing (its loop is compiled,
+  # ngx.say writes numbers from C, the request's coroutine is reused).
+  my $allocating = "$hot ngx.say('pid ', ngx.worker.pid(), ' ', #{ s })";
+  my $ngx = LJProf::Nginx->start(ljprof => 'ondemand', workers => 2, lua => $allocating);
+  my @workers = $ngx ? $ngx->workers : ();
+  is(scalar @workers, 2, 'on demand: two workers') or diag($@);
+  $ngx->each_worker('/', 2) if @workers;  # each has run Lua: armed
+  my $master = $ngx ? $ngx->master : 0;
+  my $nobody = getpwnam('nobody');
+  SKIP: {
+    skip 'the workers run as we do', 1 if $nobody == $>;
+    my $said = `ljprof record --pid=$master --duration=0.2 -o $rec/closed 2>&1`;
+    like($said, qr/^ljprof record: pid $workers[0] \(nginx: worker process\): not recorded: no directory for its user's streams: user $nobody may not enter \Q$rec\E$/m,
+         'on demand: a directory the workers\' user cannot reach: said before anything starts');
+  }
+  chmod 0711, $rec;
+  my $record = fork // die "fork: $!";
+  if ($record == 0) {
+    open STDOUT, '>', "$rec/report.txt" or die $!;
+    open STDERR, '>', "$rec/record.err" or die $!;
+    exec('ljprof', 'record', "--pid=$master", '--duration=600', '--interval=1',
+         "-o", "$rec/streams") or die "exec: $!";
+  }
+  my $sub = $nobody == $> ? "$rec/streams" : "$rec/streams/uid-$nobody";
+  # Each starts at its next safe point: its next request (that allocates).
+  my $started = wait_until('the workers\' streams', $LJProf::Nginx::WAIT, sub {
+    $ngx->each_worker('/', 1);
+    my @s = grep { -e "$sub/cpu-$_-1.bin" } @workers;
+    @s == 2;
+  });
+  ok($started, 'on demand: every worker starts its profile, no signal sent');
+  $ngx->each_worker('/', 20) if $started;
+  kill 'KILL', $workers[0];
+  my ($respawned) = wait_until('a respawned worker', $LJProf::Nginx::WAIT, sub {
+    my @w = grep { $_ != $workers[1] && $_ != $workers[0] } $ngx->workers;
+    @w ? $w[0] : undef;
+  });
+  $ngx->each_worker('/', 20) if $respawned;
+  ok($respawned && wait_until('the respawned worker\'s stream', $LJProf::Nginx::WAIT,
+                              sub { $ngx->each_worker('/', 1); -e "$sub/cpu-$respawned-1.bin" }),
+     'on demand: a worker respawned during the recording joins it');
+  $ngx->each_worker('/', 20) if $respawned;
+  # A reload: the old workers end (their streams complete), the new ones,
+  # forked from the master's new VM (its number 2 in their names), join.
+  my %old = map { $_ => 1 } $ngx ? $ngx->workers : ();
+  ok($ngx && $ngx->reload, 'on demand: reload during the recording');
+  my @reloaded = grep { !$old{$_} } $ngx ? $ngx->workers : ();
+  my $joined = @reloaded && wait_until('the new workers\' streams', $LJProf::Nginx::WAIT, sub {
+    $ngx->each_worker('/', 1);
+    !grep { my @s = glob "$sub/cpu-$_-*.bin"; !@s } @reloaded;
+  });
+  ok($joined, 'on demand: the new workers join the recording');
+  $ngx->each_worker('/', 20) if $joined;
+  # And stops at its next one: the load goes on until record ends.
+  kill 'INT', $record;
+  my $ended = wait_until('record to end', $LJProf::Nginx::WAIT, sub {
+    $ngx->each_worker('/', 1);
+    waitpid($record, 1) == $record;
+  });
+  ok($ended && ($? >> 8) <= 1, 'on demand: Ctrl-C ends the recording (1: the killed worker\'s stream is cut)')
+    or diag(LJProf::Lua::slurp("$rec/record.err"));
+  my $err = LJProf::Lua::slurp("$rec/record.err");
+  # The master that daemonized is a child of the process that made the
+  # VM: it arms its own at its first safe point, which never comes; the
+  # reload's VM is its own, armed, and never reaches one either.
+  like($err, qr/^ljprof record: pid $master \(nginx: master process[^)]*\) VM 2: reached no safe point during the recording/m,
+       'on demand: the master, which runs no Lua, is named');
+  worker_profiled("$sub/cpu-$_-1.bin", "on demand, worker $_") for $workers[1], grep { $_ } $respawned;
+  worker_profiled(glob("$sub/cpu-$_-*.bin"), "on demand, new worker $_") for @reloaded;
+  my @st = stat "$sub/cpu-$workers[1]-1.bin";
+  ok(@st && ($st[2] & 07777) == 0600 && $st[4] == $nobody,
+     'on demand: a worker\'s stream is its user\'s only (0600)');
+  my $report = LJProf::Lua::slurp("$rec/report.txt");
+  my @reported = $report =~ /^SYSPROF REPORT: \S+\/cpu-(\d+)-\d\.bin$/mg;
+  is_deeply([ sort @reported ], [ sort grep { $_ } @workers, $respawned, @reloaded ],
+            'on demand: the report covers every worker, the killed one too');
+  ok($ngx && $ngx->quit, 'on demand: the server quits');
+}
+
 # What was written is whole: each stream ends with its epilogue.
 my @streams = glob "$dir/*.bin";
 ok(@streams > 0, 'profiles were written') or diag('none in ' . $dir);

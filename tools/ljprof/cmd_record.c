@@ -38,8 +38,8 @@ static void usage(FILE *out) {
           "[ARGS...]\n"
           "       ljprof record --cpu[=D|L|C] [--interval=MS] [OPTIONS] -- "
           "SCRIPT [ARGS...]\n"
-          "       ljprof record --pid=PID [--duration=SECS] [--cpu|--mem] "
-          "[OPTIONS]\n"
+          "       ljprof record --pid=PID... [--duration=SECS] [--cpu|--mem] "
+          "[--heap] [OPTIONS]\n"
           "\n"
           "Run SCRIPT with ARGS on luajit under the memory profiler (--mem)\n"
           "or the platform profiler (--cpu), from its first line to its exit,\n"
@@ -47,12 +47,16 @@ static void usage(FILE *out) {
           "report' does). The exit status is the script's; when the script\n"
           "exits with 0, it is the report's (1: a damaged stream).\n"
           "\n"
-          "With --pid, profile a running process for SECS (default 10) and\n"
-          "report: the process must have been started with LJPROF naming\n"
-          "signal= (LJPROF='cpu:signal=SIGUSR2'); ljprof sends the signal,\n"
-          "waits, sends it again, and reports the streams the process wrote\n"
-          "(--cpu or --mem: only that one). Exit status 1 when the process\n"
-          "is gone, not ours, not armed, or never reached a safe point.\n"
+          "With --pid (repeatable), profile running processes for SECS\n"
+          "(default 10) or until Ctrl-C, and report. Processes started with\n"
+          "LJPROF=ondemand, and their descendants (a server's workers), are\n"
+          "told what to profile (--cpu, the default, --mem, --heap, with\n"
+          "their options) through their control files, no signal sent; the\n"
+          "streams go to -o DIR (default: a new /tmp/ljprof-record-XXXXXX).\n"
+          "A process started with LJPROF naming signal= instead gets the\n"
+          "signal twice, and its armed profiles are reported (--cpu or\n"
+          "--mem: only that one). Exit status 1 when a process is gone, not\n"
+          "ours, not armed, or never reached a safe point.\n"
           "\n"
           "Options:\n"
           "  --mem               profile memory: every allocation, by place\n"
@@ -87,11 +91,13 @@ static void usage(FILE *out) {
           "                      out of the stream (report --jit then has\n"
           "                      time by kind only)\n"
           "  -o, --output=FILE   the stream file (default: memprof.bin or\n"
-          "                      sysprof.bin in the current directory)\n"
+          "                      sysprof.bin in the current directory); with\n"
+          "                      --pid, the streams' directory\n"
           "  --report-out=FILE   write the report to FILE (default: stdout)\n"
           "  --luajit=PATH       the luajit to run (default: the one beside\n"
           "                      ljprof)\n"
-          "  --pid=PID           profile that running process instead\n"
+          "  --pid=PID           profile that running process (and its\n"
+          "                      descendants) instead; may be repeated\n"
           "  --duration=SECS     with --pid: how long, may be fractional\n"
           REPORT_OPTIONS_HELP
           "  -h, --help          show this help\n"
@@ -107,7 +113,9 @@ static void usage(FILE *out) {
           "-- bench.lua\n"
           "  ljprof record --cpu --format=pprof --report-out=cpu.pb.gz -- bench.lua\n"
           "  ljprof record --pid=4242 --duration=30 --format=html "
-          "--report-out=cpu.html\n");
+          "--report-out=cpu.html\n"
+          "  ljprof record --pid=$(cat /run/nginx.pid) --mem --sample=524288 "
+          "-o /var/tmp/rec\n");
 }
 
 enum {
@@ -150,6 +158,8 @@ static const struct option long_options[] = {
 
 enum profiler { PROFILER_NONE, PROFILER_MEM, PROFILER_CPU };
 
+#define MAX_PIDS 64 /* --pid given */
+
 struct args {
   struct report_options report;
   enum profiler profiler;
@@ -159,7 +169,8 @@ struct args {
   const char *report_out;   /* --report-out */
   const char *luajit;       /* --luajit */
   char **script;            /* SCRIPT ARGS... (NULL-terminated) */
-  pid_t pid;                /* --pid; 0: run SCRIPT */
+  pid_t pids[MAX_PIDS];     /* --pid, each; none: run SCRIPT */
+  int npids;
   double duration;          /* --pid: seconds */
   int stacks;               /* --mem --stacks */
   int native;               /* --mem --native */
@@ -263,7 +274,9 @@ static int parse_own_option(int c, char **argv, void *ud) {
     a->luajit = optarg;
     return -1;
   case OPT_PID:
-    if (!parse_pid(optarg, &a->pid))
+    if (a->npids == MAX_PIDS)
+      return usage_error(CMD, "--pid is given more than %d times", MAX_PIDS);
+    if (!parse_pid(optarg, &a->pids[a->npids++]))
       return usage_error(CMD, "--pid wants a process id, not '%s'", optarg);
     return -1;
   case OPT_STACKS:
@@ -307,21 +320,35 @@ static int parse_own_option(int c, char **argv, void *ud) {
   }
 }
 
+/* Each profiler's options go with it (p: the profiler that runs). Returns
+** -1, or EXIT_USAGE. */
+static int check_profiler_options(const struct args *a, enum profiler p) {
+  if ((a->interval || a->no_jit_events) && p != PROFILER_CPU)
+    return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
+  if ((a->stacks || a->native || a->sample) && p != PROFILER_MEM)
+    return usage_error(CMD, "--stacks, --native and --sample are for --mem");
+  if (a->budget && p != PROFILER_MEM)
+    return usage_error(CMD, "--stack-budget is for --mem");
+  return -1;
+}
+
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(int argc, char **argv, struct args *a) {
   /* '+': options end at SCRIPT, whose own options are its business. */
   int status = parse_options(CMD, argc, argv, "+:o:h", long_options,
                              &a->report, parse_own_option, a);
   if (status >= 0) return status;
-  if (a->pid) {
-    if (a->interval || a->stream || a->luajit || a->stacks || a->native ||
-        a->sample || a->budget || a->no_jit_events || a->heap ||
-        a->heap_every || optind < argc)
-      return usage_error(CMD, "--pid profiles a running process as its "
-                              "LJPROF says: no SCRIPT, -o, --interval, "
-                              "--luajit, --stacks, --native, --sample, "
-                              "--stack-budget, --no-jit-events or --heap");
-    return -1;
+  if (a->npids) {
+    if (a->luajit || a->heap_every || optind < argc)
+      return usage_error(CMD, "--pid profiles running processes: no SCRIPT, "
+                              "--luajit or --heap-every");
+    if (a->report_out && a->profiler == PROFILER_NONE && a->heap)
+      return usage_error(CMD, "--report-out: a heap snapshot alone is "
+                              "reported by ljprof heap");
+    /* What runs when none is named: CPU, unless a snapshot is asked. */
+    return check_profiler_options(a, a->profiler   ? a->profiler
+                                     : a->heap ? PROFILER_NONE
+                                               : PROFILER_CPU);
   }
   if (a->duration)
     return usage_error(CMD, "--duration is for --pid");
@@ -333,12 +360,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
                             "profile");
   if (a->profiler == PROFILER_NONE && !a->heap)
     return usage_error(CMD, "say which profiler: --mem or --cpu (or --heap)");
-  if ((a->interval || a->no_jit_events) && a->profiler != PROFILER_CPU)
-    return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
-  if ((a->stacks || a->native || a->sample) && a->profiler != PROFILER_MEM)
-    return usage_error(CMD, "--stacks, --native and --sample are for --mem");
-  if (a->budget && a->profiler != PROFILER_MEM)
-    return usage_error(CMD, "--stack-budget is for --mem");
+  if ((status = check_profiler_options(a, a->profiler)) >= 0) return status;
   if (optind == argc) return usage_error(CMD, "no SCRIPT given");
   a->script = argv + optind;
   return -1;
@@ -357,6 +379,42 @@ static char *luajit_beside_me(void) {
   char *path = malloc(size);
   if (path) snprintf(path, size, "%s/luajit", self);
   return path;
+}
+
+/* What --pid asks of armed VMs, in LJPROF's keys: the profiler chosen
+** (CPU when none is) with its options; a heap snapshot. */
+static void demand_settings(const struct args *a, char *cpu, size_t cpusize,
+                            char *mem, size_t memsize,
+                            struct demand_request *req) {
+  if (a->profiler == PROFILER_CPU ||
+      (a->profiler == PROFILER_NONE && !a->heap)) {
+    int n = 0;
+    cpu[0] = '\0';
+    if (a->mode != 'C')
+      n += snprintf(cpu + n, cpusize - (size_t)n, "mode=%c,", a->mode);
+    if (a->interval)
+      n += snprintf(cpu + n, cpusize - (size_t)n, "interval=%s,", a->interval);
+    if (a->no_jit_events) n += snprintf(cpu + n, cpusize - (size_t)n, "jit=0,");
+    if (n) cpu[n - 1] = '\0';
+    req->opts[DEMAND_CPU] = cpu;
+  }
+  if (a->profiler == PROFILER_MEM) {
+    int n = 0;
+    mem[0] = '\0';
+    if (a->stacks) n += snprintf(mem + n, memsize - (size_t)n, "stacks=1,");
+    if (a->native) n += snprintf(mem + n, memsize - (size_t)n, "native=1,");
+    if (a->sample)
+      n += snprintf(mem + n, memsize - (size_t)n, "sample=%llu,", a->sample);
+    if (a->budget)
+      n += snprintf(mem + n, memsize - (size_t)n, "stack_budget=%llu,",
+                    a->budget);
+    /* v5 marks the moment of a heap snapshot: the join's. */
+    if (a->heap && !a->stacks && !a->native && !a->sample)
+      n += snprintf(mem + n, memsize - (size_t)n, "format=v5,");
+    if (n) mem[n - 1] = '\0';
+    req->opts[DEMAND_MEM] = mem;
+  }
+  if (a->heap) req->opts[DEMAND_HEAP] = "";
 }
 
 /* The Lua chunk that starts the profiler. */
@@ -511,12 +569,16 @@ int cmd_record(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT, .mode = 'C'};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-  if (a.pid)
-    return record_pid(a.pid, a.duration ? a.duration : 10,
+  if (a.npids) {
+    char cpu[128], mem[160];
+    struct demand_request req = {.dir = a.stream};
+    demand_settings(&a, cpu, sizeof cpu, mem, sizeof mem, &req);
+    return record_pid(a.pids, a.npids, a.duration ? a.duration : 10, &req,
                       a.profiler == PROFILER_MEM   ? RECORD_PID_MEM
                       : a.profiler == PROFILER_CPU ? RECORD_PID_CPU
                                                    : 0,
                       a.report_out, &a.report);
+  }
 
   if (access(a.script[0], R_OK) != 0) {
     fprintf(stderr, "ljprof " CMD ": cannot read script '%s': %s\n",

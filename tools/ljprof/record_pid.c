@@ -1,12 +1,14 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** ljprof record --pid: profile a running process for a while.
+** ljprof record --pid: profile running processes for a while.
 **
-** The process must have been started with LJPROF naming signal= (see
-** docs/ljprof.md): its profiles are armed, and each delivery of the signal
-** starts or stops them. We read its LJPROF from /proc, check that the
-** signal has a handler there (undelivered, its default action would kill
-** the process), send it, wait until the new streams appear, wait the
+** Processes armed by LJPROF=ondemand, and their descendants, are told
+** what to profile through their VMs' control pages (record_demand.c).
+** Else the one process must have been started with LJPROF naming signal=
+** (see docs/ljprof.md): its profiles are armed, and each delivery of the
+** signal starts or stops them. We read its LJPROF from /proc, check that
+** the signal has a handler there (undelivered, its default action would
+** kill the process), send it, wait until the new streams appear, wait the
 ** duration, send it again, wait until the process has closed the streams,
 ** then report them.
 */
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "proc.h"
+#include "record_demand.h"
 
 #define CMD "record"
 #define SETTLE_SECONDS 10 /* for a toggle to reach the VM's safe point */
@@ -55,30 +59,6 @@ static int fail(const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   return EXIT_FAILED;
-}
-
-/* The whole of /proc/PID/FILE, NUL-terminated, or NULL. */
-static char *proc_read(pid_t pid, const char *file, size_t *len) {
-  char name[64];
-  snprintf(name, sizeof name, "/proc/%d/%s", (int)pid, file);
-  FILE *f = fopen(name, "r");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap + 1);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *more = realloc(buf, 2 * cap + 1);
-      if (!more) { free(buf); buf = NULL; break; }
-      buf = more;
-      cap *= 2;
-    }
-  }
-  fclose(f);
-  if (buf) buf[n] = '\0';
-  if (len) *len = n;
-  return buf;
 }
 
 /* The value of LJPROF in the environment the process started with. */
@@ -173,27 +153,6 @@ static int stream_pattern(pid_t pid, struct armed *a) {
   return 1;
 }
 
-/* Whether the process holds path open. */
-static int proc_holds(pid_t pid, const char *path) {
-  char dir[64], real[PATH_MAX];
-  if (!realpath(path, real)) return 0;
-  snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int held = 0;
-  struct dirent *e;
-  while (!held && (e = readdir(d))) {
-    char link[PATH_MAX], fd[PATH_MAX + 80];
-    snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
-    ssize_t n = readlink(fd, link, sizeof link - 1);
-    if (n < 0) continue;
-    link[n] = '\0';
-    held = !strcmp(link, real);
-  }
-  closedir(d);
-  return held;
-}
-
 static int later(struct timespec a, struct timespec b) {
   return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
 }
@@ -235,8 +194,6 @@ static void nap(double seconds) {
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
 }
 
-static int gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
-
 /* Poll until every armed profile has a stream written since `since`
 ** (started), or until the process has closed each (stopped). */
 static int wait_streams(pid_t pid, struct armed prof[NPROFS], int stopped,
@@ -253,24 +210,21 @@ static int wait_streams(pid_t pid, struct armed prof[NPROFS], int stopped,
         done &= new_stream(&prof[k], since);
     }
     if (done) return 1;
-    if (gone(pid)) return 0;
+    if (!proc_alive(pid)) return 0;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec - t0.tv_sec >= SETTLE_SECONDS) return 0;
     nap(POLL_NS / 1e9);
   }
 }
 
-int record_pid(pid_t pid, double seconds, int which, const char *report_out,
-               const struct report_options *opt) {
-  if (kill(pid, 0) != 0)
-    return errno == ESRCH ? fail("no process %d", (int)pid)
-                          : fail("process %d is not ours: %s", (int)pid,
-                                 strerror(errno));
+static int record_signal(pid_t pid, double seconds, int which,
+                         const char *report_out,
+                         const struct report_options *opt) {
   char *value = proc_ljprof(pid);
   if (!value)
-    return fail("process %d has no LJPROF in its environment: start it with "
-                "LJPROF='cpu:signal=SIGUSR2' (or mem) to profile it on demand",
-                (int)pid);
+    return fail("process %d is not armed: no VM there is armed for ljprof "
+                "record (LJPROF=ondemand), and it has no LJPROF with "
+                "signal= in its environment", (int)pid);
   struct armed prof[NPROFS] = {{0}};
   char *copy = strdup(value);
   int signo = copy ? parse_ljprof(copy, prof) : 0;
@@ -308,14 +262,14 @@ int record_pid(pid_t pid, double seconds, int which, const char *report_out,
   clock_gettime(CLOCK_REALTIME_COARSE, &since);
   kill(pid, signo);
   if (!wait_streams(pid, prof, 0, since)) {
-    if (gone(pid)) return fail("process %d ended", (int)pid);
+    if (!proc_alive(pid)) return fail("process %d ended", (int)pid);
     return fail("process %d started no profile within %d s: it must run Lua "
                 "code that allocates", (int)pid, SETTLE_SECONDS);
   }
   nap(seconds);
   kill(pid, signo);
   if (!wait_streams(pid, prof, 1, since)) {
-    if (gone(pid))
+    if (!proc_alive(pid))
       return fail("process %d ended before its profile stopped", (int)pid);
     return fail("process %d did not stop its profile within %d s", (int)pid,
                 SETTLE_SECONDS);
@@ -327,5 +281,50 @@ int record_pid(pid_t pid, double seconds, int which, const char *report_out,
     int s = report_file(prof[k].stream, report_out, opt);
     if (s != EXIT_OK) status = s;
   }
+  return status;
+}
+
+/* The streams of one kind: one report. */
+static int report_streams(const struct paths *p, const char *report_out,
+                          const struct report_options *opt) {
+  int status = EXIT_OK;
+  for (size_t i = 0; i < p->n; i++) {
+    fflush(stdout);
+    int s = report_file(p->v[i], report_out, opt);
+    if (s != EXIT_OK) status = s;
+  }
+  return status;
+}
+
+/* Options only on-demand recordings take (signal='s come from LJPROF). */
+static int has_keys(const char *opts) { return opts && *opts; }
+
+int record_pid(const pid_t *pids, int npids, double seconds,
+               const struct demand_request *req, int which,
+               const char *report_out, const struct report_options *opt) {
+  for (int i = 0; i < npids; i++)
+    if (kill(pids[i], 0) != 0)
+      return errno == ESRCH ? fail("no process %d", (int)pids[i])
+                            : fail("process %d is not ours: %s", (int)pids[i],
+                                   strerror(errno));
+  struct paths streams[DEMAND_KINDS] = {{0}};
+  int status = record_demand(pids, npids, seconds, req, streams);
+  if (status < 0) {
+    if (npids == 1 && !req->dir && !req->opts[DEMAND_HEAP] &&
+        !has_keys(req->opts[DEMAND_CPU]) && !has_keys(req->opts[DEMAND_MEM]))
+      return record_signal(pids[0], seconds, which, report_out, opt);
+    return fail("%s %d%s: no VM armed for ljprof record there: start %s "
+                "with LJPROF=ondemand", npids > 1 ? "processes" : "process",
+                (int)pids[0], npids > 1 ? ", ..." : "",
+                npids > 1 ? "them" : "it");
+  }
+  for (int k = DEMAND_CPU; k <= DEMAND_MEM; k++) {
+    if (!req->opts[k]) continue;
+    int s = streams[k].n ? report_streams(&streams[k], report_out, opt)
+                         : fail("no %s stream was written", k ? "memory"
+                                                              : "CPU");
+    if (s != EXIT_OK) status = s;
+  }
+  for (int k = 0; k < DEMAND_KINDS; k++) paths_free(&streams[k]);
   return status;
 }
