@@ -130,6 +130,21 @@ sub lines_by_stream {
   return \%by;
 }
 
+# The pids of a merged report's table by process (its streams' names
+# carry them: cpu-PID-N.bin).
+sub pids_by_process {
+  my ($out) = @_;
+  my ($table) = $out =~ /^(?:SAMPLES )?BY PROCESS[^\n]*\n(.*?)\n\n/ms;
+  return [ sort { $a <=> $b } ($table // '') =~ m{/(?:cpu|mem)-(\d+)-\d+\.bin}g ];
+}
+
+# The top line of one stream's own report.
+sub top_of {
+  my ($stream) = @_;
+  my $by = lines_by_stream(scalar `ljprof report $stream 2>/dev/null`);
+  return top_line($by->{$stream} // {});
+}
+
 # The line with most self samples.
 sub top_line {
   my ($lines) = @_;
@@ -188,14 +203,15 @@ SKIP: {
   my $streams = "$dir/cpu";
   my $r = record("--pid=$master --duration=1 --interval=1 -o $streams");
   is($r->{rc}, 0, 'record --pid=MASTER: recorded') or diag $r->{err};
-  my $by = lines_by_stream($r->{out});
+  is_deeply(pids_by_process($r->{out}), \@workers, 'one report, by process: the two workers')
+    or diag $r->{out};
+  my ($top) = $r->{out} =~ /^LINES BY SELF\n(\S+):/m;
+  like($top // '', qr/^\Q$src\E:($work_a|$work_b)$/, 'one report: a worker\'s hot line on top');
   for my $i (0, 1) {
-    my $w = $workers[$i];
-    my ($stream) = grep { m{/cpu-$w-1\.bin$} } keys %$by;
-    ok($stream, "worker $i: its stream, by its pid") or diag explain [ keys %$by ];
+    my $stream = "$streams/cpu-$workers[$i]-1.bin";
     my $hot = $i == 0 ? $work_a : $work_b;
-    is(top_line($by->{$stream // ''} // {}), "$src:$hot", "worker $i: its own hot line on top");
-    ok(-f $stream && (stat $stream)[2] % 01000 == 0600, "worker $i: its stream is 0600") if $stream;
+    is(top_of($stream), "$src:$hot", "worker $i: its own stream, its own hot line on top");
+    ok(-f $stream && (stat $stream)[2] % 01000 == 0600, "worker $i: its stream is 0600");
   }
   like($r->{err}, qr/^ljprof record: pid $master \([^)]*luajit\): reached no safe point during the recording \(it ran no Lua that allocates\): nothing profiled there$/m,
        'the master, blocked in C: named, nothing profiled');
@@ -206,9 +222,9 @@ SKIP: {
   # Memory, and a heap snapshot at the end of the window.
   $r = record("--pid=$master --duration=0.5 --mem --heap -o $dir/mem --top=3");
   is($r->{rc}, 0, '--mem --heap: recorded') or diag $r->{err};
-  my @mem = $r->{out} =~ /^MEMPROF REPORT: .*\n(?:.+\n)*\nALLOCATIONS\n(\S+): (\d+) events/mg;
-  is(scalar @mem, 4, '--mem: a report a worker');
-  is_deeply([ @mem[0, 2] ], [ "$src:$alloc", "$src:$alloc" ], '--mem: each names the allocating line first');
+  is_deeply(pids_by_process($r->{out}), \@workers, '--mem: one report, by process: the two workers');
+  my ($first) = $r->{out} =~ /^ALLOCATIONS\n(\S+): \d+ events/m;
+  is($first, "$src:$alloc", '--mem: the allocating line first');
   my @pauses = $r->{err} =~ /^ljprof record: pid (\d+) \([^)]*luajit\): heap snapshot (\S+), a pause of ([\d.]+) ms$/mg;
   is(scalar @pauses, 6, '--heap: a snapshot a worker, with its pause');
   is_deeply([ sort map { $pauses[3 * $_] } 0, 1 ], \@workers, '--heap: the workers\'');
@@ -224,7 +240,7 @@ SKIP: {
        'a second recording at once: says by whom');
   waitpid $first, 0;
   is($? >> 8, 0, 'the first recording completes');
-  is(scalar keys %{ lines_by_stream(LJProf::Lua::slurp("$dir/first.out")) }, 2, 'the first: both workers reported');
+  is_deeply(pids_by_process(LJProf::Lua::slurp("$dir/first.out")), \@workers, 'the first: both workers reported');
 
   # Ctrl-C: the profiles stop, the streams are complete, the report is written.
   my $rec = record_behind('int', "--pid=$master --duration=600 -o $dir/int");
@@ -237,8 +253,7 @@ SKIP: {
   alarm 0;
   is($? >> 8, 0, 'Ctrl-C: record ends, status 0');
   like(LJProf::Lua::slurp("$dir/int.err"), qr/interrupted: stopping the profiles/, 'Ctrl-C: says so');
-  my $int = lines_by_stream(LJProf::Lua::slurp("$dir/int.out"));
-  is(scalar keys %$int, 2, 'Ctrl-C: both workers reported');
+  is_deeply(pids_by_process(LJProf::Lua::slurp("$dir/int.out")), \@workers, 'Ctrl-C: both workers reported');
   for my $s (glob "$dir/int/cpu-*.bin") {
     system("ljprof report $s >/dev/null 2>&1");
     is($? >> 8, 0, "Ctrl-C: $s is complete");

@@ -266,9 +266,11 @@ sub worker_profiled {
   ok(@st && ($st[2] & 07777) == 0600 && $st[4] == $nobody,
      'on demand: a worker\'s stream is its user\'s only (0600)');
   my $report = LJProf::Lua::slurp("$rec/report.txt");
-  my @reported = $report =~ /^SYSPROF REPORT: \S+\/cpu-(\d+)-\d\.bin$/mg;
+  my ($table) = $report =~ /^SAMPLES BY PROCESS\n(.*?)\n\n/ms;
+  my @reported = ($table // '') =~ m{/cpu-(\d+)-\d\.bin \(pid \1 on }g;
   is_deeply([ sort @reported ], [ sort grep { $_ } @workers, $respawned, @reloaded ],
-            'on demand: the report covers every worker, the killed one too');
+            'on demand: one report, by process: every worker, the killed one too')
+    or diag($report);
   ok($ngx && $ngx->quit, 'on demand: the server quits');
 }
 

@@ -284,18 +284,6 @@ static int record_signal(pid_t pid, double seconds, int which,
   return status;
 }
 
-/* The streams of one kind: one report. */
-static int report_streams(const struct paths *p, const char *report_out,
-                          const struct report_options *opt) {
-  int status = EXIT_OK;
-  for (size_t i = 0; i < p->n; i++) {
-    fflush(stdout);
-    int s = report_file(p->v[i], report_out, opt);
-    if (s != EXIT_OK) status = s;
-  }
-  return status;
-}
-
 /* Options only on-demand recordings take (signal='s come from LJPROF). */
 static int has_keys(const char *opts) { return opts && *opts; }
 
@@ -320,9 +308,12 @@ int record_pid(const pid_t *pids, int npids, double seconds,
   }
   for (int k = DEMAND_CPU; k <= DEMAND_MEM; k++) {
     if (!req->opts[k]) continue;
-    int s = streams[k].n ? report_streams(&streams[k], report_out, opt)
-                         : fail("no %s stream was written", k ? "memory"
-                                                              : "CPU");
+    /* Every process's streams of a kind: one profile, by process. */
+    fflush(stdout);
+    int s = streams[k].n
+                ? report_files((const char *const *)streams[k].v,
+                               streams[k].n, report_out, opt)
+                : fail("no %s stream was written", k ? "memory" : "CPU");
     if (s != EXIT_OK) status = s;
   }
   for (int k = 0; k < DEMAND_KINDS; k++) paths_free(&streams[k]);
