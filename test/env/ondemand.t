@@ -220,7 +220,9 @@ SKIP: {
   skip 'cross-built: qemu-user aborts a forked child that starts a thread', 29
     if $ENV{LJPROF_CROSS};
   my $master = start_server('ondemand');
-  my @workers = workers($master);
+  # The helper is a luajit too until it has run sleep.
+  my ($w) = wait_until('two workers', 30, sub { my @w = workers($master); @w == 2 ? \@w : undef });
+  my @workers = @{ $w // [] };
   is(scalar @workers, 2, 'two workers run');
   my $streams = "$dir/cpu";
   my $r = record("--pid=$master --duration=1 --interval=1 -o $streams");
