@@ -73,8 +73,8 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/lib/libluajit-5.1.so $(addprefix $(BUILD)/include/,$(HEADERS)) \
 	      $(BUILD)/share/.jit-staged
 
-.PHONY: all vm ljprof embed noprof asan demo test test-vm test-reference bench install clean \
-	distclean deps FORCE
+.PHONY: all vm ljprof embed noprof asan demo test test-vm test-reference bench \
+	bench-nginx install clean distclean deps FORCE
 
 all: vm ljprof embed
 
@@ -359,6 +359,16 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	  $(BENCH_LUA) bench/traces.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench; \
 	else echo "(skipped: no $(LJ_TESTS_TGZ))"; fi
+	@$(MAKE) --no-print-directory bench-nginx
+
+# What profiling costs a server (bench/nginx.lua): nginx's Lua module loads
+# only the OpenResty-flavour library, NGINX_LIB (default: that of the
+# OpenResty tree's build, docs/building.md).
+NGINX_LIB ?= build-openresty/lib
+bench-nginx: all
+	@scripts/deps bench/apt-packages
+	@echo "## nginx under wrk: what profiling costs a server"
+	@$(BENCH_LUA) bench/nginx.lua $(abspath $(NGINX_LIB)) $(BUILD)/bench
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there ----
 

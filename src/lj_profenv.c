@@ -219,7 +219,6 @@ static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
   return NULL;
 }
 
-/* The words of a choice, by the value each stands for. */
 /* A memory stream's version, as misc.memprof.start's format: v3 to v5. */
 static const char *env_format(EnvSettings *s, int k, const EnvKey *key,
 			      const char *val)
@@ -231,6 +230,7 @@ static const char *env_format(EnvSettings *s, int k, const EnvKey *key,
   return NULL;
 }
 
+/* The words of a choice, by the value each stands for. */
 static const char *const env_modes[] = { "D", "L", "C", NULL };
 static const char *const env_clocks[] = { "cpu", "wall", NULL };
 LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == 0 && LUAM_SYSPROF_LEAF == 1 &&
@@ -971,8 +971,11 @@ static int env_demand_start(EnvVM *e, lua_State *L, const char *arg)
       strcpy(e->set.path[k], ds.path[k]);
       m |= 1 << k;
     }
-  e->set.cpu = ds.cpu;
-  e->set.mem = ds.mem;
+  /* Only the kinds asked: LJPROF's own go on with theirs. */
+  if ((m & (1 << PE_CPU)))
+    e->set.cpu = ds.cpu;
+  if ((m & (1 << PE_MEM)))
+    e->set.mem = ds.mem;
   snap = env_demand_snapshot(e, L, &ds);
   env_start(e, L, m);
   e->demand = m & env_running(e);

@@ -190,6 +190,43 @@ LUA
   ok(!glob("/dev/shm/ljprof-$pid-*"), 'one process: its control page is gone at exit');
 }
 
+# -- Beside LJPROF's own profile ----------------------------------------------------
+
+# A recording takes the kinds LJPROF does not name: here LJPROF's CPU
+# profile rotates, a recording asks for memory, and LJPROF's profile goes
+# on as it was set (its interval too); asked for CPU, the VM refuses.
+{
+  unlink "$dir/single.stop";
+  my $pid = fork // die "fork: $!";
+  if ($pid == 0) {
+    $ENV{LJPROF} = "ondemand;cpu:interval=2,rotate=1,path=$dir/rot.bin";
+    open STDERR, '>', "$dir/rot.err" or die $!;
+    exec('luajit', "$dir/single.lua", $dir) or die "exec: $!";
+  }
+  wait_until('the process to run', 30, sub { -e "$dir/rot.bin.1" });
+  my $r = record("--pid=$pid --duration=0.5 --mem -o $dir/rot");
+  is($r->{rc}, 0, 'beside LJPROF\'s cpu: --mem recorded') or diag $r->{err};
+  my $after = max_window("$dir/rot.bin") + 2;
+  wait_until("window $after", 30, sub { -e "$dir/rot.bin.$after" });
+  my $rep = `ljprof report $dir/rot.bin.@{[ $after - 1 ]} 2>&1`;
+  like($rep, qr/interval 2 ms asked/, 'beside LJPROF\'s cpu: its windows after the recording keep its interval');
+  $r = record("--pid=$pid --duration=0.2 --cpu -o $dir/rot2");
+  like($r->{err}, qr/^ljprof record: pid $pid \([^)]*luajit\): the cpu profile here is LJPROF's$/m,
+       'beside LJPROF\'s cpu: --cpu refused, saying why');
+  is($r->{rc}, 1, 'beside LJPROF\'s cpu: --cpu, exit status 1');
+  open my $fh, '>', "$dir/single.stop" or die $!;
+  close $fh;
+  waitpid $pid, 0;
+  is($?, 0, 'beside LJPROF\'s cpu: it went on to its own end');
+}
+
+# The highest window N of PATH.N there is.
+sub max_window {
+  my ($path) = @_;
+  my ($max) = sort { $b <=> $a } map { /\.(\d+)$/ ? $1 : () } glob "$path.*";
+  return $max // 0;
+}
+
 # -- A master and its workers, recorded ------------------------------------------
 
 SKIP: {
@@ -198,7 +235,9 @@ SKIP: {
   skip 'cross-built: qemu-user aborts a forked child that starts a thread', 29
     if $ENV{LJPROF_CROSS};
   my $master = start_server('ondemand');
-  my @workers = workers($master);
+  # The helper is a luajit too until it has run sleep.
+  my ($w) = wait_until('two workers', 30, sub { my @w = workers($master); @w == 2 ? \@w : undef });
+  my @workers = @{ $w // [] };
   is(scalar @workers, 2, 'two workers run');
   my $streams = "$dir/cpu";
   my $r = record("--pid=$master --duration=1 --interval=1 -o $streams");

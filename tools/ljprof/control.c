@@ -75,9 +75,10 @@ int control_hold(struct control *c, pid_t pid, int vmno, char *why,
     snprintf(why, size, "%s: %s", path, strerror(errno));
     return -1;
   }
-  if (atomic_load(WORD(&page->magic)) != LJP_CTL_MAGIC ||
-      page->version != LJP_CTL_VERSION) {
+  uint32_t magic = atomic_load(WORD(&page->magic));
+  if (magic != LJP_CTL_MAGIC || page->version != LJP_CTL_VERSION) {
     munmap(page, sizeof *page);
+    if (magic == 0) return CONTROL_NOT_READY; /* the VM is making it */
     snprintf(why, size, "%s: a control page of another version of ljprof",
              path);
     return -1;

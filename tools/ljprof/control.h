@@ -25,8 +25,10 @@ struct control {
 */
 int control_find(pid_t pid, int *vmnos, int max);
 
-/* Map page vmno of pid and hold it for us. Returns 0, or writes why not
+/* Map page vmno of pid and hold it for us. Returns 0; CONTROL_NOT_READY
+** while the VM is still making it (ask again); else -1, why not written
 ** into why (the errno's words, or "being recorded by ljprof PID"). */
+#define CONTROL_NOT_READY (-2)
 int control_hold(struct control *c, pid_t pid, int vmno, char *why,
                  size_t size);
 

@@ -193,7 +193,10 @@ static void join_new(struct recording *r, const pid_t *roots, int nroots) {
       char why[256], arg[LJP_CTL_ARGLEN];
       if (!t) continue;
       t->state = REFUSED;
-      if (control_hold(&t->ctl, t->pid, t->vmno, why, sizeof why) != 0) {
+      int held = control_hold(&t->ctl, t->pid, t->vmno, why, sizeof why);
+      if (held == CONTROL_NOT_READY) {
+        r->n--; /* met again at the next scan */
+      } else if (held != 0) {
         say(t, "not recorded: %s", why);
         r->failed = 1;
       } else if (!start_settings(r, &procs[i], arg, sizeof arg)) {
@@ -296,7 +299,9 @@ static void stop_all(struct recording *r) {
   }
   for (int i = 0; i < r->n; i++) {
     struct target *t = &r->targets[i];
-    if (t->state == PENDING)
+    if (t->state == PENDING && !proc_alive(t->pid))
+      say(t, "ended before it reached a safe point: nothing profiled there");
+    else if (t->state == PENDING)
       say(t, "reached no safe point during the recording (it ran no Lua "
              "that allocates): nothing profiled there");
     else if (t->state == RUNNING)
