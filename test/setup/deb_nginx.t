@@ -63,7 +63,7 @@ isnt(`cmp -s '$lib{build}' '$lib{openresty}' && echo same`, "same\n", 'they are 
 ok(exports($lib{openresty}, 'lua_setexdata'),
    'the OpenResty library exports lua_setexdata (nginx\'s Lua module needs it)');
 ok(exports($lib{openresty}, 'luaM_sysprof_start'), 'and our profilers\' API');
-my $flavour = `scripts/luajit-flavour '$build/upstream' 2>/dev/null` // '';
+my $flavour = `'$FindBin::Bin/../../scripts/luajit-flavour' '$build/upstream' 2>/dev/null` // '';
 chomp $flavour;
 SKIP: {
   skip "the build's flavour is not known ($build/upstream)", 1 unless $flavour;
