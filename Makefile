@@ -413,7 +413,7 @@ deb: all
 	+@if [ "$$(scripts/luajit-flavour $(UPSTREAM))" = openresty ]; then \
 	  b=$(BUILD) src="$(LUAJIT_SRC)"; \
 	else \
-	  b=$(DEB_OPENRESTY) src="$(DEB_OR_SRC)"; \
+	  b=$(abspath $(DEB_OPENRESTY)) src="$(DEB_OR_SRC)"; \
 	  echo "==== OpenResty's flavour for nginx, in $$b from $$src"; \
 	fi; \
 	$(MAKE) --no-print-directory BUILD=$$b LUAJIT_SRC="$$src" install-vm \
