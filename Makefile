@@ -9,7 +9,9 @@
 #   make bench            benchmarks (see bench/README.md)
 #   make install PREFIX=/usr/local [DESTDIR=/staging/root]
 #   make deb              build/ljprof_VERSION_ARCH.deb: the install under
-#                         /usr/lib/ljprof, and /usr/bin/ljprof (scripts/build-deb)
+#                         /usr/lib/ljprof, OpenResty's flavour for nginx under
+#                         /usr/lib/ljprof/openresty, and /usr/bin/ljprof
+#                         (scripts/build-deb)
 #
 # Each target installs the Debian packages it lacks (as root; otherwise it
 # prints the apt-get line): building and running need scripts/apt-packages,
@@ -18,7 +20,8 @@
 #
 # Options (make VAR=value):
 #   LUAJIT_SRC=/path      build against this LuaJIT tree (or tarball) instead of
-#                         Debian's: LuaJIT 2.1 rolling, OpenResty's luajit2
+#                         Debian's: LuaJIT 2.1 rolling, OpenResty's luajit2;
+#                         debian:luajit2 fetches Debian's source package luajit2
 #   BUILD=dir             build directory (default: build)
 #   ASSERT=1              VM with assertions and API checks
 #   CC=clang              compiler for the VM
@@ -74,7 +77,7 @@ STAGED     := $(BUILD)/bin/luajit $(BUILD)/lib/libluajit-5.1.a \
 	      $(BUILD)/share/.jit-staged
 
 .PHONY: all vm ljprof embed noprof asan demo test test-vm test-reference bench \
-	bench-nginx install clean distclean deps FORCE
+	bench-nginx install install-vm clean distclean deps FORCE
 
 all: vm ljprof embed
 
@@ -117,12 +120,14 @@ deps:
 # -- The LuaJIT tree: upstream + patches/ + src/ -----------------------------
 
 # The stamp names where the tree came from: fetch again when that changes.
-UPSTREAM_ID := $(if $(LUAJIT_SRC),$(abspath $(LUAJIT_SRC)),debian)
+UPSTREAM_ID := $(strip $(if $(filter debian:%,$(LUAJIT_SRC)),$(LUAJIT_SRC),\
+		 $(if $(LUAJIT_SRC),$(abspath $(LUAJIT_SRC)),debian)))
 ifneq ($(UPSTREAM_ID),$(shell cat $(UPSTREAM)/.fetched 2>/dev/null))
 $(UPSTREAM)/.fetched: FORCE
 endif
 $(UPSTREAM)/.fetched: scripts/fetch-luajit | $(BUILD)/.deps
-	@echo "==== Fetching LuaJIT $(if $(LUAJIT_SRC),from $(LUAJIT_SRC),(Debian source package luajit))"
+	@echo "==== Fetching LuaJIT $(if $(filter debian:%,$(LUAJIT_SRC)),(Debian source package\
+	  $(LUAJIT_SRC:debian:%=%)),$(if $(LUAJIT_SRC),from $(LUAJIT_SRC),(Debian source package luajit)))"
 	@scripts/fetch-luajit $(UPSTREAM)
 	@echo "==== LuaJIT flavour: $$(scripts/luajit-flavour $(UPSTREAM))"
 	@echo "$(UPSTREAM_ID)" >$@
@@ -372,7 +377,13 @@ bench-nginx: all
 
 # -- Install: rebuilt for PREFIX, so luajit finds its jit.* modules there ----
 
-install: all
+install: all install-vm
+	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
+	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+
+# The VM alone (luajit, libluajit-5.1, headers, jit/*), as make deb takes
+# the OpenResty flavour's.
+install-vm: vm
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
 	+@$(MAKE) --no-print-directory -C $(BUILD)/install-tree/src $(LJ_BUILDOPTS) \
@@ -382,9 +393,7 @@ install: all
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
 	  $(DESTDIR)$(PREFIX)/bin/luajit
-	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
 	@rm -rf $(BUILD)/install-tree
-	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
 
 # -- Debian package: the install above under DEB_PREFIX, beside Debian's own
 # luajit (scripts/build-deb says what goes where, and why) -----------------
@@ -394,11 +403,37 @@ DEB_VERSION ?= 0.1+git$(shell git log -1 --format=%cd.%h \
 		 --date=format:%Y%m%d 2>/dev/null)
 DEB_ROOT    := $(BUILD)/deb/debian/ljprof
 
+# nginx's Lua module (Debian's libnginx-mod-http-lua, OpenResty) links
+# OpenResty's luajit2 and loads only that flavour of our library, which
+# has the same soname: the package holds it in a directory of its own,
+# $(DEB_PREFIX)/openresty, VM only (the reader is the one above). It is
+# built in DEB_OPENRESTY from OPENRESTY_SRC, a tree or tarball of
+# OpenResty's luajit2, by default the one in ../shared/upstreams, else
+# Debian's source package luajit2 (apt-get source); when this build is
+# OpenResty's flavour already, from this build.
+OPENRESTY_SRC ?= $(firstword $(wildcard ../shared/upstreams/luajit2-openresty-*.tar.gz))
+DEB_OPENRESTY ?= $(BUILD)/openresty
+DEB_OR_SRC    := $(or $(OPENRESTY_SRC),debian:luajit2)
+
 .PHONY: deb
 deb: all
 	@rm -rf $(BUILD)/deb $(BUILD)/ljprof_*.deb
 	+@$(MAKE) --no-print-directory install PREFIX=$(DEB_PREFIX) DESTDIR=$(DEB_ROOT)
-	@scripts/build-deb $(DEB_ROOT) $(DEB_PREFIX) $(DEB_VERSION) $(BUILD)
+	+@if [ "$$(scripts/luajit-flavour $(UPSTREAM))" = openresty ]; then \
+	  b=$(BUILD) src="$(LUAJIT_SRC)"; \
+	else \
+	  b=$(abspath $(DEB_OPENRESTY)) src="$(DEB_OR_SRC)"; \
+	  echo "==== OpenResty's flavour for nginx, in $$b from $$src"; \
+	fi; \
+	$(MAKE) --no-print-directory BUILD=$$b LUAJIT_SRC="$$src" install-vm \
+	  PREFIX=$(DEB_PREFIX)/openresty DESTDIR=$(DEB_ROOT) || { \
+	  echo "make deb: OpenResty's flavour, the library nginx loads, did not build in" \
+	    "$$b from $$src. It needs a tree of OpenResty's luajit2: set OPENRESTY_SRC to" \
+	    "one (a directory or tarball), or let apt fetch Debian's source package" \
+	    "luajit2 (a deb-src entry; docs/installing.md)" >&2; exit 1; }; \
+	echo "$$b" >$(BUILD)/deb/openresty-build
+	@scripts/build-deb $(DEB_ROOT) $(DEB_PREFIX) $(DEB_VERSION) $(BUILD) \
+	  "$$(cat $(BUILD)/deb/openresty-build)"
 
 clean:
 	rm -rf $(TREE) $(PRISTINE) $(BUILD)/bin $(BUILD)/lib $(BUILD)/include \

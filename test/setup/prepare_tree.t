@@ -2,7 +2,9 @@
 -- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 -- The tree this build came from has a flavour, and the series applies to
 -- it; a tree that moved under a hunk stops the build with the patch, the
--- file and the hunk named, and a file other than the series' is no tree.
+-- file and the hunk named, and a file other than the series' is no tree,
+-- nor a Debian source package other than luajit and luajit2. OpenResty's
+-- trees are told by table.isarray, its older ones' 2.1.0-beta3 too.
 local t = require("tap")
 local build = os.getenv("LJPROF_BUILD_DIR")
 local up = build and build .. "/upstream"
@@ -43,5 +45,25 @@ t.ok(not io.open(tmp .. "/tree/src/lj_trace.c"), "no tree is left half patched")
 
 out, rc = run(("LUAJIT_SRC=%s/up/README scripts/fetch-luajit %s/fetched"):format(tmp, tmp))
 t.is(rc, "1", "fetch-luajit refuses a file that is no tarball of a tree")
+out, rc = run(("LUAJIT_SRC=debian:lua5.1 scripts/fetch-luajit %s/fetched"):format(tmp))
+t.is(rc, "1", "fetch-luajit refuses a Debian source package it does not know")
+t.like(out, "the Debian source packages known are luajit and luajit2", "and names those it knows")
+
+-- OpenResty's releases before 2023 (Debian's source package luajit2) say
+-- 2.1.0-beta3 in their luajit.h, as Debian's luajit does: table.isarray
+-- tells them.
+assert(os.execute(("mkdir -p %s/beta3/src"):format(tmp)) == 0)
+f = assert(io.open(tmp .. "/beta3/src/luajit.h", "w"))
+f:write('#define LUAJIT_VERSION\t\t"LuaJIT 2.1.0-beta3"\n')
+f:close()
+f = assert(io.open(tmp .. "/beta3/src/lib_table.c", "w"))
+f:write("LJLIB_CF(table_concat)\n")
+f:close()
+t.is(run("scripts/luajit-flavour " .. tmp .. "/beta3"), "debian\n", "a 2.1.0-beta3 tree is Debian's")
+f = assert(io.open(tmp .. "/beta3/src/lib_table.c", "a"))
+f:write("LJLIB_CF(table_isarray)\n")
+f:close()
+t.is(run("scripts/luajit-flavour " .. tmp .. "/beta3"), "openresty\n",
+     "a 2.1.0-beta3 tree with table.isarray is OpenResty's")
 os.execute("rm -rf " .. tmp)
 t.done()

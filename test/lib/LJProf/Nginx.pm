@@ -24,12 +24,15 @@ my $MODULES = '/usr/lib/nginx/modules';
 # LJProf::Pace); a hang still ends the test.
 our $WAIT = 30;
 
-sub library_dir { return "$ENV{LJPROF_BUILD_DIR}/lib" }
+# Where nginx finds libluajit-5.1.so.2 (its LD_LIBRARY_PATH): the build's,
+# unless a test sets $LIBRARY_DIR (an installed package's, say).
+our $LIBRARY_DIR;
+sub library_dir { return $LIBRARY_DIR // "$ENV{LJPROF_BUILD_DIR}/lib" }
 
 # Why nginx cannot run here on our library; undef if it can. Debian's Lua
 # module links OpenResty's luajit2: only that flavour of our library loads.
 sub unavailable {
-  return 'LJPROF_BUILD_DIR is not set' unless $ENV{LJPROF_BUILD_DIR};
+  return 'LJPROF_BUILD_DIR is not set' unless $ENV{LJPROF_BUILD_DIR} || $LIBRARY_DIR;
   return 'cross-built: nginx runs on the host' if $ENV{LJPROF_CROSS};
   return "no $NGINX (nginx-light)" unless -x $NGINX;
   return "no $MODULES/ngx_http_lua_module.so (libnginx-mod-http-lua)"
