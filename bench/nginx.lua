@@ -9,6 +9,8 @@
 -- are wrk's; the workers' CPU time per request (their utime + stime over
 -- the measured run, from /proc) is steadier where wall time drifts.
 -- Usage: luajit bench/nginx.lua LIBDIR WORKDIR [ROUNDS] [SECONDS]
+local harness = require("harness")
+
 local libdir, work = arg[1], arg[2]
 assert(libdir and work, "usage: nginx.lua LIBDIR WORKDIR [ROUNDS] [SECONDS]")
 local rounds = tonumber(arg[3]) or 9
@@ -20,13 +22,7 @@ local function sh(cmd)
   return ok == true or ok == 0
 end
 
-local function capture(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("*a")
-  p:close()
-  return out
-end
-
+local capture = harness.capture
 local function slurp(path)
   local f = io.open(path)
   if not f then return nil end
@@ -47,7 +43,7 @@ if not io.open(MODULES .. "/ngx_http_lua_module.so") then
 end
 if not capture("nm -D " .. libdir .. "/libluajit-5.1.so.2 2>/dev/null"):find("lua_setexdata") then
   print("skipped: " .. libdir .. " holds no OpenResty-flavour library "
-        .. "(make bench-nginx BUILD=build-openresty LUAJIT_SRC=...)")
+        .. "(make BUILD=build-openresty LUAJIT_SRC=..., or make bench-nginx NGINX_LIB=DIR)")
   os.exit(0)
 end
 

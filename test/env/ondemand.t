@@ -154,6 +154,28 @@ sub top_line {
 
 # -- One process ------------------------------------------------------------------
 
+# single.lua under LJPROF, its stderr in NAME.err; its pid.
+sub run_single {
+  my ($ljprof, $name) = @_;
+  unlink "$dir/single.stop", "$dir/single.ready";
+  my $pid = fork // die "fork: $!";
+  if ($pid == 0) {
+    $ENV{LJPROF} = $ljprof;
+    open STDERR, '>', "$dir/$name.err" or die $!;
+    exec('luajit', "$dir/single.lua", $dir) or die "exec: $!";
+  }
+  return $pid;
+}
+
+# Tell it to end; its exit status.
+sub stop_single {
+  my ($pid) = @_;
+  open my $fh, '>', "$dir/single.stop" or die $!;
+  close $fh;
+  waitpid $pid, 0;
+  return $?;
+}
+
 {
   my $single = <<'LUA';
 local dir = arg[1]
@@ -169,12 +191,7 @@ LUA
   open my $fh, '>', "$dir/single.lua" or die $!;
   print $fh $single;
   close $fh;
-  my $pid = fork // die "fork: $!";
-  if ($pid == 0) {
-    $ENV{LJPROF} = 'ondemand';
-    open STDERR, '>', "$dir/single.err" or die $!;
-    exec('luajit', "$dir/single.lua", $dir) or die "exec: $!";
-  }
+  my $pid = run_single('ondemand', 'single');
   wait_until('the process to run', 30, sub { -e "$dir/single.ready" });
   my $r = record("--pid=$pid --duration=1 --interval=1 -o $dir/single");
   is($r->{rc}, 0, 'one process: recorded') or diag $r->{err};
@@ -182,10 +199,7 @@ LUA
   is_deeply([ keys %$by ], [ "$dir/single/cpu-$pid-1.bin" ], 'one process: its stream, in -o\'s directory');
   is(top_line($by->{"$dir/single/cpu-$pid-1.bin"} // {}), "\@$dir/single.lua:" . line_of($single, 'SINGLE'),
      'one process: its hot line on top');
-  open $fh, '>', "$dir/single.stop" or die $!;
-  close $fh;
-  waitpid $pid, 0;
-  is($?, 0, 'one process: it went on to its own end');
+  is(stop_single($pid), 0, 'one process: it went on to its own end');
   is(LJProf::Lua::slurp("$dir/single.err"), '', 'one process: nothing on its stderr');
   ok(!glob("/dev/shm/ljprof-$pid-*"), 'one process: its control page is gone at exit');
 }
@@ -196,13 +210,7 @@ LUA
 # profile rotates, a recording asks for memory, and LJPROF's profile goes
 # on as it was set (its interval too); asked for CPU, the VM refuses.
 {
-  unlink "$dir/single.stop";
-  my $pid = fork // die "fork: $!";
-  if ($pid == 0) {
-    $ENV{LJPROF} = "ondemand;cpu:interval=2,rotate=1,path=$dir/rot.bin";
-    open STDERR, '>', "$dir/rot.err" or die $!;
-    exec('luajit', "$dir/single.lua", $dir) or die "exec: $!";
-  }
+  my $pid = run_single("ondemand;cpu:interval=2,rotate=1,path=$dir/rot.bin", 'rot');
   wait_until('the process to run', 30, sub { -e "$dir/rot.bin.1" });
   my $r = record("--pid=$pid --duration=0.5 --mem -o $dir/rot");
   is($r->{rc}, 0, 'beside LJPROF\'s cpu: --mem recorded') or diag $r->{err};
@@ -214,10 +222,7 @@ LUA
   like($r->{err}, qr/^ljprof record: pid $pid \([^)]*luajit\): the cpu profile here is LJPROF's$/m,
        'beside LJPROF\'s cpu: --cpu refused, saying why');
   is($r->{rc}, 1, 'beside LJPROF\'s cpu: --cpu, exit status 1');
-  open my $fh, '>', "$dir/single.stop" or die $!;
-  close $fh;
-  waitpid $pid, 0;
-  is($?, 0, 'beside LJPROF\'s cpu: it went on to its own end');
+  is(stop_single($pid), 0, 'beside LJPROF\'s cpu: it went on to its own end');
 }
 
 # The highest window N of PATH.N there is.
