@@ -270,8 +270,8 @@ SKIP: {
   $r = record("--pid=$master --duration=0.5 --mem --heap -o $dir/mem --top=3");
   is($r->{rc}, 0, '--mem --heap: recorded') or diag $r->{err};
   is_deeply(pids_by_process($r->{out}), \@workers, '--mem: one report, by process: the two workers');
-  my ($first) = $r->{out} =~ /^ALLOCATIONS\n(\S+): \d+ events/m;
-  is($first, "$src:$alloc", '--mem: the allocating line first');
+  my ($top_alloc) = $r->{out} =~ /^ALLOCATIONS\n(\S+): \d+ events/m;
+  is($top_alloc, "$src:$alloc", '--mem: the allocating line first');
   my @pauses = $r->{err} =~ /^ljprof record: pid (\d+) \([^)]*luajit\): heap snapshot (\S+), a pause of ([\d.]+) ms$/mg;
   is(scalar @pauses, 6, '--heap: a snapshot a worker, with its pause');
   is_deeply([ sort map { $pauses[3 * $_] } 0, 1 ], \@workers, '--heap: the workers\'');
