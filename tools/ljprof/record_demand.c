@@ -229,7 +229,12 @@ static void take_reply(struct recording *r, struct target *t) {
       say(t, "heap snapshot %s, a pause of %.1f ms", rest,
           ns ? atof(ns) / 1e6 : 0.0);
     }
-    if (k < DEMAND_KINDS)
+    /* The page is the process's to write: root reads no file it names
+    ** outside the recording's directory. */
+    size_t in = strlen(r->dir);
+    if (k < DEMAND_KINDS && (strncmp(rest, r->dir, in) || rest[in] != '/'))
+      say(t, "named a stream outside %s: %s (ignored)", r->dir, rest);
+    else if (k < DEMAND_KINDS)
       paths_add(&r->streams[k], rest, t->pid);
     else if (!strcmp(line, "say")) {
       char own[32]; /* a forked child's messages name it: we do already */
