@@ -14,12 +14,7 @@ use File::Find;
 use Cwd qw(getcwd);
 use LJProf::Run;
 
-my $build = $ENV{LJPROF_BUILD_DIR} or plan skip_all => 'LJPROF_BUILD_DIR is not set';
-plan skip_all => "no build in $build" unless -x "$build/bin/luajit";
-# A cross-build's package is for another machine: this one cannot
-# install it and run what it installs.
-plan skip_all => "a cross-build ($ENV{LJPROF_CROSS}): its package is not run on this machine"
-  if ($ENV{LJPROF_CROSS} // '') ne '';
+my $build = native_build('its package');
 plan skip_all => 'dpkg-deb is not installed (not a Debian machine)'
   unless system('command -v dpkg-deb >/dev/null 2>&1') == 0;
 

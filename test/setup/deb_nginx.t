@@ -18,10 +18,7 @@ use File::Temp qw(tempdir);
 use LJProf::Run;
 use LJProf::Nginx;
 
-my $build = $ENV{LJPROF_BUILD_DIR} or plan skip_all => 'LJPROF_BUILD_DIR is not set';
-plan skip_all => "no build in $build" unless -x "$build/bin/luajit";
-plan skip_all => "a cross-build ($ENV{LJPROF_CROSS}): its package is not run on this machine"
-  if ($ENV{LJPROF_CROSS} // '') ne '';
+my $build = native_build('its package');
 plan skip_all => 'dpkg-deb is not installed (not a Debian machine)'
   unless system('command -v dpkg-deb >/dev/null 2>&1') == 0;
 

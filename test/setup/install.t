@@ -15,12 +15,7 @@ use File::Find;
 use JSON::PP;
 use LJProf::Run;
 
-my $build = $ENV{LJPROF_BUILD_DIR} or plan skip_all => 'LJPROF_BUILD_DIR is not set';
-plan skip_all => "no build in $build" unless -x "$build/bin/luajit";
-# A cross-build's installed tree is for another machine: this one cannot link
-# its hosts against it, nor run it installed outside qemu's wrapper.
-plan skip_all => "a cross-build ($ENV{LJPROF_CROSS}): its installed tree is not run on this machine"
-  if ($ENV{LJPROF_CROSS} // '') ne '';
+my $build = native_build('its installed tree');
 plan skip_all => 'pkg-config is not installed (Debian pkgconf)'
   unless system('command -v pkg-config >/dev/null 2>&1') == 0;
 

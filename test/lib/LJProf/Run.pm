@@ -11,11 +11,24 @@ use Cwd qw(abs_path);
 use JSON::PP;
 
 our @EXPORT = qw(ljprof run_program run_make ljprof_json scratch_dir check_every_cut
-                 memprof_items);
+                 memprof_items native_build);
 
 my $dir = tempdir(CLEANUP => 1);
 
 sub scratch_dir { return $dir }
+
+# The build under test (LJPROF_BUILD_DIR), when what it makes ($what: "its
+# package") can run on this machine: a cross-build's is for another one.
+# Otherwise the test is skipped, saying why.
+sub native_build {
+  my ($what) = @_;
+  my $build = $ENV{LJPROF_BUILD_DIR}
+    or Test::More::plan(skip_all => 'LJPROF_BUILD_DIR is not set');
+  Test::More::plan(skip_all => "no build in $build") unless -x "$build/bin/luajit";
+  Test::More::plan(skip_all => "a cross-build ($ENV{LJPROF_CROSS}): $what is not run on this machine")
+    if ($ENV{LJPROF_CROSS} // '') ne '';
+  return $build;
+}
 
 # ljprof(@args) -> { out => ..., err => ..., rc => ... }; stdin from $opt{stdin}.
 sub ljprof { return run_program('ljprof', @_) }
