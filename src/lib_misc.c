@@ -200,10 +200,23 @@ static const char *memprof_bytes(lua_State *L, int idx, uint64_t *bytes,
   return NULL;
 }
 
+/* follow = BOOL: forked children profile themselves into path.PID. */
+static const char *prof_follow(lua_State *L, int idx, const char *path,
+			       const char **follow)
+{
+  int on = 0;
+  if (!prof_bool(L, idx, &on))
+    return "follow must be a boolean";
+  if (on && strlen(path) >= LJ_PROF_FOLLOWMAX)
+    return "path too long to follow forks";
+  *follow = on ? path : NULL;
+  return NULL;
+}
+
 /* start(path), the reference's call, writes its format (v3); start{path =
 ** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
-** sample = BYTES, stack_budget = BYTES} writes v4 unless told otherwise
-** (lj_memprof.h: why).
+** sample = BYTES, stack_budget = BYTES, follow = BOOL} writes v4 unless
+** told otherwise (lj_memprof.h: why).
 ** NULL or an error message. */
 static const char *memprof_options(lua_State *L, const char **path,
 				   MemprofConfig *cfg)
@@ -230,8 +243,12 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "sample");
   lua_getfield(L, 1, "native");
   lua_getfield(L, 1, "stack_budget");
-  if (!lua_isnil(L, -6) && (*path = lua_tostring(L, -6)) == NULL)
+  lua_getfield(L, 1, "follow");
+  if (!lua_isnil(L, -7) && (*path = lua_tostring(L, -7)) == NULL)
     return "path must be a string";
+  if ((bad = prof_follow(L, -1, *path, &cfg->follow)) != NULL)
+    return bad;
+  lua_pop(L, 1);
   prof_choice(L, -5, formats, &cfg->format);
   if (!prof_bool(L, -4, &cfg->stacks))
     return "stacks must be a boolean";
@@ -346,6 +363,12 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
   lua_getfield(L, 1, "clock");
   lua_getfield(L, 1, "format");
   lua_getfield(L, 1, "path");
+  lua_getfield(L, 1, "follow");
+  if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
+    return "path must be a string";
+  if ((bad = prof_follow(L, -1, *path, &cfg->follow)) != NULL)
+    return bad;
+  lua_pop(L, 1);
   if (!prof_bool(L, -6, &cfg->jitev))
     return "jit must be a boolean";
   prof_choice(L, -5, modes, &cfg->mode);
@@ -353,11 +376,7 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
     cfg->interval = lj_sysprof_interval(lua_tonumber(L, -4));
   prof_choice(L, -3, clocks, &cfg->clock);
   prof_choice(L, -2, formats, &cfg->format);
-  if ((bad = lj_sysprof_check(cfg)) != NULL)
-    return bad;
-  if (!lua_isnil(L, -1) && (*path = lua_tostring(L, -1)) == NULL)
-    return "path must be a string";
-  return NULL;
+  return lj_sysprof_check(cfg);
 }
 
 static int sysprof_start(lua_State *L)

@@ -33,7 +33,7 @@
 /* In every build: the entry points check options before they know it has
 ** no profiler. The defaults: lj_memprof.h says why v3. */
 #define MEMPROF_DEFAULTS \
-  { 0, LJM_VERSION_REFERENCE, 0, 0, 0, LJM_BUDGET }
+  { 0, LJM_VERSION_REFERENCE, 0, 0, 0, LJM_BUDGET, NULL }
 
 void lj_memprof_defaults(MemprofConfig *cfg)
 {
@@ -127,6 +127,7 @@ typedef struct Memprof {
   _Atomic int state;		/* Claimed by any thread that starts one. */
   int version;			/* Of the stream: LJM_VERSION*. */
   MemprofConfig cfg;
+  char follow[LJ_PROF_FOLLOWMAX];  /* cfg.follow's, absolute. */
   MemStacks stacks;		/* With stacks: the call stacks. */
   SampledSet sampled;
   MemStats stats;
@@ -925,6 +926,19 @@ LUA_API int luaM_memprof_set_stack_budget(uint64_t bytes)
   return memprof_setnext(&next);
 }
 
+/* The path is copied: the host's string may go. */
+LUA_API int luaM_memprof_set_follow(const char *path)
+{
+  static char follow[LJ_PROF_FOLLOWMAX];
+  MemprofConfig next = next_cfg;
+  if (path != NULL && (*path == '\0' || strlen(path) >= LJ_PROF_FOLLOWMAX))
+    return PROFILE_ERRUSE;
+  if (lj_memprof_busy(NULL))
+    return PROFILE_ERRRUN;
+  next.follow = path != NULL ? strcpy(follow, path) : NULL;
+  return memprof_setnext(&next);
+}
+
 LUA_API int luaM_memprof_start(lua_State *L,
 			       const struct luam_Memprof_Options *opt)
 {
@@ -943,6 +957,13 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
     return PROFILE_ERRUSE;
   if (memprof_of(g) != NULL || (mp = memprof_claim()) == NULL)
     return PROFILE_ERRRUN;
+  if (c.follow != NULL) {
+    if (!lj_prof_followpath(mp->follow, c.follow)) {
+      memprof_unclaim(mp);
+      return PROFILE_ERRUSE;
+    }
+    c.follow = mp->follow;
+  }
   mp->g = g;
   mp->opt = *opt;
   mp->saved_errno = 0;
@@ -1090,6 +1111,17 @@ void lj_memprof_forked(void)
   }
 }
 
+int lj_memprof_follows(int i, global_State **g, MemprofConfig *cfg)
+{
+  if (i >= MEMPROF_SLOTS)
+    return -1;
+  if (memprof[i].state != MPS_PROFILE || memprof[i].cfg.follow == NULL)
+    return 0;
+  *g = memprof[i].g;
+  *cfg = memprof[i].cfg;
+  return 1;
+}
+
 void lj_memprof_exit(void *ctx)
 {
   int i;
@@ -1113,6 +1145,12 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
 {
   g->prof.mem_left = INT64_MAX;
   return g->allocf(g->allocd, ptr, osize, nsize);
+}
+
+int lj_memprof_follows(int i, global_State **g, MemprofConfig *cfg)
+{
+  UNUSED(i); UNUSED(g); UNUSED(cfg);
+  return -1;
 }
 
 int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,

@@ -33,6 +33,7 @@ typedef struct MemprofConfig {
   uint64_t sample;	/* Mean bytes between sampled allocations; 0: all.
 			** Implies stacks. */
   uint64_t budget;	/* Address space the stack tables may take. */
+  const char *follow;	/* Forked children's path, or NULL (lj_prof.h). */
 } MemprofConfig;
 
 /* Time marks (version 5): the clock is read every LJM_MARK_EVENTS events
@@ -84,6 +85,9 @@ LJ_FUNC int lj_memprof_busy(global_State *g);
 LJ_FUNC void lj_memprof_exit(void *ctx);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_memprof_forked(void);
+/* Before a fork(): slot i's profile, if it runs and follows forks: 1, with
+** its VM and settings; 0 if not; -1 past the last slot. */
+LJ_FUNC int lj_memprof_follows(int i, global_State **g, MemprofConfig *cfg);
 /* A heap snapshot of VM g is taken now: a version 5 profile of g marks
 ** its stream with the snapshot's id (the reader joins the two there).
 ** 1 if it did. */

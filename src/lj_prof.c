@@ -9,6 +9,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "lj_prof.h"
 #include "lj_memprof.h"
@@ -52,9 +54,11 @@ void lj_prof_close(global_State *g)
 }
 
 /* A profile belongs to the process that started it: its threads, timer
-** and stream stayed with the parent. */
+** and stream stayed with the parent. Those that follow forks start anew
+** in the child, from what lj_profenv_forking kept before the fork. */
 static void prof_forked(void)
 {
+  lj_profenv_follow();
   lj_memprof_forked();
   lj_sysprof_forked();
   lj_symtab_forked();
@@ -62,13 +66,28 @@ static void prof_forked(void)
 
 static void prof_atfork(void)
 {
-  pthread_atfork(NULL, NULL, prof_forked);
+  pthread_atfork(lj_profenv_forking, NULL, prof_forked);
 }
 
 void lj_prof_forkguard(void)
 {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, prof_atfork);
+}
+
+int lj_prof_followpath(char *out, const char *path)
+{
+  size_t n = 0;
+  if (path[0] != '/') {
+    if (getcwd(out, LJ_PROF_FOLLOWMAX - 1) == NULL)
+      return 0;
+    n = strlen(out);
+    out[n++] = '/';
+  }
+  if (n + strlen(path) >= LJ_PROF_FOLLOWMAX)
+    return 0;
+  strcpy(out + n, path);
+  return 1;
 }
 
 /* A program that ends without closing its VMs (os.exit(), exit() in a

@@ -108,6 +108,16 @@ LJ_FUNC void lj_prof_forkguard(void);
 ** the process's exit, if it still runs then. */
 LJ_FUNC void lj_prof_exitguard(void);
 
+/* -- Profiles that follow fork() ----------------------------------------- */
+
+/* A profile started from Lua or C may follow forks (its config's follow, a
+** path): while it runs, each forked child starts its own, with the same
+** options, into that path with the child's pid added (lj_profenv.c). */
+#define LJ_PROF_FOLLOWMAX	2048	/* Bytes of such a path, its NUL too. */
+/* path made absolute into out (LJ_PROF_FOLLOWMAX bytes), against the
+** working directory of now: a child may leave it. 0 if too long. */
+LJ_FUNC int lj_prof_followpath(char *out, const char *path);
+
 /* -- A profiler compiled out --------------------------------------------- */
 
 /* Its hooks in a build without it (LUAJIT_DISABLE_MEMPROF, _SYSPROF):
@@ -130,6 +140,7 @@ LJ_FUNC void lj_prof_exitguard(void);
   void lj_##prof##_close(global_State *g) { UNUSED(g); } \
   void lj_##prof##_forked(void) {} \
   void lj_##prof##_exit(void *ctx) { UNUSED(ctx); } \
-  int lj_##prof##_busy(global_State *g) { UNUSED(g); return 0; }
+  int lj_##prof##_busy(global_State *g) { UNUSED(g); return 0; } \
+  LJ_PROF_OFF_SETTER(luaM_##prof##_set_follow, const char *)
 
 #endif

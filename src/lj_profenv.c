@@ -73,6 +73,7 @@ typedef struct EnvSettings {
   int signo;			/* 0: nothing is armed. */
   const char *signame;
   int rotate[PE__MAX];		/* A new stream every rotsecs. */
+  int follow[PE__MAX];		/* A forked child starts its own. */
   unsigned rotsecs;
   SysprofConfig cpu;		/* The CPU profile's options; */
   MemprofConfig mem;		/* the memory profile's; */
@@ -134,6 +135,15 @@ static const char *env_path(EnvSettings *s, int k, const EnvKey *key,
   if (!env_checkpath(val))
     return "path may hold %p, %t, %n and %% only";
   strcpy(s->path[k], val);
+  return NULL;
+}
+
+static const char *env_followkey(EnvSettings *s, int k, const EnvKey *key,
+				 const char *val)
+{
+  if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+    return key->must;
+  s->follow[k] = *val == '1';
   return NULL;
 }
 
@@ -254,6 +264,7 @@ static const EnvKey env_cpukeys[] = {
   { "clock", env_choice, ENV_AT(cpu.clock), "clock must be cpu or wall",
     env_clocks },
   { "jit", env_flag, ENV_AT(cpu.jitev), "jit must be 1 or 0", NULL },
+  { "follow", env_followkey, 0, "follow must be 1 or 0", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 
@@ -265,6 +276,7 @@ static const EnvKey env_memkeys[] = {
   { "stack_budget", env_bytes, ENV_AT(mem.budget),
     "stack_budget must be whole bytes, from 2^20 to 2^40", NULL },
   { "format", env_format, 0, "format must be v3, v4 or v5", NULL },
+  { "follow", env_followkey, 0, "follow must be 1 or 0", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };
 
@@ -383,8 +395,10 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   char buf[ENV_MAXLEN], *sec, *next;
   int k;
   memset(s, 0, sizeof(*s));
-  for (k = 0; k < PE__MAX; k++)
+  for (k = 0; k < PE__MAX; k++) {
     strcpy(s->path[k], pe_paths[k]);
+    s->follow[k] = 1;
+  }
   lj_sysprof_defaults(&s->cpu);
   /* A profile nobody asked for in the code is read afterwards, for its
   ** stacks (ljprof report, flame graphs), as `ljprof record --cpu`: mode
@@ -743,6 +757,7 @@ static void env_snapshot(EnvVM *e, lua_State *L)
 	     (t1.tv_nsec - t0.tv_nsec));
 }
 
+/* The slot of g's VM (NULL: a free one). */
 static EnvVM *env_of(global_State *g)
 {
   int i;
@@ -1030,7 +1045,8 @@ static void env_forked(void)
     EnvVM *e = &env_vms[i];
     if (e->g == NULL)
       continue;
-    e->follow |= env_running(e) & ~e->demand;  /* A recording's: its own. */
+    /* A recording's profiles are its own; follow=0 keeps them here. */
+    e->follow |= env_running(e) & ~e->demand & env_mask(e, e->set.follow);
     e->demand = 0;
     lj_profctl_forget(&e->ctl);  /* The child arms its own. */
     memset(e->file, 0, sizeof(e->file));
@@ -1047,6 +1063,103 @@ static void env_forked(void)
       env_poke(e, &e->forks);
     }
   }
+}
+
+/* -- fork(): profiles of Lua and C that follow ---------------------------- */
+
+/* A profile started from Lua or C that follows forks (lj_prof.h), as the
+** fork found it running. */
+typedef struct EnvFollow {
+  global_State *g;
+  int k;
+  SysprofConfig cpu;
+  MemprofConfig mem;
+  char path[LJ_PROF_FOLLOWMAX];
+} EnvFollow;
+
+static EnvFollow env_forking[2*ENV_VMS];  /* A profile of each kind per VM. */
+static int env_nforking;
+
+static void env_keep(global_State *g, int k, const SysprofConfig *cpu,
+		     const MemprofConfig *mem)
+{
+  EnvFollow *f = &env_forking[env_nforking++];
+  f->g = g;
+  f->k = k;
+  if (k == PE_CPU) {
+    f->cpu = *cpu;
+    strcpy(f->path, cpu->follow);
+  } else {
+    f->mem = *mem;
+    strcpy(f->path, mem->follow);
+  }
+}
+
+/* Before a fork(), in the thread that forks: the profiles to follow, copied
+** while the profilers still hold them. */
+void lj_profenv_forking(void)
+{
+  global_State *g;
+  SysprofConfig cpu;
+  MemprofConfig mem;
+  int i, r;
+  env_nforking = 0;
+  for (i = 0; (r = lj_sysprof_follows(i, &g, &cpu)) >= 0; i++)
+    if (r && env_nforking < 2*ENV_VMS)
+      env_keep(g, PE_CPU, &cpu, NULL);
+  for (i = 0; (r = lj_memprof_follows(i, &g, &mem)) >= 0; i++)
+    if (r && env_nforking < 2*ENV_VMS)
+      env_keep(g, PE_MEM, NULL, &mem);
+}
+
+/* The profile f, LJPROF's from now on in e: its path's '%' kept as such. */
+static void env_takeover(EnvVM *e, const EnvFollow *f)
+{
+  const char *c;
+  char *p = e->set.path[f->k];
+  for (c = f->path; *c; c++)
+    if ((*p++ = *c) == '%')
+      *p++ = '%';
+  *p = '\0';
+  if (f->k == PE_CPU)
+    e->set.cpu = f->cpu;
+  else
+    e->set.mem = f->mem;
+  e->set.cpu.follow = e->set.mem.follow = NULL;  /* LJPROF's rule now. */
+  e->set.on[f->k] = e->set.follow[f->k] = 1;
+  e->set.armed[f->k] = e->set.rotate[f->k] = 0;
+  e->follow |= 1 << f->k;
+  atomic_store(&e->polled, e->g);
+  env_poke(e, &e->forks);
+}
+
+/* The child of a fork(), alone: the VM of each profile that followed takes
+** it over, in the slot LJPROF gave it or in a free one, and starts it at
+** its first safe point as LJPROF's (env_follow). */
+void lj_profenv_follow(void)
+{
+  int i, k;
+  if (env_nforking > 0)  /* Another thread may have held it. */
+    pthread_mutex_init(&env_lock, NULL);
+  for (i = 0; i < env_nforking; i++) {
+    EnvFollow *f = &env_forking[i];
+    EnvVM *e = env_of(f->g);
+    if (e == NULL && (e = env_of(NULL)) != NULL) {
+      memset(e, 0, sizeof(*e));
+      e->g = f->g;
+      e->vmno = ++env_nvms;
+      e->opener = pthread_self();
+      for (k = 0; k < PE__MAX; k++)
+	strcpy(e->set.path[k], pe_paths[k]);
+    }
+    env_child = 1;
+    if (e == NULL)
+      env_say("a %s profile does not follow: the profilers take %d VMs",
+	      pe_names[f->k], ENV_VMS);
+    else
+      env_takeover(e, f);
+  }
+  env_nforking = 0;
 }
 
 static void env_once(void)
@@ -1118,8 +1231,8 @@ static void env_open(lua_State *L, const char *s)
   static int said;
   char msg[256];
   EnvSettings set;
-  EnvVM *e = NULL;
-  int vmno = ++env_nvms, i;
+  EnvVM *e;
+  int vmno = ++env_nvms;
   if (!env_parse(&set, s, msg, sizeof(msg)) ||
       !env_absolute(&set, msg, sizeof(msg))) {
     if (!said++)  /* A log line quotes no more than a screen's width. */
@@ -1127,10 +1240,7 @@ static void env_open(lua_State *L, const char *s)
 	      strlen(s) > 120 ? "..." : "", msg);
     return;
   }
-  for (i = 0; i < ENV_VMS && e == NULL; i++)
-    if (env_vms[i].g == NULL)
-      e = &env_vms[i];
-  if (e == NULL) {
+  if ((e = env_of(NULL)) == NULL) {
     if (!said++)
       env_say("VM %d is not profiled: the profilers take %d VMs at once",
 	      vmno, ENV_VMS);

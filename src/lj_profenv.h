@@ -19,6 +19,11 @@ LJ_FUNC int lj_profenv_gcstep(lua_State *L);
 /* The process exits: heap snapshots at the end of the VMs still open
 ** (before their memory profiles end: those mark the snapshots). */
 LJ_FUNC void lj_profenv_exit(void);
+/* Before a fork(): the profiles of Lua and C that follow it, kept. */
+LJ_FUNC void lj_profenv_forking(void);
+/* In the forked child: those profiles start at their VMs' next safe point,
+** as LJPROF's would. */
+LJ_FUNC void lj_profenv_follow(void);
 /* lua_close: disarm; the profilers complete their streams themselves;
 ** the heap snapshot at the end, if none was taken. */
 LJ_FUNC void lj_profenv_close(global_State *g);

@@ -122,6 +122,7 @@ typedef struct Sysprof {
   uint64_t serial;		/* Starts in the process so far, at this one. */
   pid_t tid;			/* The VM's thread: the only one sampled. */
   SysprofConfig cfg;
+  char follow[LJ_PROF_FOLLOWMAX];  /* cfg.follow's, absolute. */
   luam_Sysprof_backtracer backtracer;
   int signo;
   timer_t timer;
@@ -172,6 +173,7 @@ static luam_Sysprof_writer host_writer;
 static luam_Sysprof_on_stop host_on_stop;
 static luam_Sysprof_backtracer host_backtracer;
 static int host_format = LUAM_SYSPROF_V3;
+static char host_follow[LJ_PROF_FOLLOWMAX];  /* "": none follow. */
 
 /* -- Ring buffer --------------------------------------------------------- */
 
@@ -613,9 +615,16 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     return PROFILE_ERRUSE;
   if (sysprof_of(G(L)) != NULL || (sp = sysprof_claim()) == NULL)
     return PROFILE_ERRRUN;
+  sp->cfg = *cfg;
+  if (cfg->follow != NULL) {
+    if (!lj_prof_followpath(sp->follow, cfg->follow)) {
+      atomic_store(&sp->state, SPS_IDLE);
+      return PROFILE_ERRUSE;
+    }
+    sp->cfg.follow = sp->follow;
+  }
   sp->g = sp->lastg = G(L);
   sp->serial = atomic_fetch_add(&sysprof_starts, 1) + 1;
-  sp->cfg = *cfg;
   sp->backtracer = host_backtracer;
   sp->tid = (pid_t)syscall(SYS_gettid);
   memset(sp->counts, 0, sizeof(sp->counts));
@@ -708,6 +717,19 @@ void lj_sysprof_forked(void)
   }
 }
 
+int lj_sysprof_follows(int i, global_State **g, SysprofConfig *cfg)
+{
+  Sysprof *sp;
+  if (i >= SYSPROF_SLOTS)
+    return -1;
+  sp = &sysprof[i];
+  if (atomic_load(&sp->state) != SPS_PROFILE || sp->cfg.follow == NULL)
+    return 0;
+  *g = sp->g;
+  *cfg = sp->cfg;
+  return 1;
+}
+
 void lj_sysprof_exit(void *ctx)
 {
   int i;
@@ -787,6 +809,16 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer)
   return PROFILE_SUCCESS;
 }
 
+LUA_API int luaM_sysprof_set_follow(const char *path)
+{
+  if (path != NULL && (*path == '\0' || strlen(path) >= LJ_PROF_FOLLOWMAX))
+    return PROFILE_ERRUSE;
+  if (lj_sysprof_busy(NULL))
+    return PROFILE_ERRRUN;
+  strcpy(host_follow, path != NULL ? path : "");
+  return PROFILE_SUCCESS;
+}
+
 LUA_API int luaM_sysprof_set_format(int format)
 {
   SysprofConfig cfg;
@@ -817,6 +849,7 @@ LUA_API int luaM_sysprof_start(lua_State *L,
   cfg.ctx = opt->ctx;
   cfg.writer = host_writer;
   cfg.on_stop = host_on_stop;
+  cfg.follow = host_follow[0] != '\0' ? host_follow : NULL;
   return lj_sysprof_start(L, &cfg);
 }
 
@@ -843,6 +876,12 @@ void lj_sysprof_jitexit(struct jit_State *J, const BCIns *pc)
   UNUSED(J); UNUSED(pc);
 }
 #endif
+
+int lj_sysprof_follows(int i, global_State **g, SysprofConfig *cfg)
+{
+  UNUSED(i); UNUSED(g); UNUSED(cfg);
+  return -1;
+}
 
 int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
 {

@@ -36,6 +36,7 @@ typedef struct SysprofConfig {
   int clock;		/* SYSPROF_CLOCK_*. */
   uint64_t interval;	/* Microseconds between samples. */
   int jitev;		/* v3: the trace compiler's events too. */
+  const char *follow;	/* Forked children's path, or NULL (lj_prof.h). */
   uint8_t *buf;
   size_t len;
   void *ctx;
@@ -74,6 +75,10 @@ LJ_FUNC int lj_sysprof_report(global_State *g,
 			      struct luam_Sysprof_Counters *c);
 /* In the child of a fork(): forget the parent's profile (lj_prof.h). */
 LJ_FUNC void lj_sysprof_forked(void);
+/* Before a fork(): slot i's profile, if it runs and follows forks: 1, with
+** its VM and settings (the writer's fields are the parent's); 0 if not;
+** -1 past the last slot. */
+LJ_FUNC int lj_sysprof_follows(int i, global_State **g, SysprofConfig *cfg);
 
 /* Through lj_prof.h. */
 LJ_FUNC void lj_sysprof_addproto(global_State *g, const GCproto *pt);

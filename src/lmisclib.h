@@ -89,7 +89,8 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *metrics);
 ** fork() the profiler is idle: the child's allocations are not recorded,
 ** writer and on_stop are never called there (the stream and the buffers
 ** are the parent's), luaM_memprof_stop() says PROFILE_ERRRUN, and the
-** child may start a profile of its own. The same holds for sysprof.
+** child may start a profile of its own, unless one follows the fork
+** (luaM_memprof_set_follow). The same holds for sysprof.
 */
 struct luam_Memprof_Options {
   void *ctx;		/* Passed to writer and on_stop. */
@@ -154,6 +155,20 @@ LUA_API int luaM_memprof_set_sample(uint64_t bytes);
 ** PROFILE_ERRRUN while a profile runs.
 */
 LUA_API int luaM_memprof_set_stack_budget(uint64_t bytes);
+
+/*
+** Whether the profiles luaM_memprof_start starts from now on follow fork():
+** with a path, while such a profile runs, each forked child of the process
+** starts a profile of its own at its VM's first safe point (its next GC
+** step), with the same options, written to path with ".PID" (the child's)
+** added, by the profiler's own file writer (the host's writer is the
+** parent's); its stream is complete at luaM_memprof_stop() in the child, or
+** at its exit. A relative path is taken against the working directory at
+** the start. NULL: the child is not profiled (the default). PROFILE_ERRUSE
+** for an empty path or one of 2 KiB or more, PROFILE_ERRRUN while a profile
+** runs. The same holds for luaM_sysprof_set_follow.
+*/
+LUA_API int luaM_memprof_set_follow(const char *path);
 
 /*
 ** Start profiling the VM of L: writes the symbol table, then events.
@@ -258,6 +273,9 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
 #define LUAM_SYSPROF_V2		2
 #define LUAM_SYSPROF_V3		3
 LUA_API int luaM_sysprof_set_format(int format);
+
+/* As luaM_memprof_set_follow. */
+LUA_API int luaM_sysprof_set_follow(const char *path);
 
 /* PROFILE_ERRUSE: bad options, no writer or on_stop set, or no profiler in
 ** this build; PROFILE_ERRRUN: a profile runs already in this VM, or in 8

@@ -84,21 +84,32 @@ static int run(lua_State *L, const char *code, const char *name)
   return 1;
 }
 
-/* The JSON report of the stream, by ljprof; NULL if it could not read it. */
+/* The JSON report of the stream in path, by ljprof; NULL if it could not
+** read it. */
+static json_t *report_file(const char *path, int *rc)
+{
+  char cmd[256];
+  FILE *p;
+  json_t *doc;
+  snprintf(cmd, sizeof(cmd), "ljprof report --format=json %s", path);
+  p = popen(cmd, "r");
+  doc = json_loadf(p, 0, NULL);
+  *rc = WEXITSTATUS(pclose(p));
+  return doc;
+}
+
+/* The same of the stream a sink holds. */
 static json_t *report(const Sink *s, int *rc)
 {
-  char path[] = "/tmp/capi_memprof_XXXXXX", cmd[256];
-  FILE *f, *p;
+  char path[] = "/tmp/capi_memprof_XXXXXX";
+  FILE *f;
   json_t *doc;
   int fd = mkstemp(path);
   if (fd < 0 || (f = fdopen(fd, "wb")) == NULL)
     return NULL;
   fwrite(s->data, 1, s->len, f);
   fclose(f);
-  snprintf(cmd, sizeof(cmd), "ljprof report --format=json %s", path);
-  p = popen(cmd, "r");
-  doc = json_loadf(p, 0, NULL);
-  *rc = WEXITSTATUS(pclose(p));
+  doc = report_file(path, rc);
   remove(path);
   return doc;
 }
@@ -215,6 +226,41 @@ int main(void)
     tap_is(alloc_events(doc, "=child:1"), 0, "and none of the child's");
     json_decref(doc);
     free(s.data);
+  }
+
+  /* fork() with set_follow: the child starts a profile of its own, into
+  ** PATH.PID by the profiler's writer; the host's is not called there. */
+  {
+    char path[] = "/tmp/capi_follow_XXXXXX", child[64];
+    pid_t pid;
+    int status = -1, writes, fd = mkstemp(path);
+    close(fd);
+    tap_is(luaM_memprof_set_follow(""), PROFILE_ERRUSE, "set_follow(\"\"): PROFILE_ERRUSE");
+    tap_is(luaM_memprof_set_follow(path), PROFILE_SUCCESS, "set_follow(path)");
+    o = sink_opts(&s);
+    tap_is(luaM_memprof_start(L, &o), PROFILE_SUCCESS, "start, following forks");
+    tap_is(luaM_memprof_set_follow(NULL), PROFILE_ERRRUN,
+	   "set_follow while a profile runs: PROFILE_ERRRUN");
+    fflush(stdout);
+    if ((pid = fork()) == 0) {
+      writes = s.writes;
+      run(L, "local t = {} for i = 1, 20000 do t[i] = { i } end", "=child");
+      _exit(luaM_memprof_stop(L) == PROFILE_SUCCESS && s.writes == writes &&
+	    s.stops == 0 ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "the child stopped a profile of its own; the host's writer was not called");
+    tap_is(luaM_memprof_stop(L), PROFILE_SUCCESS, "the parent stops its profile");
+    tap_is(luaM_memprof_set_follow(NULL), PROFILE_SUCCESS, "set_follow(NULL)");
+    free(s.data);
+    snprintf(child, sizeof(child), "%s.%ld", path, (long)pid);
+    doc = report_file(child, &rc);
+    tap_is(rc, 0, "the child's stream, PATH.PID, reads back complete");
+    tap_ok(alloc_events(doc, "=child:1") >= 10000, "with the child's tables");
+    json_decref(doc);
+    remove(child);
+    remove(path);
   }
 
   /* lua_close with a profile running completes the stream. */

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,6 +240,36 @@ int main(void)
     tap_ok(memmem(stream, streamlen, "ljp\3\0\0\0", 7) != NULL, "the next stream is v3 again");
   }
 
+  /* fork() with set_follow: the child starts a profile of its own into
+  ** PATH.PID, complete at its stop; the host's callbacks stay the parent's. */
+  {
+    char path[] = "/tmp/capi_follow_XXXXXX", child[64], cmd[128];
+    pid_t pid;
+    int status = -1, fd = mkstemp(path);
+    close(fd);
+    tap_is(luaM_sysprof_set_follow(""), PROFILE_ERRUSE, "set_follow(\"\"): PROFILE_ERRUSE");
+    tap_is(luaM_sysprof_set_follow(path), PROFILE_SUCCESS, "set_follow(path)");
+    tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, following forks");
+    tap_is(luaM_sysprof_set_follow(NULL), PROFILE_ERRRUN,
+	   "set_follow while a profile runs: PROFILE_ERRRUN");
+    fflush(stdout);
+    if ((pid = fork()) == 0) {
+      int before = stops;
+      (void)luaL_dostring(L, "local t = {} for i = 1, 200000 do t[i] = { i } end");
+      _exit(luaM_sysprof_stop(L) == PROFILE_SUCCESS && stops == before ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "the child stopped a profile of its own; the host's on_stop was not called");
+    tap_is(luaM_sysprof_stop(L), PROFILE_SUCCESS, "the parent stops its profile");
+    tap_is(luaM_sysprof_set_follow(NULL), PROFILE_SUCCESS, "set_follow(NULL)");
+    snprintf(child, sizeof(child), "%s.%ld", path, (long)pid);
+    snprintf(cmd, sizeof(cmd), "ljprof report %s >/dev/null", child);
+    tap_is(system(cmd), 0, "the child's stream, PATH.PID, reads back complete");
+    remove(child);
+    remove(path);
+  }
+
   /* lua_close with a profile running completes the stream. */
   free(stream);
   stream = NULL;
@@ -246,7 +277,7 @@ int main(void)
   tap_is(luaM_sysprof_start(L, &o), PROFILE_SUCCESS, "start, then lua_close");
   spin(L, 10, all_samples);
   lua_close(L);
-  tap_is(stops, 7, "lua_close called on_stop");
+  tap_is(stops, 8, "lua_close called on_stop");
   tap_is(stream[streamlen-1], 0x80, "the stream ends with the epilogue");
   free(stream);
   return tap_done();

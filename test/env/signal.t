@@ -375,4 +375,23 @@ for my $how ('running', 'armed') {
      "a path without %p: the child's is PATH.PID") or diag $r->{err};
 }
 
+# follow=0: the parent's profiles stay the parent's; a child writes nothing.
+{
+  mkdir "$dir/nofollow";
+  my $r = run_lua($forks, args => ['running'], timeout => 60, env => {
+    LJPROF => "cpu:interval=1,follow=0,path=$dir/nofollow/cpu-%p.bin;" .
+              "mem:follow=0,path=$dir/nofollow/mem-%p.bin" });
+  my ($child) = $r->{out} =~ /^child (\d+)$/m;
+  my ($parent) = $r->{out} =~ /^parent (\d+)$/m;
+  ok($child && $parent, 'follow=0: both ran to their end') or diag $r->{out}, $r->{err};
+  my $src = '@' . $r->{script};
+  my $mem = memprof_report("$dir/nofollow/mem-" . ($parent // 'none') . ".bin");
+  ok($mem->{rc} == 0 && location($mem, "$src:$parent_line")->{alloc_events} >= 40000,
+     "follow=0: the parent's stream is whole");
+  opendir(my $dh, "$dir/nofollow") or die "$dir/nofollow: $!";
+  my @files = sort grep { !/^\./ } readdir $dh;
+  is_deeply(\@files, [ sort "cpu-$parent.bin", "mem-$parent.bin" ],
+            'follow=0: the child wrote no stream') or diag $r->{err};
+}
+
 done_testing;

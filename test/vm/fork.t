@@ -4,7 +4,10 @@
 # never writes into the parent's stream and never waits for the parent's
 # threads), whether it returns, calls os.exit() or calls stop(); it may
 # start a profile of its own; the parent's profile goes on and ends
-# complete. Every run has a deadline: a hang fails, it never blocks prove.
+# complete. A profile started with follow = true is the exception: the
+# child starts its own, same options, into the path with its pid added,
+# complete when it returns or calls stop(). Every run has a deadline: a
+# hang fails, it never blocks prove.
 use strict;
 use warnings;
 use FindBin;
@@ -39,9 +42,11 @@ local function child_work()
   repeat mine[#mine + 1] = { 1, 2 } until os.clock() - t0 > 0.2  -- CHILD LINE
   return #mine
 end
-if mem then assert(misc.memprof.start(mempath)) end
+local follow = ending == "follow" or ending == "followstop"
+if mem then assert(misc.memprof.start(follow and { path = mempath, follow = true } or mempath)) end
 if cpu then
-  assert(misc.sysprof.start({ mode = "C", interval = 1, clock = "wall", path = cpupath }))
+  assert(misc.sysprof.start({ mode = "C", interval = 1, clock = "wall", path = cpupath,
+                              follow = follow }))
 end
 parent_work(1000)
 io.stdout:flush()
@@ -51,6 +56,11 @@ if pid == 0 then
   ffi.C.alarm(math.ceil(20 * scale))  -- A child that hangs ends.
   child_work()
   if ending == "exit" then os.exit(7) end
+  if ending == "followstop" then  -- The child's own, followed, stops.
+    local ok1 = not mem or misc.memprof.stop()
+    local ok2 = not cpu or misc.sysprof.stop()
+    os.exit((ok1 == true and ok2 == true) and 11 or 12)
+  end
   if ending == "stop" then
     local ok1, msg1 = misc.memprof.stop()
     local ok2, msg2 = misc.sysprof.stop()
@@ -69,6 +79,7 @@ if pid == 0 then
   end
   return  -- The script ends: lua_close, then exit.
 end
+print("child pid " .. pid)
 local status, done = ffi.new("int[1]"), false
 for _ = 1, 1500 * scale do
   if ffi.C.waitpid(pid, status, 1) == pid then done = true break end  -- WNOHANG
@@ -89,10 +100,11 @@ if cpu then assert(misc.sysprof.stop()) end
 print("parent done")
 LUA
 
-my %want_status = (return => 0, exit => 7, stop => 8, own => 10);
+my %want_status = (return => 0, exit => 7, stop => 8, own => 10, follow => 0,
+                   followstop => 11);
 
 for my $kind (qw(mem cpu both)) {
-  for my $ending (qw(return exit stop own)) {
+  for my $ending (qw(return exit stop own follow followstop)) {
     my $name = "$kind, child that ends with $ending";
     my ($mem, $cpu, $child) = map { "$dir/$kind-$ending.$_" } qw(mem cpu child);
     unlink $mem, $cpu, "$child.mem", "$child.cpu";
@@ -101,7 +113,8 @@ for my $kind (qw(mem cpu both)) {
     # qemu-user (ARM64 under emulation) aborts a forked child of a process
     # with threads when it starts one: the child's own profile writes from
     # a thread of its own. Not the VM's to test there.
-    my $own = $ending eq 'own';
+    my $own = $ending eq 'own' || $ending =~ /^follow/;
+    my ($cpid) = $r->{out} =~ /^child pid (\d+)$/m;
     if ($own && $r->{err} =~ /qemu_plugin_vcpu_init_hook/) {
       $own = 0;
       SKIP: { skip "$name: qemu-user aborts a forked child that starts a thread", 1 }
@@ -112,6 +125,10 @@ for my $kind (qw(mem cpu both)) {
     }
     like($r->{out}, qr/^parent done$/m, "$name: the parent profiled on and stopped")
       or diag $r->{err};
+    if ($ending !~ /^follow/) {
+      ok(!-e "$mem.$cpid" && !-e "$cpu.$cpid", "$name: the child wrote no stream of its own")
+        or diag `ls $dir`;
+    }
     my $script = $r->{script};
     my @lines = split /\n/, $payload;
     my ($parent_line) = grep { $lines[$_ - 1] =~ /PARENT LINE/ } 1 .. @lines;
@@ -125,7 +142,7 @@ for my $kind (qw(mem cpu both)) {
       is(location($rep, "\@$script:$child_line")->{alloc_events}, 0,
          "$name: and none of the child's");
       if ($own) {
-        my $rep = memprof_report("$child.mem");
+        my $rep = memprof_report($ending eq 'own' ? "$child.mem" : "$mem.$cpid");
         is($rep->{rc}, 0, "$name: the child's own memory profile is complete") or diag $rep->{err};
         cmp_ok(location($rep, "\@$script:$child_line")->{alloc_events}, '>', 1000,
                "$name: and holds the child's allocations");
@@ -140,7 +157,7 @@ for my $kind (qw(mem cpu both)) {
       is(scalar(grep { /\Q$script\E:$child_line\b/ } keys %$stacks), 0,
          "$name: and none of the child's");
       if ($own) {
-        my ($stk, $orc) = collapsed("$child.cpu");
+        my ($stk, $orc) = collapsed($ending eq 'own' ? "$child.cpu" : "$cpu.$cpid");
         is($orc, 0, "$name: the child's own CPU profile is complete");
         ok(scalar(grep { /\Q$script\E:$child_line\b/ } keys %$stk),
            "$name: and has samples on the child's line");

@@ -30,6 +30,11 @@ words("memprof.start, a bad format", "profiler misuse", ': format must be "v3", 
       EINVAL, mp.start({ path = tmp, format = "v2" }))
 words("memprof.start, options neither a path nor a table", "profiler misuse",
       ": options must be a path or a table", EINVAL, mp.start(true))
+words("memprof.start, a follow that is not a boolean", "profiler misuse",
+      ": follow must be a boolean", EINVAL, mp.start({ path = tmp, follow = 1 }))
+words("memprof.start, a path too long to follow forks", "profiler misuse",
+      ": path too long to follow forks", EINVAL,
+      mp.start({ path = string.rep("x", 3000), follow = true }))
 
 -- sysprof. The reference's start takes a table only, with mode "D", "L" or
 -- "C" and an interval of 1 ms or more; anything else is a misuse.
@@ -44,6 +49,11 @@ words("sysprof.start, a path that is not a string", "profiler misuse", ": path m
       EINVAL, sp.start({ mode = "C", path = {} }))
 words("sysprof.start, a bad format", "profiler misuse", ': format must be "v2" or "v3"', EINVAL,
       sp.start({ mode = "C", format = "v1", path = tmp }))
+words("sysprof.start, a follow that is not a boolean", "profiler misuse",
+      ": follow must be a boolean", EINVAL, sp.start({ mode = "C", path = tmp, follow = "yes" }))
+words("sysprof.start, a path too long to follow forks", "profiler misuse",
+      ": path too long to follow forks", EINVAL,
+      sp.start({ mode = "C", path = string.rep("x", 3000), follow = true }))
 -- The reference says errno's words alone; ours names the path after them.
 words("sysprof.start, a path that cannot be opened", "No such file or directory", ": " .. BAD,
       ENOENT, sp.start({ mode = "C", path = BAD }))
