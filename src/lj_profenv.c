@@ -19,9 +19,11 @@
 ** every SECS, or at the end (the VM closing or the process exiting; with
 ** end=script the script's main chunk returning), at safe points too.
 **
-** ondemand arms the VM for ljprof record --pid: a control page of shared
-** memory (lj_profctl.c) takes its commands, what to start and where, and
-** its watcher thread brings the next GC step forward, as a signal would.
+** ondemand (implied by signal=) arms the VM for ljprof record --pid: a
+** control page of shared memory (lj_profctl.c) takes its commands, what
+** to start and where, and its watcher thread brings the next GC step
+** forward, as a signal would. A recording takes any kind LJPROF does not
+** run at that moment, with settings of its own.
 */
 
 #define lj_profenv_c
@@ -421,6 +423,10 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   }
   if (s->heapend < 0)  /* No heap section. */
     s->heapend = HEAPEND_NONE;
+  /* A VM armed with a signal is armed for ljprof record --pid too: record
+  ** never sends a signal, whose handler the host may have taken since. */
+  if (s->signo != 0)
+    s->ondemand = 1;
   return 1;
 }
 
@@ -639,10 +645,11 @@ static const char *env_status(int status)
 
 /* -- Start and stop ------------------------------------------------------ */
 
-static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
+static int env_startone(const EnvSettings *set, lua_State *L, int k,
+			ProfFile *pf)
 {
   if (k == PE_CPU) {
-    SysprofConfig cfg = e->set.cpu;
+    SysprofConfig cfg = set->cpu;
     cfg.buf = lj_proffile_buf(pf);
     cfg.len = lj_proffile_bufsize(pf);
     cfg.ctx = pf;
@@ -656,14 +663,15 @@ static int env_startone(EnvVM *e, lua_State *L, int k, ProfFile *pf)
     opt.len = lj_proffile_bufsize(pf);
     opt.writer = lj_proffile_write;
     opt.on_stop = lj_proffile_close;
-    return lj_memprof_start(L, &opt, &e->set.mem);
+    return lj_memprof_start(L, &opt, &set->mem);
   }
 }
 
-/* Start the profiles of mask in e: all files are opened first, so that an
-** unwritable path starts nothing. Armed and rotating profiles number
-** their streams. */
-static void env_start(EnvVM *e, lua_State *L, int mask)
+/* Start the profiles of mask in e, as set says (LJPROF's, or a
+** recording's): all files are opened first, so that an unwritable path
+** starts nothing. Armed and rotating profiles number their streams. */
+static void env_start(EnvVM *e, const EnvSettings *set, lua_State *L,
+		      int mask)
 {
   char path[PE__MAX][ENV_MAXLEN];
   ProfFile *pf[PE__MAX] = { NULL, NULL };
@@ -671,10 +679,10 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
   for (k = 0; k < PE__MAX; k++) {
     if (!(mask & (1 << k)))
       continue;
-    window[k] = e->set.armed[k] || e->set.rotate[k] ? e->windows[k]+1 : 0;
-    if (!env_expand(path[k], e->set.path[k], e->vmno, window[k], 0) ||
+    window[k] = set->armed[k] || set->rotate[k] ? e->windows[k]+1 : 0;
+    if (!env_expand(path[k], set->path[k], e->vmno, window[k], 0) ||
 	(env_taken(e, path[k]) &&
-	 !env_expand(path[k], e->set.path[k], e->vmno, window[k], 1))) {
+	 !env_expand(path[k], set->path[k], e->vmno, window[k], 1))) {
       env_say("%s path too long; not profiling", pe_names[k]);
       break;
     }
@@ -697,11 +705,12 @@ static void env_start(EnvVM *e, lua_State *L, int mask)
     int status;
     if (pf[k] == NULL)
       continue;
-    status = env_startone(e, L, k, pf[k]);
+    status = env_startone(set, L, k, pf[k]);
     if (status == PROFILE_SUCCESS) {
       e->file[k] = pf[k];
       e->pathhash[k] = env_hash(path[k]);
-      e->windows[k] = window[k];
+      if (window[k] > 0)  /* A recording's leaves LJPROF's count alone. */
+	e->windows[k] = window[k];
       lj_prof_exitguard();  /* The program may end without lua_close. */
       env_answer("%s %s", pe_names[k], path[k]);
       continue;
@@ -729,32 +738,34 @@ static void env_stop(EnvVM *e, int mask)
 
 /* -- Heap snapshots ------------------------------------------------------ */
 
-/* A snapshot of L's VM, now: numbered when signal= or every= ask for
-** several, else to the path itself. A failure is said; the program goes
-** on. */
-static void env_snapshot(EnvVM *e, lua_State *L)
+/* A snapshot of L's VM, now, as set says: numbered when signal= or every=
+** ask for several, else to the path itself. A failure is said (0); the
+** program goes on. */
+static int env_snapshot(EnvVM *e, const EnvSettings *set, lua_State *L)
 {
   char path[ENV_MAXLEN];
-  int window = e->set.armed[PE_HEAP] || e->set.rotate[PE_HEAP] ?
+  int window = set->armed[PE_HEAP] || set->rotate[PE_HEAP] ?
 	       e->windows[PE_HEAP]+1 : 0;
   int status;
   struct timespec t0, t1;
-  if (!env_expand(path, e->set.path[PE_HEAP], e->vmno, window, 0)) {
+  if (!env_expand(path, set->path[PE_HEAP], e->vmno, window, 0)) {
     env_say("heap path too long; no snapshot");
-    return;
+    return 0;
   }
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  status = lj_heapsnap_file(L, path, &e->set.heap);
+  status = lj_heapsnap_file(L, path, &set->heap);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (status != PROFILE_SUCCESS) {
     env_say("heap snapshot %s not written: %s", path, env_status(status));
-    return;
+    return 0;
   }
-  e->windows[PE_HEAP] = window;
+  if (window > 0)
+    e->windows[PE_HEAP] = window;
   /* The VM's pause: what the request under way waited. */
   env_answer("heap %s %lld", path,
 	     (long long)(t1.tv_sec - t0.tv_sec) * 1000000000 +
 	     (t1.tv_nsec - t0.tv_nsec));
+  return 1;
 }
 
 /* The slot of g's VM (NULL: a free one). */
@@ -792,7 +803,7 @@ static void env_rethook(lua_State *L, lua_Debug *ar)
       return;
   pthread_mutex_lock(&env_lock);  /* Other VMs come and go meanwhile. */
   if ((e = env_of(G(L))) != NULL) {
-    env_snapshot(e, L);
+    env_snapshot(e, &e->set, L);
     e->ended = 1;
   }
   pthread_mutex_unlock(&env_lock);
@@ -947,8 +958,8 @@ static int env_demand_parse(EnvVM *e, const char *arg, EnvSettings *ds)
     return 0;
   }
   for (k = 0; k < PE__MAX; k++)
-    if (ds->on[k] && e->set.on[k]) {
-      env_answer("say the %s profile here is LJPROF's", pe_names[k]);
+    if (ds->on[k] && ((env_running(e) & ~e->demand) & (1 << k))) {
+      env_answer("say the %s profile here is LJPROF's (it runs)", pe_names[k]);
       return 0;
     }
   return 1;
@@ -957,16 +968,7 @@ static int env_demand_parse(EnvVM *e, const char *arg, EnvSettings *ds)
 /* The snapshot ds asks for, if any: nonzero when taken. */
 static int env_demand_snapshot(EnvVM *e, lua_State *L, const EnvSettings *ds)
 {
-  int before = e->windows[PE_HEAP], taken;
-  if (!ds->on[PE_HEAP])
-    return 0;
-  strcpy(e->set.path[PE_HEAP], ds->path[PE_HEAP]);
-  e->set.heap = ds->heap;
-  e->windows[PE_HEAP] = -1;
-  env_snapshot(e, L);  /* Window 0: the path as given. */
-  taken = e->windows[PE_HEAP] == 0;
-  e->windows[PE_HEAP] = before;
-  return taken;
+  return ds->on[PE_HEAP] && env_snapshot(e, ds, L);
 }
 
 /* START: the profiles of arg, from its settings; its snapshot at once.
@@ -982,17 +984,10 @@ static int env_demand_start(EnvVM *e, lua_State *L, const char *arg)
     return 0;
   }
   for (k = 0; k < PE__MAX; k++)
-    if (ds.on[k] && (1 << k) & PE_RUNS) {
-      strcpy(e->set.path[k], ds.path[k]);
+    if (ds.on[k] && (1 << k) & PE_RUNS)
       m |= 1 << k;
-    }
-  /* Only the kinds asked: LJPROF's own go on with theirs. */
-  if ((m & (1 << PE_CPU)))
-    e->set.cpu = ds.cpu;
-  if ((m & (1 << PE_MEM)))
-    e->set.mem = ds.mem;
   snap = env_demand_snapshot(e, L, &ds);
-  env_start(e, L, m);
+  env_start(e, &ds, L, m);  /* LJPROF's settings stay as they are. */
   e->demand = m & env_running(e);
   return e->demand || snap;
 }
@@ -1172,7 +1167,7 @@ static void env_follow(EnvVM *e, lua_State *L)
 {
   int m = e->follow & ~env_running(e);
   e->follow = 0;
-  env_start(e, L, m);
+  env_start(e, &e->set, L, m);
   if (e->set.rotsecs != 0 && !e->rotating && !env_rotate_start(e))
     env_say("cannot rotate: %s", strerror(errno));
   if (e->set.ondemand && e->ctl.page == NULL)
@@ -1197,27 +1192,28 @@ int lj_profenv_gcstep(lua_State *L)
     skip = g->gc.total < g->gc.threshold;
   }
   if ((n = atomic_exchange(&e->toggles, 0)) != 0) {
-    int armed = env_mask(e, e->set.armed) & PE_RUNS;
+    /* A recording's profile is the recording's to stop. */
+    int armed = env_mask(e, e->set.armed) & PE_RUNS & ~e->demand;
     if ((n & 1) && armed) {  /* Pairs cancel out. */
       if (e->toggled)
 	env_stop(e, armed);
       else
-	env_start(e, L, armed);
+	env_start(e, &e->set, L, armed);
       e->toggled = !e->toggled;
     }
     if (e->set.armed[PE_HEAP])  /* Signals met at once: one snapshot. */
-      env_snapshot(e, L);
+      env_snapshot(e, &e->set, L);
   }
   if (atomic_exchange(&e->forks, 0) != 0)
     env_follow(e, L);
   if (atomic_exchange(&e->commands, 0) != 0)
     env_command(e, L);
   if (atomic_exchange(&e->rotations, 0) != 0) {
-    int m = env_mask(e, e->set.rotate) & env_running(e);
+    int m = env_mask(e, e->set.rotate) & env_running(e) & ~e->demand;
     env_stop(e, m);
-    env_start(e, L, m);
+    env_start(e, &e->set, L, m);
     if (e->set.rotate[PE_HEAP])
-      env_snapshot(e, L);
+      env_snapshot(e, &e->set, L);
   }
   return skip;
 }
@@ -1264,7 +1260,8 @@ static void env_open(lua_State *L, const char *s)
     env_say("cannot arm %s: the program handles it; not profiling",
 	    set.signame);
   } else {
-    env_start(e, L, env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
+    env_start(e, &e->set, L,
+	      env_mask(e, set.on) & ~env_mask(e, set.armed) & PE_RUNS);
     /* The first period starts with the profiles it ends: their start
     ** may take a while (the symbols of every object; slower emulated). */
     if (set.rotsecs == 0 || env_rotate_start(e)) {
@@ -1298,7 +1295,7 @@ void lj_profenv_close(global_State *g)
   for (i = 0; i < ENV_VMS; i++)
     if (env_vms[i].g == g) {
       if (env_vms[i].set.heapend && !env_vms[i].ended)
-	env_snapshot(&env_vms[i], mainthread(g));
+	env_snapshot(&env_vms[i], &env_vms[i].set, mainthread(g));
       env_quiet(&env_vms[i]);
       env_vms[i].g = NULL;  /* lj_prof_close stops the profiles next. */
     }
@@ -1317,7 +1314,7 @@ void lj_profenv_exit(void)
     EnvVM *e = &env_vms[i];
     if (e->g != NULL && e->set.heapend && !e->ended &&
 	pthread_equal(e->opener, pthread_self())) {
-      env_snapshot(e, mainthread(e->g));
+      env_snapshot(e, &e->set, mainthread(e->g));
       e->ended = 1;
     }
     lj_profctl_close(&e->ctl);  /* No recorder waits for a VM gone. */

@@ -209,7 +209,7 @@ LUA
 
 # -- Beside LJPROF's own profile ----------------------------------------------------
 
-# A recording takes the kinds LJPROF does not name: here LJPROF's CPU
+# A recording takes the kinds LJPROF does not run: here LJPROF's CPU
 # profile rotates, a recording asks for memory, and LJPROF's profile goes
 # on as it was set (its interval too); asked for CPU, the VM refuses.
 {
@@ -223,7 +223,7 @@ LUA
   like($rep, qr/interval 2 ms asked/, 'beside LJPROF\'s cpu: its windows after the recording keep its interval');
   $r = record("--pid=$pid --duration=0.2 --cpu -o $dir/rot2");
   # (Its name is what ps shows: qemu-aarch64 under emulation.)
-  like($r->{err}, qr/^ljprof record: pid $pid \([^)]*\): the cpu profile here is LJPROF's$/m,
+  like($r->{err}, qr/^ljprof record: pid $pid \([^)]*\): the cpu profile here is LJPROF's \(it runs\)$/m,
        'beside LJPROF\'s cpu: --cpu refused, saying why');
   is($r->{rc}, 1, 'beside LJPROF\'s cpu: --cpu, exit status 1');
   is(stop_single($pid), 0, 'beside LJPROF\'s cpu: it went on to its own end');
@@ -320,11 +320,11 @@ SKIP: {
   my $master = start_server(undef);
   my $r = record("--pid=$master --duration=0.2");
   is($r->{rc}, 1, 'no LJPROF: fails');
-  like($r->{err}, qr/^ljprof record: process $master is not armed: no VM there is armed for ljprof record/m,
+  like($r->{err}, qr/^ljprof record: process $master: no VM armed for ljprof record there: start it with LJPROF=ondemand \(or a profile's signal=\)$/m,
        'no LJPROF: says why');
   $r = record("--pid=$master --duration=0.2 --interval=1");
-  like($r->{err}, qr/^ljprof record: process $master: no VM armed for ljprof record there: start it with LJPROF=ondemand$/m,
-       'no LJPROF, profile options: the same, in on-demand\'s words');
+  like($r->{err}, qr/^ljprof record: process $master: no VM armed for ljprof record there/m,
+       'no LJPROF, profile options: the same');
   is(stop_server($master), 0, 'no LJPROF: left alone');
 
   # A page in the process's name that it does not map (left by a killed

@@ -1,9 +1,12 @@
 #!/usr/bin/env perl
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-# ljprof record --pid: a running process armed through LJPROF's signal= is
-# profiled for the duration asked and reported like record reports a
-# script, and goes on unharmed; a process that is unarmed, without a VM,
-# gone, or not ours gets a clear error and is left alone.
+# ljprof record --pid on a process armed through LJPROF's signal=: it is
+# commanded through its VM's control page, never signalled (the host may
+# have taken the signal's handler since: here it sets it back to the
+# default, which a signal would kill it by), is profiled for the duration
+# asked with the recording's own settings, and goes on unharmed; LJPROF's
+# armed profiles keep their paths and windows. A process that is unarmed,
+# without a VM, gone, or not ours gets a clear error and is left alone.
 use strict;
 use warnings;
 use FindBin;
@@ -17,6 +20,14 @@ use LJProf::Pace qw(scaled wait_until);
 my $dir = scratch();
 
 my $server = <<'LUA';
+local ffi = require("ffi")
+ffi.cdef[[
+typedef void (*sighandler_t)(int);
+sighandler_t signal(int signum, sighandler_t handler);
+]]
+if arg[2] == "dfl" then  -- The host takes SIGUSR2 back: default, deadly.
+  ffi.C.signal(12, ffi.cast("sighandler_t", 0))
+end
 local keep = {}
 local function work(n)
   local x = 0
@@ -38,9 +49,11 @@ print $fh $server;
 close $fh;
 my ($work, $alloc) = (line_of($server, 'WORK'), line_of($server, 'ALLOC'));
 
-# Start the server with LJPROF (undef: none); returns its pid once it runs.
+# Start the server with LJPROF (undef: none) and the server's arguments
+# after its stop file, or another command; returns its pid once it runs.
 sub start_server {
-  my ($name, $ljprof, @cmd) = @_;
+  my ($name, $ljprof, %how) = @_;
+  my @cmd = @{ $how{cmd} || [] };
   my $stop = "$dir/$name.stop";
   unlink $stop, "$stop.ready";
   my $pid = fork // die "fork: $!";
@@ -49,7 +62,8 @@ sub start_server {
     if (defined $ljprof) { $ENV{LJPROF} = $ljprof } else { delete $ENV{LJPROF} }
     open STDOUT, '>', "$dir/$name.out" or die $!;
     open STDERR, '>', "$dir/$name.err" or die $!;
-    exec(@cmd ? @cmd : ('luajit', "$dir/server.lua", $stop)) or die "exec: $!";
+    exec(@cmd ? @cmd : ('luajit', "$dir/server.lua", $stop, @{ $how{args} || [] }))
+      or die "exec: $!";
   }
   wait_until("$name to run", 30, sub { -e "$stop.ready" }) unless @cmd;
   return $pid;
@@ -77,72 +91,84 @@ sub record {
 # -- An armed server --------------------------------------------------------------
 
 {
-  my $pid = start_server('armed', 'cpu:clock=wall,signal=SIGUSR2;mem:signal=SIGUSR2,path=mem-%p.bin');
+  my $pid = start_server('armed', 'cpu:clock=wall,signal=SIGUSR2;mem:signal=SIGUSR2,path=mem-%p.bin',
+                         args => ['dfl']);
   my $t0 = time;
-  my $r = record("--pid=$pid --duration=1 --cpu --format=json");
+  my $r = record("--pid=$pid --duration=1 --cpu --format=json -o $dir/rec1");
   my $took = time - $t0;
   is($r->{rc}, 0, 'armed, --cpu: recorded') or diag $r->{err};
   my $doc = eval { JSON::PP->new->decode($r->{out}) };
   my $secs = ($doc->{elapsed_ns} // 0) / 1e9;
-  # The window opens and closes at the server's next safe points after
-  # the signals, a second apart, all while record ran.
+  # The profile starts and stops at the server's next safe points after
+  # the commands, a second apart, all while record ran.
   ok($secs > 0.8 && $secs <= $took,
      sprintf 'armed, --cpu: about the second asked, within the %.3f s record took (%.3f s)', $took, $secs);
   my $src = "\@$dir/server.lua";
   ok(grep({ $_->{name} eq "$src:$work" } @{ $doc->{lines} }), 'armed, --cpu: the busy line is there')
     or diag explain $doc->{lines};
-  ok(-e "$dir/ljprof-cpu-$pid.bin.1", 'armed: the stream is the process\'s own, window 1');
+  ok(-e "$dir/rec1/cpu-$pid-1.bin" && !glob("$dir/ljprof-cpu-$pid.bin*"),
+     'armed, --cpu: the stream is the recording\'s; LJPROF\'s armed one never started');
 
-  $r = record("--pid=$pid --duration=0.5 --mem --format=json --report-out=$dir/mem.json");
+  $r = record("--pid=$pid --duration=0.5 --mem --format=json --report-out=$dir/mem.json -o $dir/rec2");
   is($r->{rc}, 0, 'armed, --mem: recorded again') or diag $r->{err};
   my $mem = eval { JSON::PP->new->decode(LJProf::Lua::slurp("$dir/mem.json")) };
   my ($site) = grep { $_->{location} eq "$src:$alloc" } @{ $mem->{locations} || [] };
   ok($site && $site->{alloc_events} > 100, 'armed, --mem: the allocating line is there');
-  ok(-e "$dir/mem-$pid.bin.2", 'armed, --mem: window 2, under its own path');
-
-  $r = record("--pid=$pid --duration=0.3 --top=2");
-  is($r->{rc}, 0, 'armed, both: recorded');
-  like($r->{out}, qr/^SYSPROF REPORT: .*cpu-$pid\.bin\.3\n.*^MEMPROF REPORT: .*mem-$pid\.bin\.3$/sm,
-       'armed, both: both reports, CPU first');
-
-  $r = record("--pid=$pid --duration=0.3 --report-out=$dir/x.txt");
-  is($r->{rc}, 2, 'armed, both with --report-out: a usage error');
 
   my ($status, $out) = stop_server('armed', $pid);
-  is($status, 'exit 7', 'armed: the server went on to its own end');
+  is($status, 'exit 7', 'armed, its signal the host\'s since: never sent, the server went on to its own end');
   is($out, "served\n", 'armed: with its own output');
   is(LJProf::Lua::slurp("$dir/armed.err"), '', 'armed: nothing on its stderr');
 }
 
+# The signal still toggles LJPROF's armed profile after a recording, into
+# LJPROF's path, window 1; while it runs, a recording of that kind is
+# refused and one of another kind goes on.
+{
+  my $pid = start_server('toggled', 'cpu:clock=wall,interval=1,signal=SIGUSR2,path=cpu-%p.bin');
+  my $r = record("--pid=$pid --duration=0.3 --cpu -o $dir/rec3");
+  is($r->{rc}, 0, 'toggled: a recording first') or diag $r->{err};
+  kill 'USR2', $pid;
+  wait_until('LJPROF\'s window 1', 30, sub { -e "$dir/cpu-$pid.bin.1" });
+  $r = record("--pid=$pid --duration=0.3 --cpu -o $dir/rec4");
+  is($r->{rc}, 1, 'toggled, LJPROF\'s running: --cpu fails');
+  like($r->{err}, qr/^ljprof record: pid $pid \([^)]*\): the cpu profile here is LJPROF's \(it runs\)$/m,
+       'toggled: saying why');
+  $r = record("--pid=$pid --duration=0.3 --mem -o $dir/rec5");
+  is($r->{rc}, 0, 'toggled, LJPROF\'s cpu running: --mem recorded') or diag $r->{err};
+  kill 'USR2', $pid;
+  wait_until('LJPROF\'s window 1 closed', 30, sub {
+    !grep { (readlink($_) // '') eq "$dir/cpu-$pid.bin.1" } glob "/proc/$pid/fd/*" });
+  my ($stacks, $rc) = collapsed("$dir/cpu-$pid.bin.1");
+  my $n = 0;
+  $n += $stacks->{$_} for grep { /server\.lua:$work\b/ } keys %$stacks;
+  ok($rc == 0 && $n > 0, "toggled: LJPROF's window 1 is complete, with the busy line ($n samples)");
+  my ($status) = stop_server('toggled', $pid);
+  is($status, 'exit 7', 'toggled: the server went on to its own end');
+}
+
 # -- Processes that cannot be profiled -------------------------------------------
 
+my $unarmed = qr/^ljprof record: process (\d+): no VM armed for ljprof record there: start it with LJPROF=ondemand \(or a profile's signal=\)$/;
 {
   my $pid = start_server('unarmed', 'cpu');
   my $r = record("--pid=$pid --duration=0.2");
   is($r->{rc}, 1, 'unarmed: fails');
-  like($r->{err}, qr/^ljprof record: process $pid is not armed: no signal= for the profile asked \(LJPROF='cpu'\)$/,
-       'unarmed: says why');
+  like($r->{err}, $unarmed, 'unarmed: says why');
   my ($status) = stop_server('unarmed', $pid);
   is($status, 'exit 7', 'unarmed: the server was left alone');
-
-  $pid = start_server('memonly', 'cpu;mem:signal=SIGUSR2');
-  $r = record("--pid=$pid --cpu");
-  like($r->{err}, qr/is not armed: no signal= for the profile asked/, 'armed for mem, --cpu asked: not armed');
-  ($status) = stop_server('memonly', $pid);
-  is($status, 'exit 7', 'armed for mem: left alone');
 
   $pid = start_server('nolj', undef);
   $r = record("--pid=$pid");
   is($r->{rc}, 1, 'no LJPROF: fails');
-  like($r->{err}, qr/process $pid is not armed: no VM there is armed for ljprof record \(LJPROF=ondemand\), and it has no LJPROF with signal= in its environment/,
-       'no LJPROF: says so');
+  like($r->{err}, $unarmed, 'no LJPROF: says so');
   stop_server('nolj', $pid);
 
-  # A process with the setting and no VM: the signal would kill it.
-  $pid = start_server('novm', 'cpu:signal=SIGUSR2', 'sleep', '600');
+  # A process with the setting and no VM.
+  $pid = start_server('novm', 'cpu:signal=SIGUSR2', cmd => ['sleep', '600']);
   wait_until('sleep to run', 30, sub { (readlink("/proc/$pid/exe") // '') =~ m{/sleep$} });
   $r = record("--pid=$pid");
-  like($r->{err}, qr/process $pid is not armed: no VM there has armed the signal/, 'no VM: not armed');
+  like($r->{err}, $unarmed, 'no VM: not armed');
   ok(kill(0, $pid), 'no VM: the process lives');
   kill 'KILL', $pid;
   waitpid $pid, 0;

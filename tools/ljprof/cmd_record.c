@@ -49,13 +49,12 @@ static void usage(FILE *out) {
           "\n"
           "With --pid (repeatable), profile running processes for SECS\n"
           "(default 10) or until Ctrl-C, and report. Processes started with\n"
-          "LJPROF=ondemand, and their descendants (a server's workers), are\n"
-          "told what to profile (--cpu, the default, --mem, --heap, with\n"
-          "their options) through their control files, no signal sent; the\n"
-          "streams go to -o DIR (default: a new /tmp/ljprof-record-XXXXXX).\n"
-          "A process started with LJPROF naming signal= instead gets the\n"
-          "signal twice, and its armed profiles are reported (--cpu or\n"
-          "--mem: only that one). Exit status 1 when a process is gone, not\n"
+          "LJPROF naming ondemand or a signal=, and their descendants (a\n"
+          "server's workers), are told what to profile (--cpu, the default,\n"
+          "--mem, --heap, with their options) through their control files,\n"
+          "no signal sent; the streams go to -o DIR (default: a new\n"
+          "/tmp/ljprof-record-XXXXXX). The window opens when the first\n"
+          "process has started. Exit status 1 when a process is gone, not\n"
           "ours, not armed, or never reached a safe point.\n"
           "\n"
           "Options:\n"
@@ -574,9 +573,6 @@ int cmd_record(int argc, char **argv) {
     struct demand_request req = {.dir = a.stream};
     demand_settings(&a, cpu, sizeof cpu, mem, sizeof mem, &req);
     return record_pid(a.pids, a.npids, a.duration ? a.duration : 10, &req,
-                      a.profiler == PROFILER_MEM   ? RECORD_PID_MEM
-                      : a.profiler == PROFILER_CPU ? RECORD_PID_CPU
-                                                   : 0,
                       a.report_out, &a.report);
   }
 

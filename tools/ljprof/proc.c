@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-char *proc_read(pid_t pid, const char *file, size_t *len) {
+/* The whole of /proc/PID/FILE, NUL-terminated (len: its length), or NULL. */
+static char *proc_read(pid_t pid, const char *file, size_t *len) {
   char name[64];
   snprintf(name, sizeof name, "/proc/%d/%s", (int)pid, file);
   FILE *f = fopen(name, "r");

@@ -15,9 +15,6 @@ struct proc_info {
   gid_t gid;
 };
 
-/* The whole of /proc/PID/FILE, NUL-terminated (len: its length), or NULL. */
-char *proc_read(pid_t pid, const char *file, size_t *len);
-
 /* The process's effective user and group: 0 when it is gone. */
 int proc_info(pid_t pid, struct proc_info *p);
 

@@ -391,13 +391,25 @@ int record_demand(const pid_t *pids, int npids, double seconds,
   sigaction(SIGINT, &sa, &oldint);
   sigaction(SIGTERM, &sa, &oldterm);
 
+  /* The window opens when the first VM starts its profiles (a VM busy, or
+  ** a slow machine, takes a while to reach its safe point), waited for as
+  ** long as a stop is; the VMs that start later join it. */
   int window = req->opts[DEMAND_CPU] || req->opts[DEMAND_MEM];
-  double end = now() + (window ? seconds : SETTLE_SECONDS);
+  double t0 = now(), end = t0 + (window ? seconds : SETTLE_SECONDS);
+  int opened = !window;
   join_new(&r, pids, npids);
-  while (!interrupted && now() < end) {
+  while (!interrupted &&
+         (now() < end || (!opened && now() < t0 + SETTLE_SECONDS))) {
     take_starts(&r);
-    int pending = 0;
-    for (int i = 0; i < r.n; i++) pending += r.targets[i].state == PENDING;
+    int pending = 0, running = 0;
+    for (int i = 0; i < r.n; i++) {
+      pending += r.targets[i].state == PENDING;
+      running += r.targets[i].state == RUNNING;
+    }
+    if (!opened && running) {
+      opened = 1;
+      end = now() + seconds;
+    }
     if (!window && r.n && !pending) break; /* snapshots only: all taken */
     nap(POLL_SECONDS);
     join_new(&r, pids, npids);
