@@ -219,6 +219,12 @@ $(TEST_CMOD): test/cmod/cmod.c $(STAGED)
 	@mkdir -p $(@D)
 	@$(TARGET_CC) $(TEST_CFLAGS) -shared -fPIC -o $@ $<
 
+# Preloaded by test/env/ondemand.t: the threads of a process start late.
+TEST_LATE := $(BUILD)/test/latethreads.so
+$(TEST_LATE): test/cmod/latethreads.c $(STAGED)
+	@mkdir -p $(@D)
+	@$(TARGET_CC) $(TEST_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
 # The VM built without the profilers, for the tests of those switches.
 noprof: $(STAGED)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/noprof LUAJIT_SRC=$(UPSTREAM) \
@@ -259,7 +265,7 @@ PROVE = PATH="$(BUILD)/bin:$$PATH" LUA_PATH="$(CURDIR)/test/lib/?.lua;;" \
 	LJPROF_BUILD_DIR="$(BUILD)" LJPROF_LUAJIT_TESTS="$(LJ_TESTS_TGZ)" \
 	LJPROF_CROSS="$(CROSS)" prove
 
-test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_LATE) $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test $(NPM_TEST)
 	@echo "==== Fuzzing the stream decoder ($(FUZZ_TIME) s), ASan replay of the corpus"
 	@$(LJPROF_MAKE) fuzz-run FUZZ_TIME=$(FUZZ_TIME) >$(BUILD)/fuzz.log 2>&1 || \
@@ -279,7 +285,8 @@ test: all noprof asan $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
 # with the stack check (stackcheck.t) is not built for ARM64.
 VM_TESTS := test/setup test/vm test/memprof test/sysprof test/env test/heap \
 	     $(BUILD)/test/
-test-vm: all noprof $(if $(CROSS),,asan) $(TEST_BIN) $(TEST_CMOD) $(TEST_SIGSTEP) \
+test-vm: all noprof $(if $(CROSS),,asan) $(TEST_BIN) $(TEST_CMOD) $(TEST_LATE) \
+	 $(TEST_SIGSTEP) \
 	 $(BUILD)/.deps-test $(NPM_TEST)
 	$(if $(CROSS),@echo "==== ARM64 under qemu-aarch64 (Makefile: VM_TESTS)")
 	@$(PROVE) -r $(VM_TESTS)

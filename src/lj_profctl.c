@@ -41,11 +41,14 @@ static void ctl_wake(uint32_t *word)
 /* -- The watcher ---------------------------------------------------------- */
 
 /* Sleeps until the recorder bumps request, then brings the VM's safe point
-** forward (as a signal would). Told to quit by a bump of the VM's own. */
+** forward (as a signal would). Told to quit by a bump of the VM's own.
+** What it has poked for starts at what the VM answered, not at request: a
+** recorder may send its command before this thread first runs (the page
+** is ready as soon as it exists), and that one must be poked for too. */
 static void *ctl_watch(void *arg)
 {
   ProfCtl *c = (ProfCtl *)arg;
-  uint32_t poked = atomic_load(CTL_WORD(&c->page->request));
+  uint32_t poked = atomic_load(CTL_WORD(&c->page->done));
   for (;;) {
     uint32_t r = atomic_load(CTL_WORD(&c->page->request));
     if (atomic_load(&c->quit))

@@ -159,11 +159,12 @@ sub top_line {
 
 # single.lua under LJPROF, its stderr in NAME.err; its pid.
 sub run_single {
-  my ($ljprof, $name) = @_;
+  my ($ljprof, $name, $preload) = @_;
   unlink "$dir/single.stop", "$dir/single.ready";
   my $pid = fork // die "fork: $!";
   if ($pid == 0) {
     $ENV{LJPROF} = $ljprof;
+    $ENV{LD_PRELOAD} = $preload if $preload;
     open STDERR, '>', "$dir/$name.err" or die $!;
     exec('luajit', "$dir/single.lua", $dir) or die "exec: $!";
   }
@@ -205,6 +206,19 @@ LUA
   is(stop_single($pid), 0, 'one process: it went on to its own end');
   is(LJProf::Lua::slurp("$dir/single.err"), '', 'one process: nothing on its stderr');
   ok(!glob("/dev/shm/ljprof-$pid-*"), 'one process: its control page is gone at exit');
+}
+
+# A recorder faster than the watcher: its command reaches the page before
+# the VM's watcher thread has first looked at it (every thread of the
+# process starts a second late here). The command is acted on all the same.
+SKIP: {
+  skip 'LD_PRELOAD would reach qemu, not the emulated process', 3 if $ENV{LJPROF_CROSS};
+  my $pid = run_single('ondemand', 'late', "$ENV{LJPROF_BUILD_DIR}/test/latethreads.so");
+  wait_until('the control page', 30, sub { -e "/dev/shm/ljprof-$pid-1" });
+  my $r = record("--pid=$pid --duration=0.5 -o $dir/late");
+  is($r->{rc}, 0, 'a late watcher: recorded') or diag $r->{err};
+  ok(-s "$dir/late/cpu-$pid-1.bin", 'a late watcher: the command was acted on');
+  is(stop_single($pid), 0, 'a late watcher: it went on to its own end');
 }
 
 # -- Beside LJPROF's own profile ----------------------------------------------------
