@@ -10,9 +10,7 @@
 #define OVERRIDES_INITIAL_SLOTS 1024
 
 static struct override *new_override_slots(size_t count) {
-  struct override *slots = xmalloc_table(count * sizeof *slots);
-  memset(slots, 0xff, count * sizeof *slots); /* site = OVERRIDE_EMPTY */
-  return slots;
+  return xcalloc(count, sizeof(struct override)); /* no events: empty */
 }
 
 static void overrides_init(struct overrides *o) {
@@ -90,9 +88,9 @@ static void grow_overrides(struct overrides *o) {
   o->items = new_override_slots(nold * 2);
   o->mask = nold * 2 - 1;
   for (size_t i = 0; i < nold; i++) {
-    if (old[i].site == OVERRIDE_EMPTY) continue;
+    if (!old[i].events) continue;
     size_t j = override_home(o, old[i].site, old[i].owner);
-    while (o->items[j].site != OVERRIDE_EMPTY) j = (j + 1) & o->mask;
+    while (o->items[j].events) j = (j + 1) & o->mask;
     o->items[j] = old[i];
   }
   free(old);
@@ -103,9 +101,9 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
                          uint64_t bytes) {
   size_t i = override_home(o, site, owner);
   struct override *ov = &o->items[i];
-  while (ov->site != OVERRIDE_EMPTY && (ov->site != site || ov->owner != owner))
+  while (ov->events && (ov->site != site || ov->owner != owner))
     ov = &o->items[i = (i + 1) & o->mask];
-  if (ov->site == OVERRIDE_EMPTY) {
+  if (!ov->events) {
     *ov = (struct override){site, owner, 0, 0};
     o->count++;
   }
@@ -328,11 +326,11 @@ static void pack_overrides(struct overrides *o, size_t nsites) {
   ** is where the site's pairs go, and, once they are placed, where they end. */
   size_t *start = xcalloc(nsites + 2, sizeof *start);
   for (size_t i = 0; i <= o->mask; i++)
-    if (o->items[i].site != OVERRIDE_EMPTY) start[o->items[i].site + 2]++;
+    if (o->items[i].events) start[o->items[i].site + 2]++;
   for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
   struct override *packed = xmalloc(o->count * sizeof *packed);
   for (size_t i = 0; i <= o->mask; i++)
-    if (o->items[i].site != OVERRIDE_EMPTY)
+    if (o->items[i].events)
       packed[start[o->items[i].site + 1]++] = o->items[i];
   free(o->items);
   for (size_t s = 0; s < nsites; s++)

@@ -88,12 +88,16 @@ static void put_size(struct text *t, uint64_t bytes) {
   }
   size_t unit;
   double value = binary_units(bytes, sizeof units / sizeof *units, &unit);
-  sbuf_printf(&t->buf, "%.1f %s", value, units[unit]);
+  sbuf_tenths(&t->buf, value);
+  put(t, " ");
+  put(t, units[unit]);
 }
 
 static void put_share(struct text *t, uint64_t part, uint64_t total) {
-  if (total > 0)
-    sbuf_printf(&t->buf, " (%.1f%%)", 100.0 * (double)part / (double)total);
+  if (total == 0) return;
+  put(t, " (");
+  sbuf_tenths(&t->buf, 100.0 * (double)part / (double)total);
+  put(t, "%)");
 }
 
 static void put_plural(struct text *t, uint64_t n, const char *one,

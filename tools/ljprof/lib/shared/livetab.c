@@ -12,8 +12,7 @@
 #define BIG_SIZE UINT32_MAX
 
 static void map_init(struct addr_map *m, size_t nslots) {
-  m->slots = xmalloc_table(nslots * sizeof *m->slots);
-  memset(m->slots, 0, nslots * sizeof *m->slots);
+  m->slots = xcalloc(nslots, sizeof *m->slots);
   m->mask = nslots - 1;
   m->count = 0;
 }

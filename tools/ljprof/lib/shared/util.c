@@ -29,14 +29,6 @@ void *xrealloc(void *ptr, size_t size) {
   return p;
 }
 
-#define CACHE_LINE 64
-
-void *xmalloc_table(size_t size) {
-  void *p;
-  if (posix_memalign(&p, CACHE_LINE, size ? size : 1) != 0) out_of_memory(size);
-  return p;
-}
-
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size) {
   if (need <= *cap) return;
   size_t ncap = *cap ? *cap : 16;
@@ -84,17 +76,54 @@ void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
   sb->len += len;
 }
 
+/* Formatted into the room left first; only what does not fit is formatted
+** twice, into a buffer grown to fit. */
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  size_t room = sb->cap - sb->len;
+  int n = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  grow_array((void **)&sb->data, &sb->cap, sb->len + (size_t)n + 1, 1);
-  va_start(ap, fmt);
-  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
+  if ((size_t)n >= room) {
+    grow_array((void **)&sb->data, &sb->cap, sb->len + (size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
   sb->len += (size_t)n;
+}
+
+/*
+** The tenths of v, rounded as printf rounds: on v's exact binary value,
+** mantissa * 2^-shift, to nearest, ties to even. Below 2^52, ten times the
+** 53-bit mantissa fits in 64 bits.
+*/
+void sbuf_tenths(struct sbuf *sb, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  unsigned field = (unsigned)(bits >> 52); /* the sign too: 0 for v >= 0 */
+  if (field >= 1023 + 52) { /* negative, 2^52 or more, NaN, infinite */
+    sbuf_printf(sb, "%.1f", v);
+    return;
+  }
+  uint64_t mantissa = bits & ((UINT64_C(1) << 52) - 1);
+  if (field) mantissa |= UINT64_C(1) << 52;
+  unsigned shift = 1075 - (field ? field : 1); /* 1 to 1074 */
+  uint64_t tenths = 0;
+  if (shift < 60) { /* from 60 bits on, v * 10 is below one half */
+    uint64_t scaled = mantissa * 10, half = UINT64_C(1) << (shift - 1);
+    uint64_t rest = scaled & ((half << 1) - 1);
+    tenths = scaled >> shift;
+    if (rest > half || (rest == half && (tenths & 1))) tenths++;
+  }
+  char digits[24], *end = digits + sizeof digits, *p = end;
+  *--p = (char)('0' + tenths % 10);
+  *--p = '.';
+  tenths /= 10;
+  do *--p = (char)('0' + tenths % 10);
+  while (tenths /= 10);
+  sbuf_add(sb, p, (size_t)(end - p));
 }
 
 const char *sbuf_cstr(struct sbuf *sb) {

@@ -13,8 +13,6 @@
 void *xmalloc(size_t size);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *ptr, size_t size);
-/* Memory for a hash table: aligned to a cache line. Free it with free(). */
-void *xmalloc_table(size_t size);
 
 /* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
@@ -45,6 +43,8 @@ void sbuf_free(struct sbuf *sb);
 void sbuf_add(struct sbuf *sb, const void *bytes, size_t len);
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append v as printf's "%.1f" writes it, without printf's cost. */
+void sbuf_tenths(struct sbuf *sb, double v);
 const char *sbuf_cstr(struct sbuf *sb);
 
 /*
