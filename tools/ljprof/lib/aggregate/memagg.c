@@ -64,9 +64,10 @@ static void reach(void **items, size_t *count, size_t *cap, uint32_t index,
   *count = (size_t)index + 1;
 }
 
-static struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
-  reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
-        sizeof *agg->stats);
+static inline struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
+  if (loc >= agg->nstats)
+    reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
+          sizeof *agg->stats);
   return &agg->stats[loc];
 }
 
@@ -113,8 +114,15 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
   if (o->count * 2 > o->mask + 1) grow_overrides(o);
 }
 
-static void prefetch_stats(const struct memagg *agg, uint32_t loc) {
-  if (loc < agg->nstats) __builtin_prefetch(&agg->stats[loc]);
+/* From this many locations on, the counters outgrow the caches: each
+** batch fetches its own ahead. */
+#define STATS_PREFETCH_FROM 16384
+
+static void prefetch_stats(const struct memagg *agg,
+                           const struct memprof_event *evs, size_t n) {
+  if (agg->nstats < STATS_PREFETCH_FROM) return;
+  for (size_t i = 0; i < n; i++)
+    if (evs[i].loc < agg->nstats) __builtin_prefetch(&agg->stats[evs[i].loc]);
 }
 
 static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
@@ -198,7 +206,7 @@ static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
 
 void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
-  for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
+  prefetch_stats(agg, evs, n);
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (ev->kind == MEMPROF_MARK) continue;

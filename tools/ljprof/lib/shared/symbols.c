@@ -381,18 +381,8 @@ uint32_t symbols_loc_label(struct symbols *s, const char *text) {
                             .name = symbols_intern(s, text, strlen(text))});
 }
 
-enum raw_kind {
-  RAW_INTERNAL = 1,
-  RAW_LUA,
-  RAW_CFUNC,
-  RAW_TRACE,
-  RAW_PROTO,
-  RAW_FFUNC,
-  RAW_CODE
-};
-
-static uint32_t resolve(struct symbols *s, enum raw_kind kind, uint64_t a,
-                        uint64_t b) {
+static uint32_t resolve(struct symbols *s, enum symbols_raw_kind kind,
+                        uint64_t a, uint64_t b) {
   switch (kind) {
   case RAW_LUA: return resolve_lua(s, a, b);
   case RAW_CFUNC: return resolve_cfunc(s, a);
@@ -404,46 +394,12 @@ static uint32_t resolve(struct symbols *s, enum raw_kind kind, uint64_t a,
   }
 }
 
-/* A raw location's name, from the cache while no binding changed since it
-** was resolved (the generation says), else resolved and cached. */
-static uint32_t cached(struct symbols *s, enum raw_kind kind, uint64_t a,
-                       uint64_t b) {
-  uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
-  struct resolved_location *e = &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
-  if (e->generation == s->generation && e->raw_kind == kind && e->a == a &&
-      e->b == b)
-    return e->loc;
+uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
+                             uint64_t a, uint64_t b) {
+  struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
   *e = (struct resolved_location){a, b, s->generation, kind,
                                   resolve(s, kind, a, b)};
   return e->loc;
-}
-
-uint32_t symbols_loc_internal(struct symbols *s) {
-  return cached(s, RAW_INTERNAL, 0, 0);
-}
-
-uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
-  return cached(s, RAW_LUA, proto, line);
-}
-
-uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
-  return cached(s, RAW_CFUNC, addr, 0);
-}
-
-uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
-  return cached(s, RAW_TRACE, traceno, 0);
-}
-
-uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto) {
-  return cached(s, RAW_PROTO, proto, 0);
-}
-
-uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id) {
-  return cached(s, RAW_FFUNC, id, 0);
-}
-
-uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
-  return cached(s, RAW_CODE, addr, 0);
 }
 
 void aliases_free(struct aliases *a) {
