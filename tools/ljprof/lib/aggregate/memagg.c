@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/sort.h"
 #include "shared/util.h"
 
 #define OVERRIDES_INITIAL_SLOTS 1024
@@ -342,8 +343,8 @@ static void pack_overrides(struct overrides *o, size_t nsites) {
       packed[start[o->items[i].site + 1]++] = o->items[i];
   free(o->items);
   for (size_t s = 0; s < nsites; s++)
-    qsort(packed + start[s], start[s + 1] - start[s], sizeof *packed,
-          override_cmp);
+    sort_inline(packed + start[s], start[s + 1] - start[s], sizeof *packed,
+                override_cmp);
   o->items = packed;
   o->mask = 0;
   o->site_start = start;
@@ -409,7 +410,7 @@ static void merge_overrides(struct overrides *into,
     if (na) memcpy(items + n, a, na * sizeof *a);
     if (nb) memcpy(items + n + na, b, nb * sizeof *b);
     start[site] = first;
-    qsort(items + first, na + nb, sizeof *items, by_owner);
+    sort_inline(items + first, na + nb, sizeof *items, by_owner);
     for (size_t i = first; i < first + na + nb; i++) {
       if (n > first && items[n - 1].owner == items[i].owner) {
         items[n - 1].events = add_sat(items[n - 1].events, items[i].events);
@@ -418,7 +419,7 @@ static void merge_overrides(struct overrides *into,
         items[n++] = items[i];
       }
     }
-    qsort(items + first, n - first, sizeof *items, override_cmp);
+    sort_inline(items + first, n - first, sizeof *items, override_cmp);
   }
   start[nsites] = n;
   free(into->items);

@@ -42,7 +42,11 @@ static void put_bytes(struct text *t, const char *s, size_t len) {
   sbuf_add(&t->buf, s, len);
 }
 
-static void put(struct text *t, const char *s) { put_bytes(t, s, strlen(s)); }
+/* Inlined, so that a literal's length and copy are known where it is put. */
+static inline __attribute__((always_inline)) void put(struct text *t,
+                                                      const char *s) {
+  put_bytes(t, s, strlen(s));
+}
 
 static void put_u64(struct text *t, uint64_t v) {
   char digits[20], *end = digits + sizeof digits, *p = end;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
+
 static void out_of_memory(size_t size) {
   fprintf(stderr, "ljprof: out of memory (requesting %zu bytes)\n", size);
   abort();
@@ -55,7 +57,7 @@ static int by_rank(const void *a, const void *b) {
 }
 
 uint32_t *rank_ids(struct rank_item *items, size_t n) {
-  qsort(items, n, sizeof *items, by_rank);
+  sort_inline(items, n, sizeof *items, by_rank);
   uint32_t *ids = xmalloc((n ? n : 1) * sizeof *ids);
   for (size_t i = 0; i < n; i++) ids[i] = items[i].id;
   free(items);
@@ -70,10 +72,8 @@ void sbuf_free(struct sbuf *sb) {
   sb->len = sb->cap = 0;
 }
 
-void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
+void sbuf_reserve(struct sbuf *sb, size_t len) {
   grow_array((void **)&sb->data, &sb->cap, sb->len + len + 1, 1);
-  memcpy(sb->data + sb->len, bytes, len);
-  sb->len += len;
 }
 
 /* Formatted into the room left first; only what does not fit is formatted

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Allocate or die: the tool has no sensible way to go on without memory. */
 void *xmalloc(size_t size);
@@ -40,7 +41,15 @@ struct sbuf {
 
 void sbuf_reset(struct sbuf *sb);
 void sbuf_free(struct sbuf *sb);
-void sbuf_add(struct sbuf *sb, const void *bytes, size_t len);
+/* Make room for len more bytes and a NUL. */
+void sbuf_reserve(struct sbuf *sb, size_t len);
+
+/* Inline: reports add their text a few bytes at a time. */
+static inline void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
+  if (sb->cap - sb->len <= len) sbuf_reserve(sb, len);
+  memcpy(sb->data + sb->len, bytes, len);
+  sb->len += len;
+}
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Append v as printf's "%.1f" writes it, without printf's cost. */
