@@ -52,25 +52,11 @@ int livetab_take_big(struct livetab *t, uint64_t addr, struct live_block *out) {
   return 1;
 }
 
-/* The size of a big block still in the table. */
-static uint64_t big_size(const struct livetab *t, uint64_t addr) {
+uint64_t livetab_big_size(const struct livetab *t, uint64_t addr) {
   const struct addr_map *m = &t->big_sizes;
   size_t i = addr_map_home(m, addr);
   while (m->slots[i].addr != addr) i = (i + 1) & m->mask;
   return m->slots[i].value;
-}
-
-int livetab_next(const struct livetab *t, size_t *pos, struct live_block *out) {
-  const struct addr_map *m = &t->blocks;
-  for (; *pos <= m->mask; ++*pos) {
-    const struct addr_slot *s = &m->slots[*pos];
-    if (!s->value) continue;
-    livetab_unpack(s->addr, s->value, out);
-    if (livetab_is_big(s->value)) out->size = big_size(t, s->addr);
-    ++*pos;
-    return 1;
-  }
-  return 0;
 }
 
 int livetab_lookup(const struct livetab *t, uint64_t addr,
@@ -80,7 +66,7 @@ int livetab_lookup(const struct livetab *t, uint64_t addr,
        i = (i + 1) & m->mask) {
     if (m->slots[i].addr != addr) continue;
     livetab_unpack(addr, m->slots[i].value, out);
-    if (livetab_is_big(m->slots[i].value)) out->size = big_size(t, addr);
+    if (livetab_is_big(m->slots[i].value)) out->size = livetab_big_size(t, addr);
     return 1;
   }
   return 0;

@@ -149,10 +149,26 @@ static inline int livetab_take(struct livetab *t, uint64_t addr,
 int livetab_lookup(const struct livetab *t, uint64_t addr,
                    struct live_block *out);
 
+/* The size of a big block still in the table. */
+uint64_t livetab_big_size(const struct livetab *t, uint64_t addr);
+
 /*
 ** The blocks, in no particular order: *pos starts at 0; returns 0 when
-** there are no more.
+** there are no more. Inline: a finish walks every slot.
 */
-int livetab_next(const struct livetab *t, size_t *pos, struct live_block *out);
+static inline int livetab_next(const struct livetab *t, size_t *pos,
+                               struct live_block *out) {
+  const struct addr_map *m = &t->blocks;
+  for (size_t i = *pos; i <= m->mask; i++) {
+    const struct addr_slot *s = &m->slots[i];
+    if (!s->value) continue;
+    livetab_unpack(s->addr, s->value, out);
+    if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
+    *pos = i + 1;
+    return 1;
+  }
+  *pos = m->mask + 1;
+  return 0;
+}
 
 #endif

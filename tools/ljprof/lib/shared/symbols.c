@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The resolutions of the raw kinds [from, to) made stale. */
+static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
+                             enum symbols_raw_kind to) {
+  for (unsigned kind = from; kind < to; kind++) s->generation[kind]++;
+}
+
 void symbols_init(struct symbols *s) {
   memset(s, 0, sizeof *s);
-  s->generation = 1;
+  bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->resolved = xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
 }
 
@@ -38,7 +44,7 @@ void symbols_forget_bindings(struct symbols *s) {
   keymap_free(&s->traces);
   s->nprotos = s->ntraces = s->ncode = 0;
   s->code_index_stale = 1;
-  s->generation++;
+  bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->stack_base = s->nstacks;
   memset(&s->memprof, 0, sizeof s->memprof);
   memset(&s->process, 0, sizeof s->process);
@@ -81,7 +87,8 @@ uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
 
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
                         size_t len, uint64_t first_line) {
-  s->generation++;
+  bump_generations(s, RAW_LUA, RAW_LUA + 1);
+  bump_generations(s, RAW_PROTO, RAW_PROTO + 1);
   uint32_t id = keymap_get(&s->protos, addr);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&s->proto_bindings, &s->protos_cap, s->nprotos + 1,
@@ -101,20 +108,21 @@ static uint32_t proto_chunk(const struct symbols *s, uint64_t proto) {
 
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len) {
-  s->generation++;
+  bump_generations(s, RAW_CFUNC, RAW_CFUNC + 1);
+  bump_generations(s, RAW_CODE, RAW_CODE + 1);
   s->code_index_stale = 1;
   keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
 }
 
 void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
                         size_t len) {
-  s->generation++;
+  bump_generations(s, RAW_FFUNC, RAW_FFUNC + 1);
   keymap_put(&s->ffuncs, id, symbols_intern(s, name, len));
 }
 
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
                         uint64_t line) {
-  s->generation++;
+  bump_generations(s, RAW_TRACE, RAW_TRACE + 1);
   uint32_t id = keymap_get(&s->traces, traceno);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&s->trace_bindings, &s->traces_cap, s->ntraces + 1,
@@ -397,7 +405,7 @@ static uint32_t resolve(struct symbols *s, enum symbols_raw_kind kind,
 uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
                              uint64_t a, uint64_t b) {
   struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
-  *e = (struct resolved_location){a, b, s->generation, kind,
+  *e = (struct resolved_location){a, b, s->generation[kind], kind,
                                   resolve(s, kind, a, b)};
   return e->loc;
 }

@@ -79,12 +79,26 @@ struct trace_binding {
 /*
 ** Events name few raw locations (a proto and line, a C address, a trace
 ** number) over and over: a direct-mapped cache maps a raw location to its
-** id without building and hashing the full location. Every binding bumps
-** the generation of the bindings, which invalidates all entries at once.
+** id without building and hashing the full location. Each kind of raw
+** location has a generation of the bindings it is resolved with, which a
+** binding of theirs bumps (a proto's: Lua lines and protos; a C
+** function's: C functions and native code; ...): that invalidates the
+** entries of those kinds at once, the others staying.
 */
+enum symbols_raw_kind {
+  RAW_INTERNAL = 1,
+  RAW_LUA,
+  RAW_CFUNC,
+  RAW_TRACE,
+  RAW_PROTO,
+  RAW_FFUNC,
+  RAW_CODE,
+  RAW_KINDS
+};
+
 struct resolved_location {
   uint64_t a, b;      /* the raw location: proto and line, address, ... */
-  uint64_t generation; /* of the bindings it was resolved with; 0: unused */
+  uint64_t generation; /* of its kind's bindings when resolved; 0: unused */
   uint32_t raw_kind;
   uint32_t loc;
 };
@@ -161,7 +175,7 @@ struct symbols {
   size_t ncode, code_cap;
   int code_index_stale;
 
-  uint64_t generation; /* of the bindings: bumped by every bind */
+  uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
 
   struct symframe *stack_frames; /* memprof v5 stacks */
@@ -210,17 +224,6 @@ void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
 void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
                         size_t len);
 
-/* The raw locations the cache of resolved ones keeps. */
-enum symbols_raw_kind {
-  RAW_INTERNAL = 1,
-  RAW_LUA,
-  RAW_CFUNC,
-  RAW_TRACE,
-  RAW_PROTO,
-  RAW_FFUNC,
-  RAW_CODE
-};
-
 /* Where the cache keeps a raw location. */
 static inline struct resolved_location *
 symbols_raw_entry(const struct symbols *s, enum symbols_raw_kind kind,
@@ -239,7 +242,7 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
                                        enum symbols_raw_kind kind, uint64_t a,
                                        uint64_t b) {
   const struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
-  if (e->generation == s->generation && e->raw_kind == kind && e->a == a &&
+  if (e->generation == s->generation[kind] && e->raw_kind == kind && e->a == a &&
       e->b == b)
     return e->loc;
   return symbols_resolve_raw(s, kind, a, b);
