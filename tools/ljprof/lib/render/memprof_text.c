@@ -48,12 +48,7 @@ static inline __attribute__((always_inline)) void put(struct text *t,
   put_bytes(t, s, strlen(s));
 }
 
-static void put_u64(struct text *t, uint64_t v) {
-  char digits[20], *end = digits + sizeof digits, *p = end;
-  do *--p = (char)('0' + v % 10);
-  while (v /= 10);
-  put_bytes(t, p, (size_t)(end - p));
-}
+static void put_u64(struct text *t, uint64_t v) { sbuf_u64(&t->buf, v); }
 
 static void write_out(struct text *t) {
   fwrite(t->buf.data, 1, t->buf.len, t->out);

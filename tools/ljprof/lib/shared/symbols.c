@@ -85,12 +85,19 @@ uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
   return id;
 }
 
+/*
+** A new binding changes no cached resolution (those of unbound names are
+** not cached: symbols_resolve_raw()); a binding replaced changes those of
+** its kinds. Native code is named by the C functions around it: every C
+** function's binding changes it.
+*/
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
                         size_t len, uint64_t first_line) {
-  bump_generations(s, RAW_LUA, RAW_LUA + 1);
-  bump_generations(s, RAW_PROTO, RAW_PROTO + 1);
   uint32_t id = keymap_get(&s->protos, addr);
-  if (id == HASHTAB_NONE) {
+  if (id != HASHTAB_NONE) {
+    bump_generations(s, RAW_LUA, RAW_LUA + 1);
+    bump_generations(s, RAW_PROTO, RAW_PROTO + 1);
+  } else {
     grow_array((void **)&s->proto_bindings, &s->protos_cap, s->nprotos + 1,
                sizeof *s->proto_bindings);
     id = (uint32_t)s->nprotos++;
@@ -108,7 +115,8 @@ static uint32_t proto_chunk(const struct symbols *s, uint64_t proto) {
 
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len) {
-  bump_generations(s, RAW_CFUNC, RAW_CFUNC + 1);
+  if (keymap_get(&s->cfuncs, addr) != HASHTAB_NONE)
+    bump_generations(s, RAW_CFUNC, RAW_CFUNC + 1);
   bump_generations(s, RAW_CODE, RAW_CODE + 1);
   s->code_index_stale = 1;
   keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
@@ -116,15 +124,17 @@ void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
 
 void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
                         size_t len) {
-  bump_generations(s, RAW_FFUNC, RAW_FFUNC + 1);
+  if (keymap_get(&s->ffuncs, id) != HASHTAB_NONE)
+    bump_generations(s, RAW_FFUNC, RAW_FFUNC + 1);
   keymap_put(&s->ffuncs, id, symbols_intern(s, name, len));
 }
 
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
                         uint64_t line) {
-  bump_generations(s, RAW_TRACE, RAW_TRACE + 1);
   uint32_t id = keymap_get(&s->traces, traceno);
-  if (id == HASHTAB_NONE) {
+  if (id != HASHTAB_NONE) {
+    bump_generations(s, RAW_TRACE, RAW_TRACE + 1);
+  } else {
     grow_array((void **)&s->trace_bindings, &s->traces_cap, s->ntraces + 1,
                sizeof *s->trace_bindings);
     id = (uint32_t)s->ntraces++;
@@ -402,12 +412,21 @@ static uint32_t resolve(struct symbols *s, enum symbols_raw_kind kind,
   }
 }
 
+/* A name the symbol table does not bind (yet)? */
+static int unbound(enum loc_kind kind) {
+  return kind == LOC_LUA_UNKNOWN || kind == LOC_CFUNC_UNKNOWN ||
+         kind == LOC_TRACE_UNKNOWN || kind == LOC_PROTO_UNKNOWN ||
+         kind == LOC_FFUNC_UNKNOWN;
+}
+
+/* Cached unless unbound: then binding its name needs no invalidation. */
 uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
                              uint64_t a, uint64_t b) {
-  struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
-  *e = (struct resolved_location){a, b, s->generation[kind], kind,
-                                  resolve(s, kind, a, b)};
-  return e->loc;
+  uint32_t id = resolve(s, kind, a, b);
+  if (!unbound((enum loc_kind)s->locations[id].kind))
+    *symbols_raw_entry(s, kind, a, b) =
+        (struct resolved_location){a, b, s->generation[kind], kind, id};
+  return id;
 }
 
 void aliases_free(struct aliases *a) {
@@ -441,8 +460,10 @@ static void format_line(uint64_t line, struct sbuf *sb) {
     sbuf_printf(sb, " (line ?)");
   else if (line > INT64_MAX)
     sbuf_printf(sb, ":%" PRId64, (int64_t)(line - INT64_MAX - 1) + INT64_MIN);
-  else
-    sbuf_printf(sb, ":%" PRIu64, line);
+  else {
+    sbuf_add(sb, ":", 1);
+    sbuf_u64(sb, line);
+  }
 }
 
 static void format_lua(const struct symbols *s, uint32_t chunk, uint64_t proto,

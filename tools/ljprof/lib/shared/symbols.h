@@ -81,9 +81,11 @@ struct trace_binding {
 ** number) over and over: a direct-mapped cache maps a raw location to its
 ** id without building and hashing the full location. Each kind of raw
 ** location has a generation of the bindings it is resolved with, which a
-** binding of theirs bumps (a proto's: Lua lines and protos; a C
-** function's: C functions and native code; ...): that invalidates the
-** entries of those kinds at once, the others staying.
+** binding replaced bumps (a proto's: Lua lines and protos; a C
+** function's: C functions; any C function's: native code): that
+** invalidates the entries of those kinds at once, the others staying.
+** Names not bound are not cached, so that a new binding (a proto, a trace
+** announced as the program runs) invalidates nothing.
 */
 enum symbols_raw_kind {
   RAW_INTERNAL = 1,
@@ -104,8 +106,9 @@ struct resolved_location {
 };
 
 /* Entries: a large program's sites (some thousands) rarely evict each
-** other, and a worst case's (120 thousand) mostly stay. 2 MiB. */
-#define SYMBOLS_RESOLVED_CACHE 65536
+** other, nor a worst case's (120 thousand). 8 MiB, of which only what is
+** used is ever touched. */
+#define SYMBOLS_RESOLVED_CACHE (1u << 18)
 
 /*
 ** Memprof v5: the call stacks a stream announced, by stack id, each a run

@@ -94,6 +94,13 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
+void sbuf_u64(struct sbuf *sb, uint64_t v) {
+  char digits[20], *end = digits + sizeof digits, *p = end;
+  do *--p = (char)('0' + v % 10);
+  while (v /= 10);
+  sbuf_add(sb, p, (size_t)(end - p));
+}
+
 /*
 ** The tenths of v, rounded as printf rounds: on v's exact binary value,
 ** mantissa * 2^-shift, to nearest, ties to even. Below 2^52, ten times the
@@ -117,13 +124,9 @@ void sbuf_tenths(struct sbuf *sb, double v) {
     tenths = scaled >> shift;
     if (rest > half || (rest == half && (tenths & 1))) tenths++;
   }
-  char digits[24], *end = digits + sizeof digits, *p = end;
-  *--p = (char)('0' + tenths % 10);
-  *--p = '.';
-  tenths /= 10;
-  do *--p = (char)('0' + tenths % 10);
-  while (tenths /= 10);
-  sbuf_add(sb, p, (size_t)(end - p));
+  sbuf_u64(sb, tenths / 10);
+  char last[2] = {'.', (char)('0' + tenths % 10)};
+  sbuf_add(sb, last, sizeof last);
 }
 
 const char *sbuf_cstr(struct sbuf *sb) {

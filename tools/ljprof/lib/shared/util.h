@@ -52,6 +52,8 @@ static inline void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
 }
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append v in decimal, as printf's "%" PRIu64 does, without its cost. */
+void sbuf_u64(struct sbuf *sb, uint64_t v);
 /* Append v as printf's "%.1f" writes it, without printf's cost. */
 void sbuf_tenths(struct sbuf *sb, double v);
 const char *sbuf_cstr(struct sbuf *sb);
