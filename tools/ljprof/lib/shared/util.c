@@ -94,10 +94,24 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
+/* Two digits at a time: half the divisions. */
 void sbuf_u64(struct sbuf *sb, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021"
+                              "22232425262728293031323334353637383940414243"
+                              "44454647484950515253545556575859606162636465"
+                              "66676869707172737475767778798081828384858687"
+                              "888990919293949596979899";
   char digits[20], *end = digits + sizeof digits, *p = end;
-  do *--p = (char)('0' + v % 10);
-  while (v /= 10);
+  for (; v >= 100; v /= 100) {
+    p -= 2;
+    memcpy(p, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, pairs + 2 * v, 2);
+  } else {
+    *--p = (char)('0' + v);
+  }
   sbuf_add(sb, p, (size_t)(end - p));
 }
 
