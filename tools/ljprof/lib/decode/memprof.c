@@ -447,7 +447,9 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                                           : ASOURCE_TRACE,
                       .flags = v5 ? AFLAG_MASK : 0,
                       .internal = SYMBOLS_NONE};
-  struct memprof_event batch[MEMPROF_BATCH];
+  struct memprof_event own_batch[MEMPROF_BATCH];
+  struct memprof_event *batch =
+      sink->next_batch ? sink->next_batch(sink->ud) : own_batch;
   size_t n = 0;
   enum item item;
   for (unsigned header = 0; header < 256; header++)
@@ -481,6 +483,7 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
     }
     if (++n == MEMPROF_BATCH) {
       sink->events(sink->ud, batch, n);
+      if (sink->next_batch) batch = sink->next_batch(sink->ud);
       n = 0;
     }
   }

@@ -66,7 +66,8 @@ int livetab_lookup(const struct livetab *t, uint64_t addr,
        i = (i + 1) & m->mask) {
     if (m->slots[i].addr != addr) continue;
     livetab_unpack(addr, m->slots[i].value, out);
-    if (livetab_is_big(m->slots[i].value)) out->size = livetab_big_size(t, addr);
+    if (livetab_is_big(m->slots[i].value))
+      out->size = livetab_big_size(t, addr);
     return 1;
   }
   return 0;

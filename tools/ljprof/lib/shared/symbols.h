@@ -245,8 +245,8 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
                                        enum symbols_raw_kind kind, uint64_t a,
                                        uint64_t b) {
   const struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
-  if (e->generation == s->generation[kind] && e->raw_kind == kind && e->a == a &&
-      e->b == b)
+  if (e->generation == s->generation[kind] && e->raw_kind == kind &&
+      e->a == a && e->b == b)
     return e->loc;
   return symbols_resolve_raw(s, kind, a, b);
 }

@@ -94,25 +94,38 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
-/* Two digits at a time: half the divisions. */
+/* Written in place, two digits at a time (half the divisions). */
 void sbuf_u64(struct sbuf *sb, uint64_t v) {
   static const char pairs[] = "00010203040506070809101112131415161718192021"
                               "22232425262728293031323334353637383940414243"
                               "44454647484950515253545556575859606162636465"
                               "66676869707172737475767778798081828384858687"
                               "888990919293949596979899";
-  char digits[20], *end = digits + sizeof digits, *p = end;
+  static const uint64_t powers[20] = {
+      UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000),
+      UINT64_C(10000), UINT64_C(100000), UINT64_C(1000000),
+      UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+      UINT64_C(10000000000), UINT64_C(100000000000),
+      UINT64_C(1000000000000), UINT64_C(10000000000000),
+      UINT64_C(100000000000000), UINT64_C(1000000000000000),
+      UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+      UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)};
+  /* The digits from the bits (log10(2) ~ 1233 / 4096), then one check
+  ** (of v | 1: 0 has a digit too; the powers from 10 on are even). */
+  size_t bits = 64 - (size_t)__builtin_clzll(v | 1);
+  size_t digits = (bits * 1233 >> 12) + 1;
+  digits -= (v | 1) < powers[digits - 1];
+  if (sb->cap - sb->len <= digits) sbuf_reserve(sb, digits);
+  char *p = sb->data + sb->len + digits;
+  sb->len += digits;
   for (; v >= 100; v /= 100) {
     p -= 2;
     memcpy(p, pairs + 2 * (v % 100), 2);
   }
-  if (v >= 10) {
-    p -= 2;
-    memcpy(p, pairs + 2 * v, 2);
-  } else {
-    *--p = (char)('0' + v);
-  }
-  sbuf_add(sb, p, (size_t)(end - p));
+  if (v >= 10)
+    memcpy(p - 2, pairs + 2 * v, 2);
+  else
+    p[-1] = (char)('0' + v);
 }
 
 /*
