@@ -299,12 +299,13 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
 ** payload and a weight. */
 #define EVENT_MAX_BYTES (1 + 8 * ULEB128_MAX_BYTES)
 
-/* The next field of an event in a window of EVENT_MAX_BYTES at *p; 0 if
-** it is malformed (then *p may move back a byte: it stays in the window). */
+/* The next field of an event in a window of EVENT_MAX_BYTES at *p: the
+** bytes it took, negative if it is malformed (then *p moves back a byte:
+** it stays in the window). */
 static int take_field(const uint8_t **p, uint64_t *out) {
   int used = uleb128_decode_unchecked(*p, out);
   *p += used;
-  return used > 0;
+  return used;
 }
 
 /*
@@ -336,24 +337,24 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   unsigned flags = HEADER_FLAGS(header);
   const uint8_t *p = window + 1;
-  int ok = 1;
+  int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
   loc->source = source;
   loc->a = loc->line = loc->weight = 0;
   loc->stack = UINT64_MAX;
-  if (source != ASOURCE_INT) ok &= take_field(&p, &loc->a);
-  if (source == ASOURCE_LFUNC) ok &= take_field(&p, &loc->line);
-  if (flags & AFLAG_STACK) ok &= take_field(&p, &loc->stack);
+  if (source != ASOURCE_INT) used |= take_field(&p, &loc->a);
+  if (source == ASOURCE_LFUNC) used |= take_field(&p, &loc->line);
+  if (flags & AFLAG_STACK) used |= take_field(&p, &loc->stack);
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
   if (event != MEMPROF_ALLOC) {
-    ok &= take_field(&p, &ev->oaddr);
-    ok &= take_field(&p, &ev->osize);
+    used |= take_field(&p, &ev->oaddr);
+    used |= take_field(&p, &ev->osize);
   }
   if (event != MEMPROF_FREE) {
-    ok &= take_field(&p, &ev->naddr);
-    ok &= take_field(&p, &ev->nsize);
+    used |= take_field(&p, &ev->naddr);
+    used |= take_field(&p, &ev->nsize);
   }
-  if (flags & AFLAG_WEIGHT) ok &= take_field(&p, &loc->weight);
-  return ok ? (size_t)(p - window) : 0;
+  if (flags & AFLAG_WEIGHT) used |= take_field(&p, &loc->weight);
+  return used < 0 ? 0 : (size_t)(p - window);
 }
 
 /* What the careful path met. */
