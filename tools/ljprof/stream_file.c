@@ -27,13 +27,14 @@ enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
   reader_init_fd(r, fd, READ_BUFFER_SIZE);
   /* On two threads, the counters by site are kept on the decoder's: the
   ** other thread's share, the live blocks, is the larger. */
-  struct memprof_sink sites = {memagg_count_sites, memagg};
-  struct memprof_sink owners = {memagg_count_owners, memagg};
+  struct memprof_sink sites = {.events = memagg_count_sites, .ud = memagg};
+  struct memprof_sink owners = {.events = memagg_count_owners, .ud = memagg};
   struct event_pipe *pipe =
       worth_a_thread(fd) ? event_pipe_start(&sites, &owners) : NULL;
   struct stream_sinks sinks = {
       .memprof = pipe ? event_pipe_sink(pipe)
-                      : (struct memprof_sink){memagg_events, memagg},
+                      : (struct memprof_sink){.events = memagg_events,
+                                              .ud = memagg},
       .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta}};
   enum stream_kind kind = stream_read(r, sym, &sinks);
   if (pipe) event_pipe_finish(pipe);

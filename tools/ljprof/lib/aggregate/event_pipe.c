@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "shared/util.h"
 
@@ -74,16 +73,18 @@ static void send_chunk(struct event_pipe *p) {
   filling(p)->count = 0;
 }
 
+/* The decoder writes its batches where they go in the chunk being filled. */
+static struct memprof_event *next_batch(void *ud) {
+  struct event_pipe *p = ud;
+  if (filling(p)->count + MEMPROF_BATCH > CHUNK_EVENTS) send_chunk(p);
+  return filling(p)->events + filling(p)->count;
+}
+
+/* A batch written where next_batch() said. */
 static void take_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct event_pipe *p = ud;
   p->near.events(p->near.ud, evs, n);
-  struct chunk *c = filling(p);
-  if (c->count + n > CHUNK_EVENTS) {
-    send_chunk(p);
-    c = filling(p);
-  }
-  memcpy(c->events + c->count, evs, n * sizeof *evs);
-  c->count += n;
+  filling(p)->count += n;
 }
 
 static void free_pipe(struct event_pipe *p) {
@@ -110,7 +111,7 @@ struct event_pipe *event_pipe_start(const struct memprof_sink *near,
 }
 
 struct memprof_sink event_pipe_sink(struct event_pipe *p) {
-  return (struct memprof_sink){take_events, p};
+  return (struct memprof_sink){take_events, p, next_batch};
 }
 
 void event_pipe_finish(struct event_pipe *p) {

@@ -5,14 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/sort.h"
 #include "shared/util.h"
 
 #define OVERRIDES_INITIAL_SLOTS 1024
 
 static struct override *new_override_slots(size_t count) {
-  struct override *slots = xmalloc_table(count * sizeof *slots);
-  memset(slots, 0xff, count * sizeof *slots); /* site = OVERRIDE_EMPTY */
-  return slots;
+  return xcalloc(count, sizeof(struct override)); /* no events: empty */
 }
 
 static void overrides_init(struct overrides *o) {
@@ -66,9 +65,10 @@ static void reach(void **items, size_t *count, size_t *cap, uint32_t index,
   *count = (size_t)index + 1;
 }
 
-static struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
-  reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
-        sizeof *agg->stats);
+static inline struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
+  if (loc >= agg->nstats)
+    reach((void **)&agg->stats, &agg->nstats, &agg->stats_cap, loc,
+          sizeof *agg->stats);
   return &agg->stats[loc];
 }
 
@@ -90,9 +90,9 @@ static void grow_overrides(struct overrides *o) {
   o->items = new_override_slots(nold * 2);
   o->mask = nold * 2 - 1;
   for (size_t i = 0; i < nold; i++) {
-    if (old[i].site == OVERRIDE_EMPTY) continue;
+    if (!old[i].events) continue;
     size_t j = override_home(o, old[i].site, old[i].owner);
-    while (o->items[j].site != OVERRIDE_EMPTY) j = (j + 1) & o->mask;
+    while (o->items[j].events) j = (j + 1) & o->mask;
     o->items[j] = old[i];
   }
   free(old);
@@ -103,9 +103,9 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
                          uint64_t bytes) {
   size_t i = override_home(o, site, owner);
   struct override *ov = &o->items[i];
-  while (ov->site != OVERRIDE_EMPTY && (ov->site != site || ov->owner != owner))
+  while (ov->events && (ov->site != site || ov->owner != owner))
     ov = &o->items[i = (i + 1) & o->mask];
-  if (ov->site == OVERRIDE_EMPTY) {
+  if (!ov->events) {
     *ov = (struct override){site, owner, 0, 0};
     o->count++;
   }
@@ -115,8 +115,15 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
   if (o->count * 2 > o->mask + 1) grow_overrides(o);
 }
 
-static void prefetch_stats(const struct memagg *agg, uint32_t loc) {
-  if (loc < agg->nstats) __builtin_prefetch(&agg->stats[loc]);
+/* From this many locations on, the counters outgrow the caches: each
+** batch fetches its own ahead. */
+#define STATS_PREFETCH_FROM 16384
+
+static void prefetch_stats(const struct memagg *agg,
+                           const struct memprof_event *evs, size_t n) {
+  if (agg->nstats < STATS_PREFETCH_FROM) return;
+  for (size_t i = 0; i < n; i++)
+    if (evs[i].loc < agg->nstats) __builtin_prefetch(&agg->stats[evs[i].loc]);
 }
 
 static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
@@ -200,7 +207,7 @@ static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
 
 void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
-  for (size_t i = 0; i < n; i++) prefetch_stats(agg, evs[i].loc);
+  prefetch_stats(agg, evs, n);
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (ev->kind == MEMPROF_MARK) continue;
@@ -328,16 +335,16 @@ static void pack_overrides(struct overrides *o, size_t nsites) {
   ** is where the site's pairs go, and, once they are placed, where they end. */
   size_t *start = xcalloc(nsites + 2, sizeof *start);
   for (size_t i = 0; i <= o->mask; i++)
-    if (o->items[i].site != OVERRIDE_EMPTY) start[o->items[i].site + 2]++;
+    if (o->items[i].events) start[o->items[i].site + 2]++;
   for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
   struct override *packed = xmalloc(o->count * sizeof *packed);
   for (size_t i = 0; i <= o->mask; i++)
-    if (o->items[i].site != OVERRIDE_EMPTY)
+    if (o->items[i].events)
       packed[start[o->items[i].site + 1]++] = o->items[i];
   free(o->items);
   for (size_t s = 0; s < nsites; s++)
-    qsort(packed + start[s], start[s + 1] - start[s], sizeof *packed,
-          override_cmp);
+    sort_inline(packed + start[s], start[s + 1] - start[s], sizeof *packed,
+                override_cmp);
   o->items = packed;
   o->mask = 0;
   o->site_start = start;
@@ -403,7 +410,7 @@ static void merge_overrides(struct overrides *into,
     if (na) memcpy(items + n, a, na * sizeof *a);
     if (nb) memcpy(items + n + na, b, nb * sizeof *b);
     start[site] = first;
-    qsort(items + first, na + nb, sizeof *items, by_owner);
+    sort_inline(items + first, na + nb, sizeof *items, by_owner);
     for (size_t i = first; i < first + na + nb; i++) {
       if (n > first && items[n - 1].owner == items[i].owner) {
         items[n - 1].events = add_sat(items[n - 1].events, items[i].events);
@@ -412,7 +419,7 @@ static void merge_overrides(struct overrides *into,
         items[n++] = items[i];
       }
     }
-    qsort(items + first, n - first, sizeof *items, override_cmp);
+    sort_inline(items + first, n - first, sizeof *items, override_cmp);
   }
   start[nsites] = n;
   free(into->items);

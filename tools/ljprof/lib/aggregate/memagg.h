@@ -32,12 +32,10 @@ struct memstats {
 };
 
 struct override {
-  uint32_t site;  /* the realloc or free location; OVERRIDE_EMPTY: no pair */
+  uint32_t site;  /* the realloc or free location */
   uint32_t owner; /* the location owning the memory it touched */
-  uint64_t events, bytes;
+  uint64_t events, bytes; /* no events: an empty slot of the table */
 };
-
-#define OVERRIDE_EMPTY UINT32_MAX
 
 /*
 ** The overrides of one event kind. While events come, the (site, owner)

@@ -37,6 +37,8 @@ struct decoder {
   uint64_t mark_ns;       /* of the last time mark */
   int mark;               /* a time mark was read, not yet delivered */
   uint64_t snapshot;      /* the heap snapshot it marks; 0: none */
+  uint32_t internal;      /* the internal location, once met */
+  uint8_t fast[256];      /* by header byte: does the fast path take it? */
 };
 
 /* An announcement: its number, trace number, proto address and line. */
@@ -246,14 +248,14 @@ static int read_location(struct reader *r, struct raw_location *loc) {
 }
 
 /* The caller checked that a trace location was announced. */
-static uint32_t resolve_location(struct symbols *sym,
-                                 const struct trace_locs *tl,
+static uint32_t resolve_location(struct symbols *sym, struct decoder *d,
                                  const struct raw_location *loc) {
   switch (loc->source) {
-  case ASOURCE_INT:
-    return symbols_loc_internal(sym);
+  case ASOURCE_INT: /* one location, whatever the bindings */
+    if (d->internal == SYMBOLS_NONE) d->internal = symbols_loc_internal(sym);
+    return d->internal;
   case ASOURCE_TRACE_LUA: /* the line is what the reports name */
-    return tl->loc[loc->a];
+    return d->tl.loc[loc->a];
   case ASOURCE_LFUNC:
     return symbols_loc_lua(sym, loc->a, loc->line);
   case ASOURCE_CFUNC:
@@ -297,44 +299,62 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
 ** payload and a weight. */
 #define EVENT_MAX_BYTES (1 + 8 * ULEB128_MAX_BYTES)
 
-/* The next field of an event in a window of EVENT_MAX_BYTES at *p. */
+/* The next field of an event in a window of EVENT_MAX_BYTES at *p: the
+** bytes it took, negative if it is malformed (then *p moves back a byte:
+** it stays in the window). */
 static int take_field(const uint8_t **p, uint64_t *out) {
   int used = uleb128_decode_unchecked(*p, out);
   *p += used;
-  return used > 0;
+  return used;
+}
+
+/*
+** Does the fast path take an event with this header? An alloc, free or
+** realloc of a source and with flags the version has; not the VM's own
+** (their locations vary in shape), symtab updates nor the end.
+*/
+static int fast_header(const struct decoder *d, unsigned header) {
+  unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
+  unsigned flags = HEADER_FLAGS(header);
+  return !(header & LJM_EPILOGUE_HEADER) && event != AEVENT_SYMTAB &&
+         source >= ASOURCE_INT && source <= d->last_source &&
+         source != ASOURCE_VM && !(flags & ~d->flags) &&
+         !((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC);
 }
 
 /*
 ** The fast path: an alloc, free or realloc event from a window of at
-** least EVENT_MAX_BYTES, with one bounds check for the whole event.
-** Returns the bytes it takes, or 0 for anything else (a symtab update,
-** the end, an event of the VM's own, damage), which the careful path then
-** decodes and words.
+** least EVENT_MAX_BYTES, with one bounds check for the whole event and
+** one table look-up for its header. Returns the bytes it takes, or 0 for
+** anything else (a symtab update, the end, an event of the VM's own,
+** damage), which the careful path then decodes and words.
 */
 static size_t decode_event(const uint8_t *window, const struct decoder *d,
                            struct raw_location *loc,
                            struct memprof_event *ev) {
   uint8_t header = window[0];
+  if (!d->fast[header]) return 0;
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   unsigned flags = HEADER_FLAGS(header);
-  if ((header & LJM_EPILOGUE_HEADER) || event == AEVENT_SYMTAB ||
-      source < ASOURCE_INT || source > d->last_source ||
-      source == ASOURCE_VM || (flags & ~d->flags) ||
-      ((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC))
-    return 0;
   const uint8_t *p = window + 1;
-  int ok = 1;
-  *loc = (struct raw_location){.source = source, .stack = UINT64_MAX};
-  if (source != ASOURCE_INT) ok = take_field(&p, &loc->a);
-  if (source == ASOURCE_LFUNC) ok = ok && take_field(&p, &loc->line);
-  if (flags & AFLAG_STACK) ok = ok && take_field(&p, &loc->stack);
+  int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
+  loc->source = source;
+  loc->a = loc->line = loc->weight = 0;
+  loc->stack = UINT64_MAX;
+  if (source != ASOURCE_INT) used |= take_field(&p, &loc->a);
+  if (source == ASOURCE_LFUNC) used |= take_field(&p, &loc->line);
+  if (flags & AFLAG_STACK) used |= take_field(&p, &loc->stack);
   *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
-  if (event != MEMPROF_ALLOC)
-    ok = ok && take_field(&p, &ev->oaddr) && take_field(&p, &ev->osize);
-  if (event != MEMPROF_FREE)
-    ok = ok && take_field(&p, &ev->naddr) && take_field(&p, &ev->nsize);
-  if (flags & AFLAG_WEIGHT) ok = ok && take_field(&p, &loc->weight);
-  return ok ? (size_t)(p - window) : 0;
+  if (event != MEMPROF_ALLOC) {
+    used |= take_field(&p, &ev->oaddr);
+    used |= take_field(&p, &ev->osize);
+  }
+  if (event != MEMPROF_FREE) {
+    used |= take_field(&p, &ev->naddr);
+    used |= take_field(&p, &ev->nsize);
+  }
+  if (flags & AFLAG_WEIGHT) used |= take_field(&p, &loc->weight);
+  return used < 0 ? 0 : (size_t)(p - window);
 }
 
 /* What the careful path met. */
@@ -399,18 +419,19 @@ static void follow_weights(struct decoder *d, struct memprof_event *ev,
   if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
 }
 
-/* An event read whole: what it names must have been announced; then its
-** location and stack are resolved, so that a damaged event leaves no
-** trace. Returns 0 on damage. */
+/* An event read whole, its `used` bytes just before the reader's
+** position: what it names must have been announced; then its location
+** and stack are resolved, so that a damaged event leaves no trace.
+** Returns 0 on damage. */
 static int resolve_event(struct reader *r, struct symbols *sym,
-                         struct decoder *d, uint64_t at,
+                         struct decoder *d, size_t used,
                          const struct raw_location *loc,
                          struct memprof_event *ev) {
   if (loc->source == ASOURCE_TRACE_LUA && loc->a >= d->tl.n)
-    return unannounced(r, at, "trace location", loc->a);
+    return unannounced(r, reader_offset(r) - used, "trace location", loc->a);
   if (loc->stack != UINT64_MAX && loc->stack >= sym->nstacks - sym->stack_base)
-    return unannounced(r, at, "stack", loc->stack);
-  ev->loc = resolve_location(sym, &d->tl, loc);
+    return unannounced(r, reader_offset(r) - used, "stack", loc->stack);
+  ev->loc = resolve_location(sym, d, loc);
   ev->stack = loc->stack == UINT64_MAX
                   ? MEMPROF_NO_STACK
                   : (uint32_t)(sym->stack_base + loc->stack);
@@ -425,38 +446,45 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                       .last_update = v5   ? ASOURCE_INFO
                                      : v4 ? ASOURCE_TRACE_LUA
                                           : ASOURCE_TRACE,
-                      .flags = v5 ? AFLAG_MASK : 0};
-  struct memprof_event batch[MEMPROF_BATCH];
+                      .flags = v5 ? AFLAG_MASK : 0,
+                      .internal = SYMBOLS_NONE};
+  struct memprof_event own_batch[MEMPROF_BATCH];
+  struct memprof_event *batch =
+      sink->next_batch ? sink->next_batch(sink->ud) : own_batch;
   size_t n = 0;
   enum item item;
+  for (unsigned header = 0; header < 256; header++)
+    d.fast[header] = (uint8_t)fast_header(&d, header);
   livetab_init(&d.weights);
   if (v5 && sym->nstacks == sym->stack_base) add_full_stack(sym);
   for (;;) {
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];
-    uint64_t at = reader_offset(r);
     const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
     size_t used = window ? decode_event(window, &d, &loc, ev) : 0;
     item = ITEM_EVENT;
     if (used) {
       reader_skip(r, used);
     } else {
+      uint64_t at = reader_offset(r);
       item = read_item(r, sym, &d, &loc, ev);
       if (item == ITEM_SYMTAB_UPDATE && d.mark) item = ITEM_MARK;
       if (item == ITEM_SYMTAB_UPDATE) continue;
       if (item != ITEM_EVENT && item != ITEM_MARK) break;
+      used = (size_t)(reader_offset(r) - at);
     }
     if (item == ITEM_MARK) { /* in stream order with the events */
       *ev = (struct memprof_event){
           .kind = MEMPROF_MARK, .naddr = d.mark_ns, .oaddr = d.snapshot};
       d.mark = 0;
       d.snapshot = 0;
-    } else if (!resolve_event(r, sym, &d, at, &loc, ev)) {
+    } else if (!resolve_event(r, sym, &d, used, &loc, ev)) {
       item = ITEM_DAMAGED;
       break;
     }
     if (++n == MEMPROF_BATCH) {
       sink->events(sink->ud, batch, n);
+      if (sink->next_batch) batch = sink->next_batch(sink->ud);
       n = 0;
     }
   }

@@ -54,6 +54,10 @@ static inline uint64_t memprof_objects(uint64_t weight, uint64_t size) {
 struct memprof_sink {
   void (*events)(void *ud, const struct memprof_event *evs, size_t n);
   void *ud;
+  /* Optional: where the decoder writes its next batch (room for
+  ** MEMPROF_BATCH events), so that a sink that keeps the events need not
+  ** copy them; NULL: into the decoder's own. */
+  struct memprof_event *(*next_batch)(void *ud);
 };
 
 /*

@@ -42,14 +42,13 @@ static void put_bytes(struct text *t, const char *s, size_t len) {
   sbuf_add(&t->buf, s, len);
 }
 
-static void put(struct text *t, const char *s) { put_bytes(t, s, strlen(s)); }
-
-static void put_u64(struct text *t, uint64_t v) {
-  char digits[20], *end = digits + sizeof digits, *p = end;
-  do *--p = (char)('0' + v % 10);
-  while (v /= 10);
-  put_bytes(t, p, (size_t)(end - p));
+/* Inlined, so that a literal's length and copy are known where it is put. */
+static inline __attribute__((always_inline)) void put(struct text *t,
+                                                      const char *s) {
+  put_bytes(t, s, strlen(s));
 }
+
+static void put_u64(struct text *t, uint64_t v) { sbuf_u64(&t->buf, v); }
 
 static void write_out(struct text *t) {
   fwrite(t->buf.data, 1, t->buf.len, t->out);
@@ -88,12 +87,16 @@ static void put_size(struct text *t, uint64_t bytes) {
   }
   size_t unit;
   double value = binary_units(bytes, sizeof units / sizeof *units, &unit);
-  sbuf_printf(&t->buf, "%.1f %s", value, units[unit]);
+  sbuf_tenths(&t->buf, value);
+  put(t, " ");
+  put(t, units[unit]);
 }
 
 static void put_share(struct text *t, uint64_t part, uint64_t total) {
-  if (total > 0)
-    sbuf_printf(&t->buf, " (%.1f%%)", 100.0 * (double)part / (double)total);
+  if (total == 0) return;
+  put(t, " (");
+  sbuf_tenths(&t->buf, 100.0 * (double)part / (double)total);
+  put(t, "%)");
 }
 
 static void put_plural(struct text *t, uint64_t n, const char *one,

@@ -46,26 +46,129 @@ struct livetab {
 void livetab_init(struct livetab *t);
 void livetab_free(struct livetab *t);
 
+/* The size field of a block whose size is in big_sizes. */
+#define LIVETAB_BIG_SIZE UINT32_MAX
+
+/* Where the search for addr starts. */
+static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
+  return hash_u64(addr) & m->mask;
+}
+
 /* Where the search for addr starts: prefetch it ahead of a put or take. */
 static inline void livetab_prefetch(const struct livetab *t, uint64_t addr) {
-  __builtin_prefetch(&t->blocks.slots[hash_u64(addr) & t->blocks.mask]);
+  __builtin_prefetch(&t->blocks.slots[addr_map_home(&t->blocks, addr)]);
+}
+
+/* Out of the hot paths below: the table doubled, a block's big size. */
+void addr_map_grow(struct addr_map *m);
+void livetab_put_big(struct livetab *t, uint64_t addr, uint64_t size);
+int livetab_take_big(struct livetab *t, uint64_t addr, struct live_block *out);
+
+/* Set the value at addr; returns the value it replaced, 0 if none. */
+static inline uint64_t addr_map_put(struct addr_map *m, uint64_t addr,
+                                    uint64_t value) {
+  struct addr_slot *slots = m->slots;
+  size_t i = addr_map_home(m, addr);
+  for (; slots[i].value; i = (i + 1) & m->mask) {
+    if (slots[i].addr == addr) {
+      uint64_t old = slots[i].value;
+      slots[i].value = value;
+      return old;
+    }
+  }
+  slots[i] = (struct addr_slot){addr, value};
+  /* Load at most one half. */
+  if (++m->count * 2 > m->mask + 1) addr_map_grow(m);
+  return 0;
+}
+
+/*
+** Close the hole at slot i by backward shift: each later slot of the run
+** moves into the hole when its home does not lie cyclically within
+** (hole, j]. Without branches on that test: a slot that stays is copied
+** onto itself.
+*/
+static inline void addr_map_close_hole(struct addr_map *m, size_t hole) {
+  struct addr_slot *slots = m->slots;
+  for (size_t j = (hole + 1) & m->mask; slots[j].value;
+       j = (j + 1) & m->mask) {
+    size_t from_home = (j - addr_map_home(m, slots[j].addr)) & m->mask;
+    int moves = from_home >= ((j - hole) & m->mask);
+    size_t to = moves ? hole : j;
+    hole = moves ? j : hole;
+    slots[to] = slots[j];
+  }
+  slots[hole].value = 0;
+}
+
+/* Remove the value at addr and return it; 0 if there is none. */
+static inline uint64_t addr_map_take(struct addr_map *m, uint64_t addr) {
+  const struct addr_slot *slots = m->slots;
+  size_t i = addr_map_home(m, addr);
+  for (; slots[i].addr != addr; i = (i + 1) & m->mask)
+    if (!slots[i].value) return 0;
+  uint64_t value = slots[i].value;
+  if (value) {
+    m->count--;
+    addr_map_close_hole(m, i);
+  }
+  return value;
+}
+
+static inline int livetab_is_big(uint64_t packed) {
+  return (uint32_t)packed == LIVETAB_BIG_SIZE;
 }
 
 /* Add a block, replacing any block at the same address. */
-void livetab_put(struct livetab *t, uint64_t addr, uint64_t size,
-                 uint32_t owner);
+static inline void livetab_put(struct livetab *t, uint64_t addr,
+                               uint64_t size, uint32_t owner) {
+  uint64_t packed = ((uint64_t)owner + 1) << 32 |
+                    (size < LIVETAB_BIG_SIZE ? size : LIVETAB_BIG_SIZE);
+  uint64_t replaced = addr_map_put(&t->blocks, addr, packed);
+  if (livetab_is_big(packed) || (replaced && livetab_is_big(replaced)))
+    livetab_put_big(t, addr, size);
+}
+
+static inline void livetab_unpack(uint64_t addr, uint64_t packed,
+                                  struct live_block *out) {
+  out->addr = addr;
+  out->owner = (uint32_t)(packed >> 32) - 1;
+  out->size = (uint32_t)packed;
+}
 
 /* Remove the block at addr into *out; 0 if there is none. */
-int livetab_take(struct livetab *t, uint64_t addr, struct live_block *out);
+static inline int livetab_take(struct livetab *t, uint64_t addr,
+                               struct live_block *out) {
+  uint64_t packed = addr_map_take(&t->blocks, addr);
+  if (!packed) return 0;
+  livetab_unpack(addr, packed, out);
+  return livetab_is_big(packed) ? livetab_take_big(t, addr, out) : 1;
+}
 
 /* The block at addr into *out, left in the table; 0 if there is none. */
 int livetab_lookup(const struct livetab *t, uint64_t addr,
                    struct live_block *out);
 
+/* The size of a big block still in the table. */
+uint64_t livetab_big_size(const struct livetab *t, uint64_t addr);
+
 /*
 ** The blocks, in no particular order: *pos starts at 0; returns 0 when
-** there are no more.
+** there are no more. Inline: a finish walks every slot.
 */
-int livetab_next(const struct livetab *t, size_t *pos, struct live_block *out);
+static inline int livetab_next(const struct livetab *t, size_t *pos,
+                               struct live_block *out) {
+  const struct addr_map *m = &t->blocks;
+  for (size_t i = *pos; i <= m->mask; i++) {
+    const struct addr_slot *s = &m->slots[i];
+    if (!s->value) continue;
+    livetab_unpack(s->addr, s->value, out);
+    if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
+    *pos = i + 1;
+    return 1;
+  }
+  *pos = m->mask + 1;
+  return 0;
+}
 
 #endif

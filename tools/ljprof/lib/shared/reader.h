@@ -93,17 +93,27 @@ static inline int uleb128_decode(const uint8_t *p, size_t avail,
 
 /*
 ** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
-** readable: as uleb128_decode(), without a check per byte. Values of up to
-** eight bytes (56 bits) are gathered from one word, without branches.
+** readable: as uleb128_decode(), without a check per byte. Values of one
+** and two bytes (sizes, lines, numbers) are taken as they are; longer ones
+** of up to eight bytes (addresses) are gathered from one word, without
+** branches.
 */
 static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
+  if (p[0] < 0x80) {
+    *out = p[0];
+    return 1;
+  }
+  if (p[1] < 0x80) {
+    *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+    return 2;
+  }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   uint64_t word;
   memcpy(&word, p, sizeof word);
   uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
   if (last_bytes) {
-    int bits = __builtin_ctzll(last_bytes) + 1; /* 8 per byte used */
-    uint64_t v = word & (UINT64_MAX >> (64 - bits)) &
+    /* The bytes up to the first without its high bit, their 7-bit groups. */
+    uint64_t v = word & (last_bytes ^ (last_bytes - 1)) &
                  UINT64_C(0x7f7f7f7f7f7f7f7f);
     v = (v & UINT64_C(0x007f007f007f007f)) |
         (v & UINT64_C(0x7f007f007f007f00)) >> 1;
@@ -112,7 +122,7 @@ static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
     v = (v & UINT64_C(0x000000000fffffff)) |
         (v & UINT64_C(0x0fffffff00000000)) >> 4;
     *out = v;
-    return bits / 8;
+    return (__builtin_ctzll(last_bytes) + 1) / 8;
   }
 #endif
   return uleb128_decode(p, ULEB128_MAX_BYTES, out);

@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The resolutions of the raw kinds [from, to) made stale. */
+static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
+                             enum symbols_raw_kind to) {
+  for (unsigned kind = from; kind < to; kind++) s->generation[kind]++;
+}
+
 void symbols_init(struct symbols *s) {
   memset(s, 0, sizeof *s);
-  s->generation = 1;
+  bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->resolved = xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
 }
 
@@ -38,7 +44,7 @@ void symbols_forget_bindings(struct symbols *s) {
   keymap_free(&s->traces);
   s->nprotos = s->ntraces = s->ncode = 0;
   s->code_index_stale = 1;
-  s->generation++;
+  bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->stack_base = s->nstacks;
   memset(&s->memprof, 0, sizeof s->memprof);
   memset(&s->process, 0, sizeof s->process);
@@ -79,11 +85,19 @@ uint32_t symbols_intern(struct symbols *s, const char *str, size_t len) {
   return id;
 }
 
+/*
+** A new binding changes no cached resolution (those of unbound names are
+** not cached: symbols_resolve_raw()); a binding replaced changes those of
+** its kinds. Native code is named by the C functions around it: every C
+** function's binding changes it.
+*/
 void symbols_bind_proto(struct symbols *s, uint64_t addr, const char *chunk,
                         size_t len, uint64_t first_line) {
-  s->generation++;
   uint32_t id = keymap_get(&s->protos, addr);
-  if (id == HASHTAB_NONE) {
+  if (id != HASHTAB_NONE) {
+    bump_generations(s, RAW_LUA, RAW_LUA + 1);
+    bump_generations(s, RAW_PROTO, RAW_PROTO + 1);
+  } else {
     grow_array((void **)&s->proto_bindings, &s->protos_cap, s->nprotos + 1,
                sizeof *s->proto_bindings);
     id = (uint32_t)s->nprotos++;
@@ -101,22 +115,26 @@ static uint32_t proto_chunk(const struct symbols *s, uint64_t proto) {
 
 void symbols_bind_cfunc(struct symbols *s, uint64_t addr, const char *name,
                         size_t len) {
-  s->generation++;
+  if (keymap_get(&s->cfuncs, addr) != HASHTAB_NONE)
+    bump_generations(s, RAW_CFUNC, RAW_CFUNC + 1);
+  bump_generations(s, RAW_CODE, RAW_CODE + 1);
   s->code_index_stale = 1;
   keymap_put(&s->cfuncs, addr, symbols_intern(s, name, len));
 }
 
 void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
                         size_t len) {
-  s->generation++;
+  if (keymap_get(&s->ffuncs, id) != HASHTAB_NONE)
+    bump_generations(s, RAW_FFUNC, RAW_FFUNC + 1);
   keymap_put(&s->ffuncs, id, symbols_intern(s, name, len));
 }
 
 void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
                         uint64_t line) {
-  s->generation++;
   uint32_t id = keymap_get(&s->traces, traceno);
-  if (id == HASHTAB_NONE) {
+  if (id != HASHTAB_NONE) {
+    bump_generations(s, RAW_TRACE, RAW_TRACE + 1);
+  } else {
     grow_array((void **)&s->trace_bindings, &s->traces_cap, s->ntraces + 1,
                sizeof *s->trace_bindings);
     id = (uint32_t)s->ntraces++;
@@ -381,18 +399,8 @@ uint32_t symbols_loc_label(struct symbols *s, const char *text) {
                             .name = symbols_intern(s, text, strlen(text))});
 }
 
-enum raw_kind {
-  RAW_INTERNAL = 1,
-  RAW_LUA,
-  RAW_CFUNC,
-  RAW_TRACE,
-  RAW_PROTO,
-  RAW_FFUNC,
-  RAW_CODE
-};
-
-static uint32_t resolve(struct symbols *s, enum raw_kind kind, uint64_t a,
-                        uint64_t b) {
+static uint32_t resolve(struct symbols *s, enum symbols_raw_kind kind,
+                        uint64_t a, uint64_t b) {
   switch (kind) {
   case RAW_LUA: return resolve_lua(s, a, b);
   case RAW_CFUNC: return resolve_cfunc(s, a);
@@ -404,46 +412,21 @@ static uint32_t resolve(struct symbols *s, enum raw_kind kind, uint64_t a,
   }
 }
 
-/* A raw location's name, from the cache while no binding changed since it
-** was resolved (the generation says), else resolved and cached. */
-static uint32_t cached(struct symbols *s, enum raw_kind kind, uint64_t a,
-                       uint64_t b) {
-  uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
-  struct resolved_location *e = &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
-  if (e->generation == s->generation && e->raw_kind == kind && e->a == a &&
-      e->b == b)
-    return e->loc;
-  *e = (struct resolved_location){a, b, s->generation, kind,
-                                  resolve(s, kind, a, b)};
-  return e->loc;
+/* A name the symbol table does not bind (yet)? */
+static int unbound(enum loc_kind kind) {
+  return kind == LOC_LUA_UNKNOWN || kind == LOC_CFUNC_UNKNOWN ||
+         kind == LOC_TRACE_UNKNOWN || kind == LOC_PROTO_UNKNOWN ||
+         kind == LOC_FFUNC_UNKNOWN;
 }
 
-uint32_t symbols_loc_internal(struct symbols *s) {
-  return cached(s, RAW_INTERNAL, 0, 0);
-}
-
-uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line) {
-  return cached(s, RAW_LUA, proto, line);
-}
-
-uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
-  return cached(s, RAW_CFUNC, addr, 0);
-}
-
-uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
-  return cached(s, RAW_TRACE, traceno, 0);
-}
-
-uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto) {
-  return cached(s, RAW_PROTO, proto, 0);
-}
-
-uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id) {
-  return cached(s, RAW_FFUNC, id, 0);
-}
-
-uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
-  return cached(s, RAW_CODE, addr, 0);
+/* Cached unless unbound: then binding its name needs no invalidation. */
+uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
+                             uint64_t a, uint64_t b) {
+  uint32_t id = resolve(s, kind, a, b);
+  if (!unbound((enum loc_kind)s->locations[id].kind))
+    *symbols_raw_entry(s, kind, a, b) =
+        (struct resolved_location){a, b, s->generation[kind], kind, id};
+  return id;
 }
 
 void aliases_free(struct aliases *a) {
@@ -477,8 +460,10 @@ static void format_line(uint64_t line, struct sbuf *sb) {
     sbuf_printf(sb, " (line ?)");
   else if (line > INT64_MAX)
     sbuf_printf(sb, ":%" PRId64, (int64_t)(line - INT64_MAX - 1) + INT64_MIN);
-  else
-    sbuf_printf(sb, ":%" PRIu64, line);
+  else {
+    sbuf_add(sb, ":", 1);
+    sbuf_u64(sb, line);
+  }
 }
 
 static void format_lua(const struct symbols *s, uint32_t chunk, uint64_t proto,

@@ -79,17 +79,36 @@ struct trace_binding {
 /*
 ** Events name few raw locations (a proto and line, a C address, a trace
 ** number) over and over: a direct-mapped cache maps a raw location to its
-** id without building and hashing the full location. Every binding bumps
-** the generation of the bindings, which invalidates all entries at once.
+** id without building and hashing the full location. Each kind of raw
+** location has a generation of the bindings it is resolved with, which a
+** binding replaced bumps (a proto's: Lua lines and protos; a C
+** function's: C functions; any C function's: native code): that
+** invalidates the entries of those kinds at once, the others staying.
+** Names not bound are not cached, so that a new binding (a proto, a trace
+** announced as the program runs) invalidates nothing.
 */
+enum symbols_raw_kind {
+  RAW_INTERNAL = 1,
+  RAW_LUA,
+  RAW_CFUNC,
+  RAW_TRACE,
+  RAW_PROTO,
+  RAW_FFUNC,
+  RAW_CODE,
+  RAW_KINDS
+};
+
 struct resolved_location {
   uint64_t a, b;      /* the raw location: proto and line, address, ... */
-  uint64_t generation; /* of the bindings it was resolved with; 0: unused */
+  uint64_t generation; /* of its kind's bindings when resolved; 0: unused */
   uint32_t raw_kind;
   uint32_t loc;
 };
 
-#define SYMBOLS_RESOLVED_CACHE 4096
+/* Entries: a large program's sites (some thousands) rarely evict each
+** other, nor a worst case's (120 thousand). 8 MiB, of which only what is
+** used is ever touched. */
+#define SYMBOLS_RESOLVED_CACHE (1u << 18)
 
 /*
 ** Memprof v5: the call stacks a stream announced, by stack id, each a run
@@ -159,7 +178,7 @@ struct symbols {
   size_t ncode, code_cap;
   int code_index_stale;
 
-  uint64_t generation; /* of the bindings: bumped by every bind */
+  uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
 
   struct symframe *stack_frames; /* memprof v5 stacks */
@@ -208,11 +227,44 @@ void symbols_bind_trace(struct symbols *s, uint64_t traceno, uint64_t proto,
 void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
                         size_t len);
 
+/* Where the cache keeps a raw location. */
+static inline struct resolved_location *
+symbols_raw_entry(const struct symbols *s, enum symbols_raw_kind kind,
+                  uint64_t a, uint64_t b) {
+  uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
+  return &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
+}
+
+/* A raw location resolved with the bindings in force now, and cached. */
+uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
+                             uint64_t a, uint64_t b);
+
+/* The same from the cache while no binding changed since it was resolved
+** (the generation says): inline, for the events' hot path. */
+static inline uint32_t symbols_raw_loc(struct symbols *s,
+                                       enum symbols_raw_kind kind, uint64_t a,
+                                       uint64_t b) {
+  const struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
+  if (e->generation == s->generation[kind] && e->raw_kind == kind &&
+      e->a == a && e->b == b)
+    return e->loc;
+  return symbols_resolve_raw(s, kind, a, b);
+}
+
 /* Location ids, resolved with the bindings in force now. */
-uint32_t symbols_loc_internal(struct symbols *s);
-uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto, uint64_t line);
-uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr);
-uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno);
+static inline uint32_t symbols_loc_internal(struct symbols *s) {
+  return symbols_raw_loc(s, RAW_INTERNAL, 0, 0);
+}
+static inline uint32_t symbols_loc_lua(struct symbols *s, uint64_t proto,
+                                       uint64_t line) {
+  return symbols_raw_loc(s, RAW_LUA, proto, line);
+}
+static inline uint32_t symbols_loc_cfunc(struct symbols *s, uint64_t addr) {
+  return symbols_raw_loc(s, RAW_CFUNC, addr, 0);
+}
+static inline uint32_t symbols_loc_trace(struct symbols *s, uint64_t traceno) {
+  return symbols_raw_loc(s, RAW_TRACE, traceno, 0);
+}
 uint32_t symbols_loc_before_start(struct symbols *s);
 /* The VM's own work of a kind (LJM_VM_*): for the compiler's, the trace
 ** it compiles and where that starts. */
@@ -228,15 +280,21 @@ uint32_t symbols_vm_parent(const struct symbols *s, uint32_t loc);
 
 /* Sampled frames. */
 /* A Lua function as a whole: `@chunk:FIRSTLINE`. */
-uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto);
+static inline uint32_t symbols_loc_proto(struct symbols *s, uint64_t proto) {
+  return symbols_raw_loc(s, RAW_PROTO, proto, 0);
+}
 /* `name`, or `ffunc #ID` without an ffname binding. */
-uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id);
+static inline uint32_t symbols_loc_ffunc(struct symbols *s, uint64_t id) {
+  return symbols_raw_loc(s, RAW_FFUNC, id, 0);
+}
 /* The C symbol at the greatest address <= addr; `object+0xOFFSET` when
 ** that symbol is an end mark `object+0xEND` (the VM writes one where no
 ** function covers an object's code), the offset counted on from it;
 ** `0x...` below every symbol or past an empty name (the VM's mark for
 ** the end of an object's code). */
-uint32_t symbols_loc_code(struct symbols *s, uint64_t addr);
+static inline uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
+  return symbols_raw_loc(s, RAW_CODE, addr, 0);
+}
 /* `TRACE [n] @chunk:LINE`: the start a trace frame carries. */
 uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
                                  uint64_t proto, uint64_t line);

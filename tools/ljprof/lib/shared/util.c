@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sort.h"
+
 static void out_of_memory(size_t size) {
   fprintf(stderr, "ljprof: out of memory (requesting %zu bytes)\n", size);
   abort();
@@ -26,14 +28,6 @@ void *xcalloc(size_t count, size_t size) {
 void *xrealloc(void *ptr, size_t size) {
   void *p = realloc(ptr, size ? size : 1);
   if (!p) out_of_memory(size);
-  return p;
-}
-
-#define CACHE_LINE 64
-
-void *xmalloc_table(size_t size) {
-  void *p;
-  if (posix_memalign(&p, CACHE_LINE, size ? size : 1) != 0) out_of_memory(size);
   return p;
 }
 
@@ -63,7 +57,7 @@ static int by_rank(const void *a, const void *b) {
 }
 
 uint32_t *rank_ids(struct rank_item *items, size_t n) {
-  qsort(items, n, sizeof *items, by_rank);
+  sort_inline(items, n, sizeof *items, by_rank);
   uint32_t *ids = xmalloc((n ? n : 1) * sizeof *ids);
   for (size_t i = 0; i < n; i++) ids[i] = items[i].id;
   free(items);
@@ -78,23 +72,88 @@ void sbuf_free(struct sbuf *sb) {
   sb->len = sb->cap = 0;
 }
 
-void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
+void sbuf_reserve(struct sbuf *sb, size_t len) {
   grow_array((void **)&sb->data, &sb->cap, sb->len + len + 1, 1);
-  memcpy(sb->data + sb->len, bytes, len);
-  sb->len += len;
 }
 
+/* Formatted into the room left first; only what does not fit is formatted
+** twice, into a buffer grown to fit. */
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  size_t room = sb->cap - sb->len;
+  int n = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  grow_array((void **)&sb->data, &sb->cap, sb->len + (size_t)n + 1, 1);
-  va_start(ap, fmt);
-  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
+  if ((size_t)n >= room) {
+    grow_array((void **)&sb->data, &sb->cap, sb->len + (size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
   sb->len += (size_t)n;
+}
+
+/* Written in place, two digits at a time (half the divisions). */
+void sbuf_u64(struct sbuf *sb, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021"
+                              "22232425262728293031323334353637383940414243"
+                              "44454647484950515253545556575859606162636465"
+                              "66676869707172737475767778798081828384858687"
+                              "888990919293949596979899";
+  static const uint64_t powers[20] = {
+      UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000),
+      UINT64_C(10000), UINT64_C(100000), UINT64_C(1000000),
+      UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+      UINT64_C(10000000000), UINT64_C(100000000000),
+      UINT64_C(1000000000000), UINT64_C(10000000000000),
+      UINT64_C(100000000000000), UINT64_C(1000000000000000),
+      UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+      UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)};
+  /* The digits from the bits (log10(2) ~ 1233 / 4096), then one check
+  ** (of v | 1: 0 has a digit too; the powers from 10 on are even). */
+  size_t bits = 64 - (size_t)__builtin_clzll(v | 1);
+  size_t digits = (bits * 1233 >> 12) + 1;
+  digits -= (v | 1) < powers[digits - 1];
+  if (sb->cap - sb->len <= digits) sbuf_reserve(sb, digits);
+  char *p = sb->data + sb->len + digits;
+  sb->len += digits;
+  for (; v >= 100; v /= 100) {
+    p -= 2;
+    memcpy(p, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10)
+    memcpy(p - 2, pairs + 2 * v, 2);
+  else
+    p[-1] = (char)('0' + v);
+}
+
+/*
+** The tenths of v, rounded as printf rounds: on v's exact binary value,
+** mantissa * 2^-shift, to nearest, ties to even. Below 2^52, ten times the
+** 53-bit mantissa fits in 64 bits.
+*/
+void sbuf_tenths(struct sbuf *sb, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  unsigned field = (unsigned)(bits >> 52); /* the sign too: 0 for v >= 0 */
+  if (field >= 1023 + 52) { /* negative, 2^52 or more, NaN, infinite */
+    sbuf_printf(sb, "%.1f", v);
+    return;
+  }
+  uint64_t mantissa = bits & ((UINT64_C(1) << 52) - 1);
+  if (field) mantissa |= UINT64_C(1) << 52;
+  unsigned shift = 1075 - (field ? field : 1); /* 1 to 1074 */
+  uint64_t tenths = 0;
+  if (shift < 60) { /* from 60 bits on, v * 10 is below one half */
+    uint64_t scaled = mantissa * 10, half = UINT64_C(1) << (shift - 1);
+    uint64_t rest = scaled & ((half << 1) - 1);
+    tenths = scaled >> shift;
+    if (rest > half || (rest == half && (tenths & 1))) tenths++;
+  }
+  sbuf_u64(sb, tenths / 10);
+  char last[2] = {'.', (char)('0' + tenths % 10)};
+  sbuf_add(sb, last, sizeof last);
 }
 
 const char *sbuf_cstr(struct sbuf *sb) {

@@ -8,13 +8,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Allocate or die: the tool has no sensible way to go on without memory. */
 void *xmalloc(size_t size);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *ptr, size_t size);
-/* Memory for a hash table: aligned to a cache line. Free it with free(). */
-void *xmalloc_table(size_t size);
 
 /* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
 void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
@@ -42,9 +41,21 @@ struct sbuf {
 
 void sbuf_reset(struct sbuf *sb);
 void sbuf_free(struct sbuf *sb);
-void sbuf_add(struct sbuf *sb, const void *bytes, size_t len);
+/* Make room for len more bytes and a NUL. */
+void sbuf_reserve(struct sbuf *sb, size_t len);
+
+/* Inline: reports add their text a few bytes at a time. */
+static inline void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
+  if (sb->cap - sb->len <= len) sbuf_reserve(sb, len);
+  memcpy(sb->data + sb->len, bytes, len);
+  sb->len += len;
+}
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Append v in decimal, as printf's "%" PRIu64 does, without its cost. */
+void sbuf_u64(struct sbuf *sb, uint64_t v);
+/* Append v as printf's "%.1f" writes it, without printf's cost. */
+void sbuf_tenths(struct sbuf *sb, double v);
 const char *sbuf_cstr(struct sbuf *sb);
 
 /*
