@@ -55,6 +55,8 @@ local SETTINGS = {
   { "baseline", nil },
   { "cpu 10 ms", "cpu:interval=10,path=%s/cpu-%%p.bin" },
   { "cpu 1 ms", "cpu:interval=1,path=%s/cpu-%%p.bin" },
+  { "cpu 10 ms, clock=wall", "cpu:interval=10,clock=wall,path=%s/cpu-%%p.bin" },
+  { "cpu 1 ms, clock=wall", "cpu:interval=1,clock=wall,path=%s/cpu-%%p.bin" },
   { "mem sampled 512 KiB", "mem:sample=524288,path=%s/mem-%%p.bin" },
   { "mem every event", "mem:path=%s/mem-%%p.bin" },
 }

@@ -212,12 +212,13 @@ LUA
 # the VM's watcher thread has first looked at it (every thread of the
 # process starts a second late here). The command is acted on all the same.
 SKIP: {
-  skip 'LD_PRELOAD would reach qemu, not the emulated process', 3 if $ENV{LJPROF_CROSS};
+  skip 'LD_PRELOAD would reach qemu, not the emulated process', 4 if $ENV{LJPROF_CROSS};
   my $pid = run_single('ondemand', 'late', "$ENV{LJPROF_BUILD_DIR}/test/latethreads.so");
   wait_until('the control page', 30, sub { -e "/dev/shm/ljprof-$pid-1" });
-  my $r = record("--pid=$pid --duration=0.5 -o $dir/late");
+  my $r = record("--pid=$pid --duration=0.5 --clock=wall -o $dir/late");
   is($r->{rc}, 0, 'a late watcher: recorded') or diag $r->{err};
   ok(-s "$dir/late/cpu-$pid-1.bin", 'a late watcher: the command was acted on');
+  like(`ljprof report $dir/late/cpu-$pid-1.bin`, qr/clock: monotonic\b/, 'record --pid --clock=wall: a wall-clock stream');
   is(stop_single($pid), 0, 'a late watcher: it went on to its own end');
 }
 

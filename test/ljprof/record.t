@@ -115,8 +115,10 @@ usage_error(['--cpu', '--interval=0', '--', $alloc], qr/--interval wants a posit
 usage_error(['--cpu', '--interval=fast', '--', $alloc], qr/--interval wants a positive number/, 'interval not a number');
 usage_error(['--cpu', '--interval=1000001', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '1000001'/, 'interval above what sysprof takes');
 usage_error(['--cpu', '--interval=0.0009', '--', $alloc], qr/--interval takes 0\.001 to 1000000 milliseconds, not '0\.0009'/, 'interval below what sysprof takes');
-usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval and --no-jit-events are for --cpu/, 'interval without --cpu');
-usage_error(['--mem', '--no-jit-events', '--', $alloc], qr/--interval and --no-jit-events are for --cpu/, 'no-jit-events without --cpu');
+usage_error(['--mem', '--interval=1', '--', $alloc], qr/--interval, --clock and --no-jit-events are for --cpu/, 'interval without --cpu');
+usage_error(['--mem', '--no-jit-events', '--', $alloc], qr/--interval, --clock and --no-jit-events are for --cpu/, 'no-jit-events without --cpu');
+usage_error(['--mem', '--clock=wall', '--', $alloc], qr/--interval, --clock and --no-jit-events are for --cpu/, 'clock without --cpu');
+usage_error(['--cpu', '--clock=sun', '--', $alloc], qr/--clock takes cpu or wall, not 'sun'/, 'a bad clock');
 usage_error(['--mem', '--stack-budget=1048575', '--', $alloc], qr/--stack-budget wants a whole number of bytes from 1048576 \(2\^20\) to 1099511627776 \(2\^40\), not '1048575'/, 'stack budget below 2^20');
 usage_error(['--cpu', '--stack-budget=1048576', '--', $alloc], qr/--stack-budget is for --mem/, 'stack budget without --mem');
 usage_error(['--mem'], qr/no SCRIPT given/, 'no script');
@@ -131,7 +133,7 @@ like($r->{out}, qr/^Examples:\n  ljprof record --mem -- app\.lua$/m, 'record --h
 # The CPU profiler, when this build has it.
 SKIP: {
   my $has = `'$luajit' -e 'io.write(misc.sysprof and "yes" or "no")' 2>/dev/null`;
-  skip 'misc.sysprof is not in this build yet', 9 unless $has eq 'yes';
+  skip 'misc.sysprof is not in this build yet', 10 unless $has eq 'yes';
   my $busy = script('busy.lua', <<'LUA');
 local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
 local tap = require("tap")
@@ -151,6 +153,11 @@ LUA
   $r = ljprof('record', '--cpu=L', '--interval=0.5', '-o', "$dir/cpu-l.bin", '--format=json', '--', $busy);
   $doc = json_of($r);
   is_deeply([$doc && $doc->{mode}, $doc && $doc->{interval_ms}], ['L', 0.5], 'record --cpu=L --interval=0.5: mode and a fractional interval');
+
+  $r = ljprof('record', '--cpu', '--clock=wall', '--interval=1', '-o', "$dir/cpu-wall.bin", '--format=json', '--', $busy);
+  $doc = json_of($r);
+  is_deeply([$doc && $doc->{clock}, $doc && $doc->{samples} >= 300], ['monotonic', 1],
+            'record --cpu --clock=wall: a wall-clock stream, with its samples');
 
   my $exits = script('busy-exit.lua', "local t = os.clock()\nwhile os.clock() - t < 0.1 do end\nos.exit(4)\n");
   $r = ljprof('record', '--cpu', '-o', "$dir/cpu-exit.bin", '--format=json', '--', $exits);

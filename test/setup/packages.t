@@ -198,7 +198,6 @@ my @uses = (
   [test  => 'test/lib/LJProf/Nginx.pm', qr{/ngx_http_lua_module\.so}, '/usr/lib/nginx/modules/ngx_http_lua_module.so'],
   [bench => 'bench/reader/run.sh',     qr{/usr/bin/time -v},     '/usr/bin/time'],
   [bench => 'bench/traces.lua',        qr/valgrind --tool/,      command('valgrind')],
-  [bench => 'bench/vm.lua',            qr{"/usr/bin/luajit },    '/usr/bin/luajit'],
   [bench => 'bench/real.lua',          qr{"/luacheck/main\.lua"}, '/usr/share/lua/5.1/luacheck/main.lua'],
   [bench => 'bench/real.lua',          qr{"/pl/\*\.lua"},        '/usr/share/lua/5.1/pl/utils.lua'],
   [bench => 'bench/real.lua',          qr{"/markdown\.lua"},      '/usr/share/lua/5.1/markdown.lua'],
@@ -223,6 +222,24 @@ for (@uses) {
       or diag("scripts/deps $list{$need}"), next;
     my $pkg = check($need, "$file: $tool", $path) or next;
     $owners{$pkg}{$need} = 1;
+  }
+}
+
+# -- The sets together ------------------------------------------------------------
+
+# make test and make bench on one machine: installing every set at once
+# removes nothing (Debian's luajit did: its library conflicts with the
+# libluajit2 of nginx's Lua module, which apt then removed).
+{
+  # What is there, by name or as another's Provides (NodeSource's nodejs
+  # provides npm and conflicts with Debian's), is there already.
+  my @missing = grep { !$installed{$_} && !$providers{$_} }
+                map { s/:.*//r } map { @{ $pkgs{$_} } } qw(build test bench);
+  my $sim = @missing ? `apt-get -s -qq install --no-install-recommends @missing 2>&1` : '';
+  SKIP: {
+    skip "apt-get cannot simulate the install here: $sim", 1 if $? != 0;
+    unlike($sim, qr/^Remv /m, 'the build, test and bench sets install together: apt removes nothing')
+      or diag($sim);
   }
 }
 

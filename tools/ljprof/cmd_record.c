@@ -86,6 +86,11 @@ static void usage(FILE *out) {
           "                      the default), L (leaf) or D (VM states only)\n"
           "  --interval=MS       sampling interval in milliseconds, 0.001 to\n"
           "                      1000000, may be fractional (default: 10)\n"
+          "  --clock=cpu|wall    with --cpu: the interval in the VM thread's\n"
+          "                      CPU time (the default) or wall time, whose\n"
+          "                      ticks outside the VM are no samples: cheaper\n"
+          "                      for a server whose workers sleep and wake\n"
+          "                      all the time (docs/nginx.md)\n"
           "  --no-jit-events     with --cpu: leave the trace compiler's events\n"
           "                      out of the stream (report --jit then has\n"
           "                      time by kind only)\n"
@@ -121,6 +126,7 @@ enum {
   OPT_MEM = OPT_REPORT_LAST,
   OPT_CPU,
   OPT_INTERVAL,
+  OPT_CLOCK,
   OPT_REPORT_OUT,
   OPT_LUAJIT,
   OPT_PID,
@@ -139,6 +145,7 @@ static const struct option long_options[] = {
     {"mem", no_argument, NULL, OPT_MEM},
     {"cpu", optional_argument, NULL, OPT_CPU},
     {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"clock", required_argument, NULL, OPT_CLOCK},
     {"output", required_argument, NULL, 'o'},
     {"report-out", required_argument, NULL, OPT_REPORT_OUT},
     {"luajit", required_argument, NULL, OPT_LUAJIT},
@@ -164,6 +171,7 @@ struct args {
   enum profiler profiler;
   char mode;                /* --cpu: 'C', 'L' or 'D' */
   const char *interval;     /* --cpu: milliseconds, as given */
+  int wall;                 /* --cpu --clock=wall */
   const char *stream;       /* -o */
   const char *report_out;   /* --report-out */
   const char *luajit;       /* --luajit */
@@ -263,6 +271,11 @@ static int parse_own_option(int c, char **argv, void *ud) {
                               "milliseconds, not '%s'", optarg);
     a->interval = optarg;
     return -1;
+  case OPT_CLOCK:
+    if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "wall") != 0)
+      return usage_error(CMD, "--clock takes cpu or wall, not '%s'", optarg);
+    a->wall = optarg[0] == 'w';
+    return -1;
   case 'o':
     a->stream = optarg;
     return -1;
@@ -322,8 +335,9 @@ static int parse_own_option(int c, char **argv, void *ud) {
 /* Each profiler's options go with it (p: the profiler that runs). Returns
 ** -1, or EXIT_USAGE. */
 static int check_profiler_options(const struct args *a, enum profiler p) {
-  if ((a->interval || a->no_jit_events) && p != PROFILER_CPU)
-    return usage_error(CMD, "--interval and --no-jit-events are for --cpu");
+  if ((a->interval || a->wall || a->no_jit_events) && p != PROFILER_CPU)
+    return usage_error(CMD, "--interval, --clock and --no-jit-events are for "
+                            "--cpu");
   if ((a->stacks || a->native || a->sample) && p != PROFILER_MEM)
     return usage_error(CMD, "--stacks, --native and --sample are for --mem");
   if (a->budget && p != PROFILER_MEM)
@@ -393,6 +407,7 @@ static void demand_settings(const struct args *a, char *cpu, size_t cpusize,
       n += snprintf(cpu + n, cpusize - (size_t)n, "mode=%c,", a->mode);
     if (a->interval)
       n += snprintf(cpu + n, cpusize - (size_t)n, "interval=%s,", a->interval);
+    if (a->wall) n += snprintf(cpu + n, cpusize - (size_t)n, "clock=wall,");
     if (a->no_jit_events) n += snprintf(cpu + n, cpusize - (size_t)n, "jit=0,");
     if (n) cpu[n - 1] = '\0';
     req->opts[DEMAND_CPU] = cpu;
@@ -436,8 +451,9 @@ static void start_chunk(const struct args *a, char *buf, size_t size) {
   else
     snprintf(buf, size,
              "assert(misc.sysprof.start({mode=\"%c\", interval=%.17g, "
-             "%spath=os.getenv(\"" STREAM_ENV "\")}))",
+             "%s%spath=os.getenv(\"" STREAM_ENV "\")}))",
              a->mode, strtod(a->interval ? a->interval : "10", NULL),
+             a->wall ? "clock=\"wall\", " : "",
              a->no_jit_events ? "jit=false, " : "");
 }
 
