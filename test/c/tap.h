@@ -67,6 +67,21 @@ static inline long long tap_wait_until(const char *what, long long want,
   return got;
 }
 
+/* n tests not run, and why. */
+static inline void tap_skip(int n, const char *why)
+{
+  while (n-- > 0)
+    printf("ok %d # skip %s\n", ++tap_count, why);
+}
+
+/* Under qemu-user (LJPROF_CROSS set): it aborts a forked child of a
+** threaded process that starts a thread, as a followed profile does. */
+static inline int tap_emulated(void)
+{
+  const char *cross = getenv("LJPROF_CROSS");
+  return cross != NULL && *cross != '\0';
+}
+
 static int tap_done(void)
 {
   printf("1..%d\n", tap_count);

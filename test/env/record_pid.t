@@ -94,7 +94,7 @@ sub record {
   my $pid = start_server('armed', 'cpu:clock=wall,signal=SIGUSR2;mem:signal=SIGUSR2,path=mem-%p.bin',
                          args => ['dfl']);
   my $t0 = time;
-  my $r = record("--pid=$pid --duration=1 --cpu --format=json -o $dir/rec1");
+  my $r = record("--pid=$pid --duration=1 --cpu --clock=wall --format=json -o $dir/rec1");
   my $took = time - $t0;
   is($r->{rc}, 0, 'armed, --cpu: recorded') or diag $r->{err};
   my $doc = eval { JSON::PP->new->decode($r->{out}) };

@@ -105,6 +105,11 @@ sub start {
     $@ = 'no master named in the pid file';
     return undef;
   }
+  # The master writes its pid file before it forks its workers.
+  unless (wait_until('the workers', $WAIT, sub { $self->workers >= $o{workers} })) {
+    $@ = "fewer than $o{workers} workers";
+    return undef;
+  }
   return $self;
 }
 
