@@ -106,7 +106,7 @@ sub start {
     return undef;
   }
   # The master writes its pid file before it forks its workers.
-  unless (wait_until('the workers', $WAIT, sub { $self->workers >= $o{workers} })) {
+  unless (wait_until('the workers', $WAIT, sub { my @w = $self->workers; @w >= $o{workers} })) {
     $@ = "fewer than $o{workers} workers";
     return undef;
   }
