@@ -19,6 +19,7 @@
 #include "lj_heapsnap.h"
 #include "lj_prof.h"
 #include "lj_profstream.h"
+#include "lj_label.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
 
@@ -442,6 +443,74 @@ static int misc_perfmap(lua_State *L)
   return prof_result(L, luaM_perfmap(L, lua_toboolean(L, 1)), NULL);
 }
 
+/* -- misc.label ----------------------------------------------------------- */
+
+/* misc.label() or misc.label(nil): a new table of the labels in force. */
+static int misc_labelget(lua_State *L)
+{
+  lj_label_totable(L, L);
+  return 1;
+}
+
+/* The set at 1 becomes the running coroutine's: returns the one replaced;
+** or, for a set that breaks a rule, nil and the rule, for the wrapper to
+** raise at its caller. The VM's table of sets is upvalue 1. */
+static int misc_labelswap(lua_State *L)
+{
+  GCtab *st = (GCtab *)lua_topointer(L, lua_upvalueindex(1));
+  if (lj_label_toset(L, 1, st) != NULL) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lj_label_swap(L, L, st);
+  return 1;
+}
+
+/* misc.label itself is Lua: fn runs in a Lua frame, so it may yield, and
+** the set is restored when it returns or fails; the error is raised again
+** as it was (its value), so a traceback shows it raised here. The C calls
+** are in functions of fixed arguments: a trace the JIT stitches after one
+** goes on there (a stitched trace cannot start where varargs are read). */
+static const char misc_label_lua[] =
+  "local swap, get, pcall, error = ...\n"
+  "local function enter(set)\n"
+  "  local prev, bad = swap(set)\n"
+  "  if prev == nil then error(bad, 3) end\n"  /* At misc.label's caller. */
+  "  return prev\n"
+  "end\n"
+  "local function leave(prev)\n"
+  "  swap(prev)\n"
+  "end\n"
+  "local function back(prev, ok, ...)\n"
+  "  leave(prev)\n"
+  "  if ok then return ... end\n"
+  "  error((...), 0)\n"
+  "end\n"
+  "return function(set, fn, ...)\n"
+  "  if fn == nil then\n"
+  "    if set == nil then return get() end\n"
+  "    return (enter(set))\n"  /* Not a tail call: the caller is level 3. */
+  "  end\n"
+  "  return back(enter(set), pcall(fn, ...))\n"
+  "end\n";
+
+/* misc.label, set in the table at the top of the stack. */
+static void misc_label_open(lua_State *L)
+{
+  lj_label_state(L);
+  if (luaL_loadbuffer(L, misc_label_lua, sizeof(misc_label_lua) - 1,
+		      "=misc.label") != 0)
+    lua_error(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "ljprof.labels");
+  lua_pushcclosure(L, misc_labelswap, 1);
+  lua_pushcfunction(L, misc_labelget);
+  lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
+  lua_getfield(L, LUA_GLOBALSINDEX, "error");
+  lua_call(L, 4, 1);
+  lua_setfield(L, -2, "label");
+}
+
 /* -- Library registration ------------------------------------------------ */
 
 static const luaL_Reg misc_lib[] = {
@@ -454,6 +523,7 @@ static const luaL_Reg misc_lib[] = {
 LUALIB_API int luaopen_misc(lua_State *L)
 {
   luaL_register(L, LUAM_MISCLIBNAME, misc_lib);
+  misc_label_open(L);
   lua_newtable(L);
   luaL_register(L, NULL, memprof_lib);
   lua_pushboolean(L, LJ_HASMEMPROF);
