@@ -457,7 +457,7 @@ static int misc_labelget(lua_State *L)
 ** raise at its caller. The VM's table of sets is upvalue 1. */
 static int misc_labelswap(lua_State *L)
 {
-  GCtab *st = (GCtab *)lua_topointer(L, lua_upvalueindex(1));
+  GCtab *st = tabV(&curr_func(L)->c.upvalue[0]);
   if (lj_label_toset(L, 1, st) != NULL) {
     lua_pushnil(L);
     lua_insert(L, -2);
@@ -469,9 +469,10 @@ static int misc_labelswap(lua_State *L)
 
 /* misc.label itself is Lua: fn runs in a Lua frame, so it may yield, and
 ** the set is restored when it returns or fails; the error is raised again
-** as it was (its value), so a traceback shows it raised here. The C calls
-** are in functions of fixed arguments: a trace the JIT stitches after one
-** goes on there (a stitched trace cannot start where varargs are read). */
+** as it was (its value), so a traceback shows it raised here. The call
+** form's C calls are in functions of fixed arguments: a trace the JIT
+** stitches after one goes on there, and a stitched trace cannot read the
+** varargs of the frame below it. */
 static const char misc_label_lua[] =
   "local swap, get, pcall, error = ...\n"
   "local function enter(set)\n"
@@ -490,7 +491,9 @@ static const char misc_label_lua[] =
   "return function(set, fn, ...)\n"
   "  if fn == nil then\n"
   "    if set == nil then return get() end\n"
-  "    return (enter(set))\n"  /* Not a tail call: the caller is level 3. */
+  "    local prev, bad = swap(set)\n"
+  "    if prev == nil then error(bad, 2) end\n"
+  "    return prev\n"
   "  end\n"
   "  return back(enter(set), pcall(fn, ...))\n"
   "end\n";
