@@ -469,19 +469,39 @@ static int misc_labelswap(lua_State *L)
 
 /* misc.label itself is Lua: fn runs in a Lua frame, so it may yield, and
 ** the set is restored when it returns or fails; the error is raised again
-** as it was (its value), so a traceback shows it raised here. The call
-** form's C calls are in functions of fixed arguments: a trace the JIT
-** stitches after one goes on there, and a stitched trace cannot read the
-** varargs of the frame below it. */
+** as it was (its value), so a traceback shows it raised here.
+**
+** A switch to a set object goes through the FFI where there is one and
+** the JIT is on, as misc.label is first called (the ffi module is not
+** there yet when misc opens): the JIT compiles that call into the trace
+** (about 40 instructions), where a call of a C function of Lua's ends the
+** trace and stitches another after it (about 400), but the interpreter
+** makes an FFI call at about three times the cost of swap's. The id the
+** switch returns finds the set replaced. Other switches (a table, no FFI,
+** no JIT) call swap; the call form's are in functions of fixed arguments,
+** for a stitched trace cannot read the varargs of the frame below it. */
 static const char misc_label_lua[] =
-  "local swap, get, pcall, error = ...\n"
+  "local swap, get, pcall, error, require, fptr, byid, sets = ...\n"
+  "local fswap, bound\n"  /* Not fswap == nil: cdata's __eq would run. */
+  "local function bind()\n"
+  "  bound = true\n"
+  "  local okj, jit = pcall(require, 'jit')\n"
+  "  local ok, ffi = pcall(require, 'ffi')\n"
+  "  ok = ok and okj and type(jit) == 'table' and jit.status() and\n"
+  "       type(ffi) == 'table'\n"
+  "  if ok then\n"
+  "    ok, fswap = pcall(ffi.cast, 'uint32_t (*)(void *)', fptr)\n"
+  "  end\n"
+  "  if not ok then fswap = false end\n"
+  "end\n"
   "local function enter(set)\n"
+  "  if fswap and sets[set] then return byid[fswap(set)] end\n"
   "  local prev, bad = swap(set)\n"
   "  if prev == nil then error(bad, 3) end\n"  /* At misc.label's caller. */
   "  return prev\n"
   "end\n"
   "local function leave(prev)\n"
-  "  swap(prev)\n"
+  "  if fswap then fswap(prev) else swap(prev) end\n"
   "end\n"
   "local function back(prev, ok, ...)\n"
   "  leave(prev)\n"
@@ -489,7 +509,9 @@ static const char misc_label_lua[] =
   "  error((...), 0)\n"
   "end\n"
   "return function(set, fn, ...)\n"
+  "  if not bound then bind() end\n"
   "  if fn == nil then\n"
+  "    if fswap and sets[set] then return byid[fswap(set)] end\n"
   "    if set == nil then return get() end\n"
   "    local prev, bad = swap(set)\n"
   "    if prev == nil then error(bad, 2) end\n"
@@ -510,7 +532,13 @@ static void misc_label_open(lua_State *L)
   lua_pushcfunction(L, misc_labelget);
   lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
   lua_getfield(L, LUA_GLOBALSINDEX, "error");
-  lua_call(L, 4, 1);
+  lua_getfield(L, LUA_GLOBALSINDEX, "require");
+  lua_pushlightuserdata(L, (void *)(uintptr_t)lj_label_ffiswap);
+  lua_getfield(L, LUA_REGISTRYINDEX, "ljprof.labels");
+  lua_rawgeti(L, -1, LJ_LABEL_BYID);
+  lua_rawgeti(L, -2, LJ_LABEL_SETS);
+  lua_remove(L, -3);
+  lua_call(L, 8, 1);
   lua_setfield(L, -2, "label");
 }
 

@@ -5,8 +5,11 @@
 ** The VM's sets hang off one table, the registry's "ljprof.labels", which
 ** is also every set's metatable: its methods, and at [1] the weak table
 ** that interns sets by their encoding, at [2] the empty set, at [3] the
-** next id. Weak, so that a set nothing holds any more is collected: a
-** request id used as a label costs memory only while requests hold it.
+** next id, at [4] the sets by id and at [5] the sets as keys (for
+** misc.label's compiled switch, lib_misc.c), at [6] the set the last
+** such switch replaced. Weak, so that a set nothing
+** holds any more is collected: a request id used as a label costs memory
+** only while requests hold it.
 */
 
 #define lj_label_c
@@ -18,6 +21,7 @@
 #include "lauxlib.h"
 
 #include "lj_obj.h"
+#include "lj_gc.h"
 #include "lj_tab.h"
 #include "lj_state.h"
 #include "lj_label.h"
@@ -25,7 +29,11 @@
 #define LABEL_REGKEY	"ljprof.labels"
 
 /* The slots of the VM's table of sets. */
-enum { LABEL_INTERN = 1, LABEL_EMPTY, LABEL_NEXTID };
+enum {
+  LABEL_INTERN = 1, LABEL_EMPTY, LABEL_NEXTID,
+  LABEL_BYID = LJ_LABEL_BYID, LABEL_SETS = LJ_LABEL_SETS, LABEL_LAST,
+  LABEL_SLOTS
+};
 
 /* -- Encoding ------------------------------------------------------------ */
 
@@ -177,6 +185,8 @@ static void label_new(lua_State *L, GCtab *st, int kidx, const uint8_t *enc,
   lua_rawseti(L, -3, LABEL_NEXTID);
   lua_pop(L, 1);
   ls = (LabelSet *)lua_newuserdata(L, offsetof(LabelSet, enc) + len);
+  ls->g = G(L);
+  ls->st = st;
   ls->id = (uint32_t)id;
   ls->n = (uint16_t)n;
   ls->len = (uint16_t)len;
@@ -187,7 +197,25 @@ static void label_new(lua_State *L, GCtab *st, int kidx, const uint8_t *enc,
   lua_pushvalue(L, kidx);
   lua_pushvalue(L, -3);
   lua_rawset(L, -3);
-  lua_pop(L, 1);
+  lua_rawgeti(L, -3, LABEL_BYID);
+  lua_pushvalue(L, -3);
+  lua_rawseti(L, -2, (int)id);
+  lua_rawgeti(L, -4, LABEL_SETS);
+  lua_pushvalue(L, -4);
+  lua_pushnumber(L, id);
+  lua_rawset(L, -3);
+  lua_pop(L, 3);
+  lua_replace(L, -2);
+}
+
+/* A new weak table, its mode at the top of the stack, pushed. */
+static void label_weak(lua_State *L)
+{
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
   lua_replace(L, -2);
 }
 
@@ -237,22 +265,25 @@ GCtab *lj_label_state(lua_State *L)
   lua_getfield(L, LUA_REGISTRYINDEX, LABEL_REGKEY);
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
-    lua_createtable(L, 3, 4);
+    lua_createtable(L, LABEL_SLOTS, 4);  /* [LABEL_LAST] in its array. */
     luaL_register(L, NULL, methods);
     lua_pushliteral(L, "label set");
     lua_setfield(L, -2, "__metatable");
     lua_pushnumber(L, 1);
     lua_rawseti(L, -2, LABEL_NEXTID);
-    lua_createtable(L, 0, 0);  /* Interned sets, by their encoding. */
-    lua_createtable(L, 0, 1);
     lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
+    label_weak(L);  /* Interned sets, by their encoding. */
     lua_rawseti(L, -2, LABEL_INTERN);
+    lua_pushliteral(L, "v");
+    label_weak(L);
+    lua_rawseti(L, -2, LABEL_BYID);
+    lua_pushliteral(L, "k");
+    label_weak(L);
+    lua_rawseti(L, -2, LABEL_SETS);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, LABEL_REGKEY);
     st = tabV(L->top-1);
-    /* The empty set: id 1, held by the table so that none costs nothing. */
+    /* The empty set, LJ_LABEL_EMPTYID, held here for good. */
     lua_pushlstring(L, "", 1);
     label_new(L, st, lua_gettop(L), (const uint8_t *)"", 1, 0);
     lua_rawseti(L, -3, LABEL_EMPTY);
@@ -315,6 +346,23 @@ void lj_label_swap(lua_State *L, lua_State *co, GCtab *st)
     setudataV(L, L->top-1, gco2ud(prev));
   else
     copyTV(L, L->top-1, lj_tab_getint(st, LABEL_EMPTY));
+}
+
+uint32_t lj_label_ffiswap(LabelSet *ls)
+{
+  lua_State *L = gco2th(gcref(ls->g->cur_L));
+  GCobj *prev = gcref(L->labels);
+  if (prev != NULL) {  /* Held until misc.label has it. */
+    setudataV(L, arrayslot(ls->st, LABEL_LAST), gco2ud(prev));
+    lj_gc_anybarriert(L, ls->st);
+  }
+  /* NOBARRIER: threads are never black. */
+  if (ls->n != 0)
+    setgcref(L->labels, obj2gco((GCudata *)ls - 1));
+  else
+    setgcrefnull(L->labels);
+  return prev != NULL ? ((LabelSet *)uddata(gco2ud(prev)))->id :
+			LJ_LABEL_EMPTYID;
 }
 
 void lj_label_totable(lua_State *L, lua_State *co)

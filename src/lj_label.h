@@ -20,6 +20,8 @@
 ** the number of labels, then each key and its value sorted by the key's
 ** bytes, each string as its length (ULEB128) and its bytes. */
 typedef struct LabelSet {
+  global_State *g;	/* Its VM, and its VM's table of sets: the FFI's */
+  GCtab *st;		/* switch has no other way there. */
   uint32_t id;		/* Unique among the VM's sets, never reused. */
   uint16_t n;		/* Labels: 0 for the empty set (none). */
   uint16_t len;		/* Bytes of enc[]. */
@@ -68,5 +70,21 @@ LJ_FUNC void lj_label_swap(lua_State *L, lua_State *co, GCtab *st);
 
 /* A new table of co's labels, pushed on L's stack. */
 LJ_FUNC void lj_label_totable(lua_State *L, lua_State *co);
+
+/* The id of the empty set, the first one made. */
+#define LJ_LABEL_EMPTYID	1
+
+/* Slots of the VM's table of sets (lj_label.c): the sets by id, and the
+** sets as keys, for misc.label's compiled switch. */
+#define LJ_LABEL_BYID		4
+#define LJ_LABEL_SETS		5
+
+/* The switch compiled code makes: misc.label calls it through the FFI,
+** with the payload of a set object it has checked is one. The set
+** becomes the running coroutine's; returns the id of the one replaced,
+** for misc.label to find it by. The VM's table of sets holds that one
+** until the next such switch: a hook that runs between the two (the
+** interpreter's; a profiler's callback) may run the GC. */
+LJ_FUNC uint32_t lj_label_ffiswap(LabelSet *ls);
 
 #endif

@@ -232,12 +232,31 @@ do -- sets are collected when nothing holds them; a coroutine holds its own
         "and goes with the coroutine")
 end
 
-do -- a switch in a compiled loop: correct sets, no trace aborted
-  local util = require("jit.util")
+-- Traces since the last jit.flush(), by how they end.
+local function links()
+  local util, n = require("jit.util"), {}
+  for tr = 1, 1000 do
+    local info = util.traceinfo(tr)
+    if info then n[info.linktype] = (n[info.linktype] or 0) + 1 end
+  end
+  return n
+end
+
+do -- switches in compiled loops: right sets; what the JIT makes of them
   jit.flush()
-  local a = label({ route = "/a" })
-  local sa = label(a)  -- sa: the set {route=/a}; a: none.
+  local sa = label(label({ route = "/a" }))  -- The set object {route=/a}.
   local aborts0 = misc.getmetrics().jit_trace_abort
+  for i = 1, 2000 do
+    local p = label(sa)
+    label(p)
+  end
+  local l, aborts = links(), misc.getmetrics().jit_trace_abort - aborts0
+  t.is(now(), "", "switches to set objects in a loop: the set is right after it")
+  t.ok(l.loop and not l.stitch, "the loop compiles whole, the switches in it (FFI)")
+  t.is(aborts, 0, "no trace aborted")
+
+  jit.flush()
+  aborts0 = misc.getmetrics().jit_trace_abort
   local wrong = 0
   for i = 1, 2000 do
     local p = label(sa)
@@ -249,25 +268,49 @@ do -- a switch in a compiled loop: correct sets, no trace aborted
       label(p)
     end
   end
-  t.is(wrong, 0, "every switch in the loop took effect")
+  l, aborts = links(), misc.getmetrics().jit_trace_abort - aborts0
+  t.is(wrong, 0, "every switch took effect, with tables and reads among them")
   t.is(now(), "", "and the set is right after it")
-  t.is(misc.getmetrics().jit_trace_abort - aborts0, 0, "no trace aborted")
-  local stitched = 0
-  for tr = 1, 100 do
-    local info = util.traceinfo(tr)
-    if info and info.linktype == "stitch" then stitched = stitched + 1 end
-  end
-  t.cmp(stitched, ">=", 1, "the loop's trace is stitched around misc.label's C call")
-  local r, set = 0, { route = "/c" }
-  local function fn(x) return label().route .. x end
-  for i = 1, 300 do r = r + #label(set, fn, "!") end
-  t.is(r, 300 * 3, "the call form in a compiled loop")
-  -- Its stitched trace goes on into the wrapper, whose varargs a stitched
-  -- trace cannot read (NYI), and fn's own trace returns to pcall's frame:
-  -- both abort, and the interpreter runs the call form. Said, not assumed.
-  t.diag("call form: " .. misc.getmetrics().jit_trace_abort - aborts0 ..
-         " trace aborts in 300 calls")
+  t.cmp(l.stitch or 0, ">=", 1,
+        "a table's switch and a read are C calls: the trace stitches around them")
+  t.is(aborts, 0, "no trace aborted")
+
+  jit.flush()
+  local r, set = 0, label(label({ route = "/c" }))
+  local function fn(x) return x + 1 end
+  aborts0 = misc.getmetrics().jit_trace_abort
+  for i = 1, 300 do r = r + label(set, fn, i) end
+  local aborts, l = misc.getmetrics().jit_trace_abort - aborts0, links()
+  t.is(r, 300 * 301 / 2 + 300, "the call form in a compiled loop")
+  t.is(now(), "", "restores each time")
+  t.ok(l.loop and not l.stitch, "compiles whole with a set object: pcall and fn inlined")
+  t.is(aborts, 0, "no trace aborted")
   label({})
+end
+
+do -- the interpreter's switch (JIT off: no FFI), in a VM of its own
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write([[
+    local label = misc.label
+    local sa = label(label({ route = "/a" }))
+    local ok = 0
+    for i = 1, 100 do
+      local p = label(sa)
+      if label().route == "/a" then ok = ok + 1 end
+      label(p)
+      if next(label()) == nil then ok = ok + 1 end
+      if label(sa, function() return label().route end) == "/a" then ok = ok + 1 end
+    end
+    io.write(ok)
+  ]])
+  f:close()
+  local lj = arg[-1] or "luajit"
+  local p = io.popen(lj .. " -joff " .. script)
+  local out = p:read("*a")
+  p:close()
+  os.remove(script)
+  t.is(out, "300", "switches to set objects, reads and the call form, JIT off")
 end
 
 t.done()
