@@ -527,14 +527,14 @@ static void misc_label_open(lua_State *L)
   if (luaL_loadbuffer(L, misc_label_lua, sizeof(misc_label_lua) - 1,
 		      "=misc.label") != 0)
     lua_error(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, "ljprof.labels");
+  lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
   lua_pushcclosure(L, misc_labelswap, 1);
   lua_pushcfunction(L, misc_labelget);
   lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
   lua_getfield(L, LUA_GLOBALSINDEX, "error");
   lua_getfield(L, LUA_GLOBALSINDEX, "require");
   lua_pushlightuserdata(L, (void *)(uintptr_t)lj_label_ffiswap);
-  lua_getfield(L, LUA_REGISTRYINDEX, "ljprof.labels");
+  lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
   lua_rawgeti(L, -1, LJ_LABEL_BYID);
   lua_rawgeti(L, -2, LJ_LABEL_SETS);
   lua_remove(L, -3);

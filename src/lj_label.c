@@ -2,14 +2,13 @@
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Labels: the sets coroutines carry, their rules, and their C API.
 **
-** The VM's sets hang off one table, the registry's "ljprof.labels", which
+** The VM's sets hang off one table, the registry's LJ_LABEL_REGKEY, which
 ** is also every set's metatable: its methods, and at [1] the weak table
 ** that interns sets by their encoding, at [2] the empty set, at [3] the
-** next id, at [4] the sets by id and at [5] the sets as keys (for
-** misc.label's compiled switch, lib_misc.c), at [6] the set the last
-** such switch replaced. Weak, so that a set nothing
-** holds any more is collected: a request id used as a label costs memory
-** only while requests hold it.
+** next id, at [4] and [5] the sets by id and as keys (for misc.label's
+** compiled switch, lib_misc.c), at [6] the set that switch replaced last.
+** Weak, so that a set nothing holds any more is collected: a request id
+** used as a label costs memory only while requests hold it.
 */
 
 #define lj_label_c
@@ -25,8 +24,6 @@
 #include "lj_tab.h"
 #include "lj_state.h"
 #include "lj_label.h"
-
-#define LABEL_REGKEY	"ljprof.labels"
 
 /* The slots of the VM's table of sets. */
 enum {
@@ -262,7 +259,7 @@ GCtab *lj_label_state(lua_State *L)
     { NULL, NULL }
   };
   GCtab *st;
-  lua_getfield(L, LUA_REGISTRYINDEX, LABEL_REGKEY);
+  lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
     lua_createtable(L, LABEL_SLOTS, 4);  /* [LABEL_LAST] in its array. */
@@ -281,7 +278,7 @@ GCtab *lj_label_state(lua_State *L)
     label_weak(L);
     lua_rawseti(L, -2, LABEL_SETS);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, LABEL_REGKEY);
+    lua_setfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
     st = tabV(L->top-1);
     /* The empty set, LJ_LABEL_EMPTYID, held here for good. */
     lua_pushlstring(L, "", 1);

@@ -71,6 +71,9 @@ LJ_FUNC void lj_label_swap(lua_State *L, lua_State *co, GCtab *st);
 /* A new table of co's labels, pushed on L's stack. */
 LJ_FUNC void lj_label_totable(lua_State *L, lua_State *co);
 
+/* The registry's key of the VM's table of sets (lj_label.c). */
+#define LJ_LABEL_REGKEY		"ljprof.labels"
+
 /* The id of the empty set, the first one made. */
 #define LJ_LABEL_EMPTYID	1
 
