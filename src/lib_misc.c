@@ -520,9 +520,13 @@ static const char misc_label_lua[] =
   "  return back(enter(set), pcall(fn, ...))\n"
   "end\n";
 
-/* misc.label, set in the table at the top of the stack. */
-static void misc_label_open(lua_State *L)
+/* misc.label is compiled when first read, by misc's __index, not as misc
+** opens: its parse would be a fifth of a VM's start. Upvalues: pcall,
+** error and require as misc opened. */
+static int misc_lazy(lua_State *L)
 {
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "label"))
+    return 0;
   lj_label_state(L);
   if (luaL_loadbuffer(L, misc_label_lua, sizeof(misc_label_lua) - 1,
 		      "=misc.label") != 0)
@@ -530,16 +534,31 @@ static void misc_label_open(lua_State *L)
   lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
   lua_pushcclosure(L, misc_labelswap, 1);
   lua_pushcfunction(L, misc_labelget);
-  lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
-  lua_getfield(L, LUA_GLOBALSINDEX, "error");
-  lua_getfield(L, LUA_GLOBALSINDEX, "require");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, lua_upvalueindex(3));
   lua_pushlightuserdata(L, (void *)(uintptr_t)lj_label_ffiswap);
   lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
   lua_rawgeti(L, -1, LJ_LABEL_BYID);
   lua_rawgeti(L, -2, LJ_LABEL_SETS);
   lua_remove(L, -3);
   lua_call(L, 8, 1);
-  lua_setfield(L, -2, "label");
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+/* misc's metatable, set on the table at the top of the stack. */
+static void misc_label_open(lua_State *L)
+{
+  lua_createtable(L, 0, 1);
+  lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
+  lua_getfield(L, LUA_GLOBALSINDEX, "error");
+  lua_getfield(L, LUA_GLOBALSINDEX, "require");
+  lua_pushcclosure(L, misc_lazy, 3);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
 }
 
 /* -- Library registration ------------------------------------------------ */
