@@ -5,7 +5,10 @@
 -- rules and their bounds; sets interned and collected; a switch in a
 -- compiled loop.
 local t = require("tap")
+t.is(rawget(misc, "label"), nil, "misc.label is not compiled before it is read")
 local label = misc.label
+t.is(type(label), "function", "then it is a function")
+t.is(rawget(misc, "label"), label, "misc's own field from then on")
 
 -- The labels in force, as "k=v,k=v" sorted: what the tests compare.
 local function now()
