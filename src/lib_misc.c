@@ -19,6 +19,7 @@
 #include "lj_heapsnap.h"
 #include "lj_prof.h"
 #include "lj_profstream.h"
+#include "lj_label.h"
 
 /* -- misc.getmetrics() --------------------------------------------------- */
 
@@ -461,6 +462,124 @@ static int misc_perfmap(lua_State *L)
   return prof_result(L, luaM_perfmap(L, lua_toboolean(L, 1)), NULL);
 }
 
+/* -- misc.label ----------------------------------------------------------- */
+
+/* misc.label() or misc.label(nil): a new table of the labels in force. */
+static int misc_labelget(lua_State *L)
+{
+  lj_label_totable(L, L);
+  return 1;
+}
+
+/* The set at 1 becomes the running coroutine's: returns the one replaced;
+** or, for a set that breaks a rule, nil and the rule, for the wrapper to
+** raise at its caller. The VM's table of sets is upvalue 1. */
+static int misc_labelswap(lua_State *L)
+{
+  GCtab *st = tabV(&curr_func(L)->c.upvalue[0]);
+  if (lj_label_toset(L, 1, st) != NULL) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lj_label_swap(L, L, st);
+  return 1;
+}
+
+/* misc.label itself is Lua: fn runs in a Lua frame, so it may yield, and
+** the set is restored when it returns or fails; the error is raised again
+** as it was (its value), so a traceback shows it raised here.
+**
+** A switch to a set object goes through the FFI where there is one and
+** the JIT is on, as misc.label is first called (the ffi module is not
+** there yet when misc opens): the JIT compiles that call into the trace
+** (about 40 instructions), where a call of a C function of Lua's ends the
+** trace and stitches another after it (about 400), but the interpreter
+** makes an FFI call at about three times the cost of swap's. The id the
+** switch returns finds the set replaced. Other switches (a table, no FFI,
+** no JIT) call swap; the call form's are in functions of fixed arguments,
+** for a stitched trace cannot read the varargs of the frame below it. */
+static const char misc_label_lua[] =
+  "local swap, get, pcall, error, require, fptr, byid, sets = ...\n"
+  "local fswap, bound\n"  /* Not fswap == nil: cdata's __eq would run. */
+  "local function bind()\n"
+  "  bound = true\n"
+  "  local okj, jit = pcall(require, 'jit')\n"
+  "  local ok, ffi = pcall(require, 'ffi')\n"
+  "  ok = ok and okj and type(jit) == 'table' and jit.status() and\n"
+  "       type(ffi) == 'table'\n"
+  "  if ok then\n"
+  "    ok, fswap = pcall(ffi.cast, 'uint32_t (*)(void *)', fptr)\n"
+  "  end\n"
+  "  if not ok then fswap = false end\n"
+  "end\n"
+  "local function enter(set)\n"
+  "  if fswap and sets[set] then return byid[fswap(set)] end\n"
+  "  local prev, bad = swap(set)\n"
+  "  if prev == nil then error(bad, 3) end\n"  /* At misc.label's caller. */
+  "  return prev\n"
+  "end\n"
+  "local function leave(prev)\n"
+  "  if fswap then fswap(prev) else swap(prev) end\n"
+  "end\n"
+  "local function back(prev, ok, ...)\n"
+  "  leave(prev)\n"
+  "  if ok then return ... end\n"
+  "  error((...), 0)\n"
+  "end\n"
+  "return function(set, fn, ...)\n"
+  "  if not bound then bind() end\n"
+  "  if fn == nil then\n"
+  "    if fswap and sets[set] then return byid[fswap(set)] end\n"
+  "    if set == nil then return get() end\n"
+  "    local prev, bad = swap(set)\n"
+  "    if prev == nil then error(bad, 2) end\n"
+  "    return prev\n"
+  "  end\n"
+  "  return back(enter(set), pcall(fn, ...))\n"
+  "end\n";
+
+/* misc.label is compiled when first read, by misc's __index, not as misc
+** opens: its parse would be a fifth of a VM's start. Upvalues: pcall,
+** error and require as misc opened. */
+static int misc_lazy(lua_State *L)
+{
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "label"))
+    return 0;
+  lj_label_state(L);
+  if (luaL_loadbuffer(L, misc_label_lua, sizeof(misc_label_lua) - 1,
+		      "=misc.label") != 0)
+    lua_error(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
+  lua_pushcclosure(L, misc_labelswap, 1);
+  lua_pushcfunction(L, misc_labelget);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, lua_upvalueindex(3));
+  lua_pushlightuserdata(L, (void *)(uintptr_t)lj_label_ffiswap);
+  lua_getfield(L, LUA_REGISTRYINDEX, LJ_LABEL_REGKEY);
+  lua_rawgeti(L, -1, LJ_LABEL_BYID);
+  lua_rawgeti(L, -2, LJ_LABEL_SETS);
+  lua_remove(L, -3);
+  lua_call(L, 8, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 1);
+  return 1;
+}
+
+/* misc's metatable, set on the table at the top of the stack. */
+static void misc_label_open(lua_State *L)
+{
+  lua_createtable(L, 0, 1);
+  lua_getfield(L, LUA_GLOBALSINDEX, "pcall");
+  lua_getfield(L, LUA_GLOBALSINDEX, "error");
+  lua_getfield(L, LUA_GLOBALSINDEX, "require");
+  lua_pushcclosure(L, misc_lazy, 3);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
 /* -- Library registration ------------------------------------------------ */
 
 static const luaL_Reg misc_lib[] = {
@@ -473,6 +592,7 @@ static const luaL_Reg misc_lib[] = {
 LUALIB_API int luaopen_misc(lua_State *L)
 {
   luaL_register(L, LUAM_MISCLIBNAME, misc_lib);
+  misc_label_open(L);
   lua_newtable(L);
   luaL_register(L, NULL, memprof_lib);
   lua_pushboolean(L, LJ_HASMEMPROF);

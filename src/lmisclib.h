@@ -313,6 +313,39 @@ LUA_API int luaM_perfmap(lua_State *L, int on);
 */
 LUA_API int luaM_heapsnapshot(lua_State *L, const char *path);
 
+/* -- Labels -------------------------------------------------------------- */
+
+/*
+** A coroutine carries a set of labels (string keys and values, such as a
+** route or a tenant) for the profiles to charge its work to. A coroutine
+** made while a call into the VM is under way (coroutine.create and wrap, a
+** C function that calls lua_newthread) starts with the set of the
+** coroutine running; one a host makes outside any call, with none.
+**
+** A set is made from a table of labels. Its keys are non-empty strings of
+** at most LUAM_LABEL_MAXKEY bytes, its values strings of at most
+** LUAM_LABEL_MAXVALUE bytes (any bytes, no conversion from numbers), at
+** most LUAM_LABEL_MAXN of them; {} is no labels. Sets are interned and
+** immutable: the same labels are the same set object, a userdata that
+** misc.label and luaM_label_set return and take back at the cost of a
+** pointer's store. A set nothing holds is collected.
+*/
+#define LUAM_LABEL_MAXN		16
+#define LUAM_LABEL_MAXKEY	64
+#define LUAM_LABEL_MAXVALUE	255
+
+/*
+** The set at idx of L's stack (a table of labels, or a set object) becomes
+** the set of coroutine L. PROFILE_SUCCESS, with the set it replaces pushed
+** (the empty set for none); PROFILE_ERRUSE, with the rule the table breaks
+** pushed as a message, L's set unchanged. Like lua_newtable, it raises an
+** error when memory runs out.
+*/
+LUA_API int luaM_label_set(lua_State *L, int idx);
+
+/* Push a new table of the labels of coroutine L ({} for none). */
+LUA_API void luaM_label_get(lua_State *L);
+
 /* -- The misc library ---------------------------------------------------- */
 
 #define LUAM_MISCLIBNAME "misc"

@@ -6,6 +6,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
+#include "lmisclib.h"
 
 /* cmod.alloc(n): n userdata of 100 bytes, in a table. */
 int cmod_alloc(lua_State *L)
@@ -65,12 +66,23 @@ int cmod_spin(lua_State *L)
   return 1;
 }
 
+/* cmod.newthread(): the labels of a thread lua_newthread makes in a C
+** function called from Lua (as ngx.thread.spawn does), as a table. */
+int cmod_newthread(lua_State *L)
+{
+  lua_State *co = lua_newthread(L);
+  luaM_label_get(co);
+  lua_xmove(co, L, 1);
+  return 1;
+}
+
 static const luaL_Reg cmod_funcs[] = {
   { "alloc", cmod_alloc },
   { "call", cmod_call },
   { "after", cmod_after },
   { "grow", cmod_grow },
   { "spin", cmod_spin },
+  { "newthread", cmod_newthread },
   { NULL, NULL }
 };
 
