@@ -201,16 +201,20 @@ static const char *memprof_bytes(lua_State *L, int idx, uint64_t *bytes,
   return NULL;
 }
 
-/* follow = BOOL: forked children profile themselves into path.PID. */
-static const char *prof_follow(lua_State *L, int idx, const char *path,
-			       const char **follow)
+/* path = PATH at idx, and follow = BOOL on top (popped): forked children
+** profile themselves into PATH.PID. NULL or an error message. */
+static const char *prof_path(lua_State *L, int idx, const char **path,
+			     const char **follow)
 {
   int on = 0;
-  if (!prof_bool(L, idx, &on))
+  if (!lua_isnil(L, idx) && (*path = lua_tostring(L, idx)) == NULL)
+    return "path must be a string";
+  if (!prof_bool(L, -1, &on))
     return "follow must be a boolean";
-  if (on && strlen(path) >= LJ_PROF_FOLLOWMAX)
+  if (on && strlen(*path) >= LJ_PROF_FOLLOWMAX)
     return "path too long to follow forks";
-  *follow = on ? path : NULL;
+  *follow = on ? *path : NULL;
+  lua_pop(L, 1);
   return NULL;
 }
 
@@ -245,11 +249,8 @@ static const char *memprof_options(lua_State *L, const char **path,
   lua_getfield(L, 1, "native");
   lua_getfield(L, 1, "stack_budget");
   lua_getfield(L, 1, "follow");
-  if (!lua_isnil(L, -7) && (*path = lua_tostring(L, -7)) == NULL)
-    return "path must be a string";
-  if ((bad = prof_follow(L, -1, *path, &cfg->follow)) != NULL)
+  if ((bad = prof_path(L, -7, path, &cfg->follow)) != NULL)
     return bad;
-  lua_pop(L, 1);
   prof_choice(L, -5, formats, &cfg->format);
   if (!prof_bool(L, -4, &cfg->stacks))
     return "stacks must be a boolean";
@@ -365,11 +366,8 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
   lua_getfield(L, 1, "format");
   lua_getfield(L, 1, "path");
   lua_getfield(L, 1, "follow");
-  if (!lua_isnil(L, -2) && (*path = lua_tostring(L, -2)) == NULL)
-    return "path must be a string";
-  if ((bad = prof_follow(L, -1, *path, &cfg->follow)) != NULL)
+  if ((bad = prof_path(L, -2, path, &cfg->follow)) != NULL)
     return bad;
-  lua_pop(L, 1);
   if (!prof_bool(L, -6, &cfg->jitev))
     return "jit must be a boolean";
   prof_choice(L, -5, modes, &cfg->mode);

@@ -430,6 +430,16 @@ static int env_parse(EnvSettings *s, const char *env, char *msg, size_t sz)
   return 1;
 }
 
+/* s copied to p, up to end, its '%' kept as such (as "%%"); where it
+** stopped. */
+static char *env_escape(char *p, const char *end, const char *s)
+{
+  for (; *s && p < end - 1; s++)
+    if ((*p++ = *s) == '%')
+      *p++ = '%';
+  return p;
+}
+
 /* Relative paths against the working directory of now: a server's
 ** workers, forked later, may have left it. A '%' of the directory's is
 ** kept as such. */
@@ -438,7 +448,6 @@ static int env_absolute(EnvSettings *s, char *msg, size_t sz)
   char cwd[ENV_MAXLEN], abs[ENV_MAXLEN];
   int k;
   for (k = 0; k < PE__MAX; k++) {
-    const char *c;
     char *p = abs, *end = abs + ENV_MAXLEN - 1;
     if (s->path[k][0] == '/')
       continue;
@@ -447,9 +456,7 @@ static int env_absolute(EnvSettings *s, char *msg, size_t sz)
 	       strerror(errno));
       return 0;
     }
-    for (c = cwd; *c && p < end - 1; c++)
-      if ((*p++ = *c) == '%')
-	*p++ = '%';
+    p = env_escape(p, end, cwd);
     *p++ = '/';
     if (p + strlen(s->path[k]) > end) {
       snprintf(msg, sz, "path longer than %d bytes in %.100s", ENV_MAXLEN-1,
@@ -1110,12 +1117,8 @@ void lj_profenv_forking(void)
 /* The profile f, LJPROF's from now on in e: its path's '%' kept as such. */
 static void env_takeover(EnvVM *e, const EnvFollow *f)
 {
-  const char *c;
-  char *p = e->set.path[f->k];
-  for (c = f->path; *c; c++)
-    if ((*p++ = *c) == '%')
-      *p++ = '%';
-  *p = '\0';
+  *env_escape(e->set.path[f->k], e->set.path[f->k] + ENV_MAXLEN - 1,
+	      f->path) = '\0';
   if (f->k == PE_CPU)
     e->set.cpu = f->cpu;
   else
