@@ -53,7 +53,22 @@
 **
 ** The profilers' symtab updates carry a sym-entry without its header.
 **
-** -- Memory profiler: 'ljm' v3 (the reference's), v4 and v5 --
+** -- Labels (sysprof v4, memprof v6) --
+**
+** label-set       := nlabels label{nlabels}
+** label           := label-key label-value
+** nlabels, set-no := <ULEB128>
+** label-key, label-value := <STRING>
+**
+** A stream numbers the label sets it names from 1, in the order it
+** announces them (set-no), each before the first record that puts it in
+** force. A labels record puts a set in force for what follows until the
+** next one: 0 none (as at the start), LJ_LABELS_OTHER the sets past the
+** stream's LJ_LABELSETS_MAX, folded into one. A set holds 1 to
+** LJ_LABELS_MAXN labels, sorted by the key's bytes, keys distinct, of 1 to
+** LJ_LABEL_MAXKEY bytes, values of 0 to LJ_LABEL_MAXVALUE (any bytes).
+**
+** -- Memory profiler: 'ljm' v3 (the reference's), v4, v5 and v6 --
 **
 ** memprof         := 'l' 'j' 'm' version reserved event* ev-end
 ** event           := ev-alloc | ev-free | ev-realloc | ev-update
@@ -81,13 +96,16 @@
 **                  | 0x03 | 0x04 code-addr
 ** info            := 0x00 config-flags sample-bytes
 **                  | 0x01 nstacks nfull ntruncated nsampled nuntracked
+**                    nfolded                                     (v6)
 **                  | 0x02 nanoseconds
 **                  | 0x03 snapshot-id nanoseconds
 **                  | 0x04 process
+**                  | 0x05 set-no label-set                       (v6)
+**                  | 0x06 set-no                                 (v6)
 ** process         := pid host-name epoch-ns
 ** stack-id, line-id, vm-kind, depth, weight, naddr, nsize, oaddr, osize,
 ** config-flags, sample-bytes, nstacks, nfull, ntruncated, nsampled,
-** nuntracked, nanoseconds, snapshot-id, pid, epoch-ns := <ULEB128>
+** nuntracked, nfolded, nanoseconds, snapshot-id, pid, epoch-ns := <ULEB128>
 ** host-name := <STRING>
 **
 ** ev-header: [F UU SSS EE]
@@ -115,6 +133,9 @@
 ** LJM_STACK_DEPTH_MAX frames, innermost first: LJM_FRAME_*, the marker
 ** LJM_FRAME_TRUNC last only; a Lua frame's line is LJM_LINE_UNKNOWN when
 ** none is known. Info records: LJM_INFO_*; config flags: LJM_CONFIG_*.
+** Labels (v6): an alloc or realloc with a stack or a weight was made under
+** the set in force (LJM_INFO_LABELS); others carry none. nfolded: the
+** distinct sets folded into LJ_LABELS_OTHER.
 **
 ** -- Heap snapshot: 'ljh' v1 (ours) --
 **
@@ -173,14 +194,15 @@
 ** upvalue upval-size. A thread's slots follow the FRAME edge of the
 ** frame they belong to.
 **
-** -- Platform profiler: 'ljp' v3 (ours) and v2 (the reference's) --
+** -- Platform profiler: 'ljp' v3, v4 (ours) and v2 (the reference's) --
 **
 ** sysprof         := 'l' 'j' 'p' version reserved record* sp-end
 ** sp-end          := 0x80
 **
-** v3:
+** v3, v4:
 ** record          := sample | sp-update | ffname | config | stats
 **                  | jit-event | sp-process
+**                  | sp-labelset | sp-labels | sp-labelcounts     (v4)
 ** sample          := vmstate jit-context? frame* 0x80
 ** vmstate         := <BYTE>                       0 ... 9, 0x45 ... 0x48
 ** jit-context     := trace-no exit-no
@@ -195,6 +217,10 @@
 ** config          := 0x0e mode interval clock
 ** sp-process      := 0x17 process
 ** stats           := 0x0f nsamples count{10} ndropped noverruns elapsed
+**                    nfolded                                     (v4)
+** sp-labelset     := 0x18 set-no label-set
+** sp-labels       := 0x19 set-no
+** sp-labelcounts  := 0x1a nsets (set-no nsamples){nsets}
 ** jit-event       := jit | trace-start | trace-end | trace-abort
 **                  | blacklist | flush | exits
 ** jit             := 0x16 jit-on
@@ -206,7 +232,7 @@
 ** exits           := 0x15 nexits exit{nexits}
 ** exit            := trace-no exit-no count proto-addr line-no
 ** ff-id, nlua, mode, interval, clock, nsamples, count, ndropped,
-** noverruns, elapsed, jit-on, kind, from, exit-no, link-type, link, nins,
+** noverruns, elapsed, nfolded, nsets, jit-on, kind, from, exit-no, link-type, link, nins,
 ** nmcode, error, why, nexits := <ULEB128>
 ** ff-name, reason := <STRING>
 **
@@ -237,7 +263,9 @@
 ** number with counts pending is given again (a trace-start) and at the
 ** end. Records: REC_*; the config's mode (LJP_MODE_*),
 ** interval (microseconds) and clock (LJP_CLOCK_*); the stats' counts by
-** VM state.
+** VM state. Labels (v4): a sample was taken under the set in force
+** (sp-labels); mode D writes no samples but, before its stats, the
+** samples by set (sp-labelcounts: sets with none left out).
 */
 
 /* -- Symbol table -------------------------------------------------------- */
@@ -251,13 +279,23 @@
 #define SYMTAB_TYPE_MASK	((uint8_t)3)
 #define SYMTAB_FINAL		((uint8_t)0x80)
 
+/* -- Labels -------------------------------------------------------------- */
+
+#define LJ_LABELS_NONE		0	/* set-no: no labels in force. */
+#define LJ_LABELS_OTHER		0xffffffffu	/* The sets folded. */
+#define LJ_LABELSETS_MAX	1024	/* Sets a stream names; past: folded. */
+#define LJ_LABELS_MAXN		16	/* As lmisclib.h's LUAM_LABEL_*. */
+#define LJ_LABEL_MAXKEY		64
+#define LJ_LABEL_MAXVALUE	255
+
 /* -- Memory profiler ----------------------------------------------------- */
 
 /* 3 is the reference's; 4 adds ASOURCE_TRACE_LUA and ASOURCE_VM; 5 adds
-** call stacks and sampled events. */
+** call stacks and sampled events; 6 labels. */
 #define LJM_VERSION_REFERENCE	3
 #define LJM_VERSION		4
 #define LJM_VERSION_STACKS	5
+#define LJM_VERSION_LABELS	6
 
 /* Event header: [F UU SSS EE], high bit to low. */
 #define AEVENT_SYMTAB		((uint8_t)0)
@@ -304,6 +342,8 @@
 #define LJM_INFO_MARK		2	/* Nanoseconds since the start. */
 #define LJM_INFO_SNAPSHOT	3	/* A heap snapshot's id, nanoseconds. */
 #define LJM_INFO_PROCESS	4	/* The writing process (process). */
+#define LJM_INFO_LABELSET	5	/* A label set announced (v6). */
+#define LJM_INFO_LABELS		6	/* A label set in force (v6). */
 #define LJM_CONFIG_STACKS	1	/* Config flags: events have stacks, */
 #define LJM_CONFIG_NATIVE	2	/* ... with their native frames. */
 #define LJM_STACK_FULL		0	/* Stack id: the table had no room. */
@@ -391,9 +431,10 @@
 
 /* -- Platform profiler --------------------------------------------------- */
 
-/* 2 is the reference's, 3 ours. */
+/* 2 is the reference's; 3 ours; 4 labels. */
 #define LJP_VERSION_REFERENCE	2
 #define LJP_VERSION		3
+#define LJP_VERSION_LABELS	4
 
 /* Record types after the samples' VM states 0..9. */
 #define REC_PROTO		10
@@ -410,6 +451,9 @@
 #define REC_EXITS		21
 #define REC_JIT			22
 #define REC_PROCESS		23	/* The writing process (process). */
+#define REC_LABELSET		24	/* A label set announced (v4). */
+#define REC_LABELS		25	/* A label set in force (v4). */
+#define REC_LABELCOUNTS		26	/* Mode D's samples by set (v4). */
 #define LJP_END			((uint8_t)0x80)
 
 /* A sample's VM state: its first byte; the stats count samples by state,
