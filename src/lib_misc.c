@@ -219,7 +219,7 @@ static const char *prof_path(lua_State *L, int idx, const char **path,
 }
 
 /* start(path), the reference's call, writes its format (v3); start{path =
-** PATH, format = "v3" | "v4" | "v5", stacks = BOOL, native = BOOL,
+** PATH, format = "v3" | "v4" | "v5" | "v6", stacks = BOOL, native = BOOL,
 ** sample = BYTES, stack_budget = BYTES, follow = BOOL} writes v4 unless
 ** told otherwise (lj_memprof.h: why).
 ** NULL or an error message. */
@@ -228,7 +228,7 @@ static const char *memprof_options(lua_State *L, const char **path,
 {
   static const ProfName formats[] = {
     { "v3", LJM_VERSION_REFERENCE }, { "v4", LJM_VERSION },
-    { "v5", LJM_VERSION_STACKS }, { NULL, 0 }
+    { "v5", LJM_VERSION_STACKS }, { "v6", LJM_VERSION_LABELS }, { NULL, 0 }
   };
   const char *bad;
   *path = MEMPROF_DEFAULT_PATH;
@@ -350,7 +350,8 @@ static const char *sysprof_options(lua_State *L, SysprofConfig *cfg,
     { "cpu", SYSPROF_CLOCK_CPU }, { "wall", SYSPROF_CLOCK_WALL }, { NULL, 0 }
   };
   static const ProfName formats[] = {
-    { "v2", LUAM_SYSPROF_V2 }, { "v3", LUAM_SYSPROF_V3 }, { NULL, 0 }
+    { "v2", LUAM_SYSPROF_V2 }, { "v3", LUAM_SYSPROF_V3 },
+    { "v4", LUAM_SYSPROF_V4 }, { NULL, 0 }
   };
   const char *bad;
   *path = SYSPROF_DEFAULT_PATH;

@@ -44,8 +44,8 @@ void lj_memprof_defaults(MemprofConfig *cfg)
 const char *lj_memprof_check(MemprofConfig *cfg)
 {
   int v = cfg->format != 0 ? cfg->format : cfg->version;
-  if (v < LJM_VERSION_REFERENCE || v > LJM_VERSION_STACKS)
-    return "format must be \"v3\", \"v4\" or \"v5\"";
+  if (v < LJM_VERSION_REFERENCE || v > LJM_VERSION_LABELS)
+    return "format must be \"v3\", \"v4\", \"v5\" or \"v6\"";
   if (cfg->sample > LJM_SAMPLE_MAX)
     return "sample must be at most 2^40 bytes";
   if (cfg->budget < LJM_BUDGET_MIN || cfg->budget > LJM_BUDGET_MAX)
@@ -53,10 +53,10 @@ const char *lj_memprof_check(MemprofConfig *cfg)
   /* Samples carry their stacks; native frames are in stacks. */
   cfg->native = cfg->native != 0;
   cfg->stacks = cfg->stacks || cfg->native || cfg->sample != 0;
-  if (cfg->stacks) {  /* Stacks are version 5's, only. */
-    if (cfg->format != 0 && cfg->format != LJM_VERSION_STACKS)
-      return "stacks, native and sample need format \"v5\"";
-    v = LJM_VERSION_STACKS;
+  if (cfg->stacks) {  /* Stacks are version 5's, and 6's with labels. */
+    if (cfg->format != 0 && cfg->format < LJM_VERSION_STACKS)
+      return "stacks, native and sample need format \"v5\" or \"v6\"";
+    v = cfg->format != 0 ? cfg->format : LJM_VERSION_LABELS;
   }
   cfg->version = v;
   return NULL;
@@ -68,6 +68,7 @@ const char *lj_memprof_check(MemprofConfig *cfg)
 #include "lj_frame.h"
 #include "lj_profframe.h"
 #include "lj_profhost.h"
+#include "lj_proflabel.h"
 #include "lj_dispatch.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
@@ -148,6 +149,9 @@ typedef struct Memprof {
   ** trace. */
   TraceSite tracesites[TRACESITE_CACHE];
   uint32_t ntracesites;
+  ProfLabels labels;		/* v6: the label sets announced, */
+  uint8_t labelbuf[PROFLABEL_BYTES];  /* and their records, encoded: the
+				  ** buffer may be smaller (1 KB). */
 #if LJ_TARGET_ARM64 && LJ_HASJIT
   /* The code the C frames between a trace and the allocator lie in
   ** (memprof_retaddr). */
@@ -633,8 +637,22 @@ static LJ_AINLINE void memprof_written(Memprof *mp, uint8_t *p)
     memprof_halt(mp);
 }
 
+/* v6: the records of a label set the event's coroutine switched to. */
+static LJ_NOINLINE void memprof_labels(Memprof *mp, const lua_State *L)
+{
+  static const ProfLabelRecs recs = {
+    { AEVENT_SYMTAB | ASOURCE_INFO, LJM_INFO_LABELSET },
+    { AEVENT_SYMTAB | ASOURCE_INFO, LJM_INFO_LABELS }, 2, 1
+  };
+  ProfLabelSwitch sw;
+  uint8_t *p = lj_proflabel_switch(&mp->labels, &recs, L, mp->labelbuf, &sw);
+  lj_wbuf_addn(&mp->out, mp->labelbuf, (size_t)(p - mp->labelbuf));
+  lj_proflabel_taken(&mp->labels, &sw);
+}
+
 /* Write one event. Allocations carry their stack when stacks are on; a
-** sampled one (weight > 0) the bytes it stands for. Inlined in
+** sampled one (weight > 0) the bytes it stands for, and both, in v6, the
+** label set in force. Inlined in
 ** memprof_allocev: as a call, with its spills, it cost 40 instructions
 ** more an event (of about 180). */
 static LJ_AINLINE void memprof_write(Memprof *mp, uint8_t aevent,
@@ -649,6 +667,12 @@ static LJ_AINLINE void memprof_write(Memprof *mp, uint8_t aevent,
     stack = lj_memstack_id(&mp->stacks, loc.source == ASOURCE_INT ||
 					loc.source == ASOURCE_VM,
 			   loc.site != NULL ? &loc.site->st : NULL);
+  if ((stack != MEMSTACK_NONE || weight) &&
+      mp->version == LJM_VERSION_LABELS) {
+    const lua_State *L = gco2th(gcref(mp->g->cur_L));
+    if (LJ_UNLIKELY(lj_proflabel_id(L) != mp->labels.inforce))
+      memprof_labels(mp, L);
+  }
   p = memprof_event(mp, weight ? aevent | AFLAG_WEIGHT : aevent, &loc,
 		    stack);
   if (aevent & AEVENT_FREE) {  /* A realloc is a free and an alloc. */
@@ -859,13 +883,15 @@ int lj_memprof_snapmark(global_State *g, uint64_t id)
 
 static void memprof_stats(Memprof *mp)
 {
-  uint64_t v[5];
+  uint64_t v[6];
   v[0] = mp->stacks.nstacks;
   v[1] = mp->stacks.full;
   v[2] = mp->stacks.truncated;
   v[3] = mp->stats.samples;
   v[4] = mp->stats.untracked;
-  memprof_info(mp, LJM_INFO_STATS, v, 5);
+  v[5] = mp->labels.nfolded;
+  memprof_info(mp, LJM_INFO_STATS, v,
+	       mp->version == LJM_VERSION_LABELS ? 6 : 5);
 }
 
 /* What the C API's next profile records (luaM_memprof_set_*). Its format
@@ -970,6 +996,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
   mp->cfg = c;
   mp->version = c.version;
   memprof_emptysites(mp);
+  lj_proflabel_reset(&mp->labels);
   mp->ntraceloc = 0;
 #if LJ_TARGET_ARM64 && LJ_HASJIT
   lj_profunwind_init(&mp->unw, &mp->unwcache);

@@ -231,12 +231,12 @@ static const char *env_ms(EnvSettings *s, int k, const EnvKey *key,
   return NULL;
 }
 
-/* A memory stream's version, as misc.memprof.start's format: v3 to v5. */
+/* A memory stream's version, as misc.memprof.start's format: v3 to v6. */
 static const char *env_format(EnvSettings *s, int k, const EnvKey *key,
 			      const char *val)
 {
   UNUSED(k);
-  if (val[0] != 'v' || val[1] < '3' || val[1] > '5' || val[2] != '\0')
+  if (val[0] != 'v' || val[1] < '3' || val[1] > '6' || val[2] != '\0')
     return key->must;
   s->mem.format = val[1] - '0';
   return NULL;
@@ -277,7 +277,7 @@ static const EnvKey env_memkeys[] = {
     "sample must be whole bytes, from 1 to 2^40", NULL },
   { "stack_budget", env_bytes, ENV_AT(mem.budget),
     "stack_budget must be whole bytes, from 2^20 to 2^40", NULL },
-  { "format", env_format, 0, "format must be v3, v4 or v5", NULL },
+  { "format", env_format, 0, "format must be v3, v4, v5 or v6", NULL },
   { "follow", env_followkey, 0, "follow must be 1 or 0", NULL },
   { NULL, NULL, 0, NULL, NULL }
 };

@@ -135,7 +135,8 @@
 ** none is known. Info records: LJM_INFO_*; config flags: LJM_CONFIG_*.
 ** Labels (v6): an alloc or realloc with a stack or a weight was made under
 ** the set in force (LJM_INFO_LABELS); others carry none. nfolded: the
-** distinct sets folded into LJ_LABELS_OTHER.
+** distinct sets folded into LJ_LABELS_OTHER (LJ_LABELS_FOLDMAX: as many
+** or more).
 **
 ** -- Heap snapshot: 'ljh' v1 (ours) --
 **
@@ -265,7 +266,7 @@
 ** interval (microseconds) and clock (LJP_CLOCK_*); the stats' counts by
 ** VM state. Labels (v4): a sample was taken under the set in force
 ** (sp-labels); mode D writes no samples but, before its stats, the
-** samples by set (sp-labelcounts: sets with none left out).
+** samples by set (sp-labelcounts: sets without samples left out).
 */
 
 /* -- Symbol table -------------------------------------------------------- */
@@ -284,6 +285,7 @@
 #define LJ_LABELS_NONE		0	/* set-no: no labels in force. */
 #define LJ_LABELS_OTHER		0xffffffffu	/* The sets folded. */
 #define LJ_LABELSETS_MAX	1024	/* Sets a stream names; past: folded. */
+#define LJ_LABELS_FOLDMAX	2048	/* Folded sets a writer tells apart. */
 #define LJ_LABELS_MAXN		16	/* As lmisclib.h's LUAM_LABEL_*. */
 #define LJ_LABEL_MAXKEY		64
 #define LJ_LABEL_MAXVALUE	255

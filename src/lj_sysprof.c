@@ -35,7 +35,7 @@ void lj_sysprof_defaults(SysprofConfig *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
   cfg->mode = LUAM_SYSPROF_DEFAULT;
-  cfg->format = LUAM_SYSPROF_V3;
+  cfg->format = LUAM_SYSPROF_V4;
   cfg->clock = SYSPROF_CLOCK_CPU;
   cfg->interval = 10000;  /* 10 ms. */
   cfg->jitev = 1;
@@ -59,8 +59,8 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
     return "interval must be at most 1000000 milliseconds";
   if (cfg->clock != SYSPROF_CLOCK_CPU && cfg->clock != SYSPROF_CLOCK_WALL)
     return "clock must be \"cpu\" or \"wall\"";
-  if (cfg->format != LUAM_SYSPROF_V2 && cfg->format != LUAM_SYSPROF_V3)
-    return "format must be \"v2\" or \"v3\"";
+  if (cfg->format < LUAM_SYSPROF_V2 || cfg->format > LUAM_SYSPROF_V4)
+    return "format must be \"v2\", \"v3\" or \"v4\"";
   return NULL;
 }
 
@@ -87,6 +87,7 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 #include "lj_vm.h"
 #include "lj_ff.h"
 #include "lj_profnap.h"
+#include "lj_proflabel.h"
 #include "lj_profstream.h"
 #include "lj_proftrace.h"
 #include "lj_profunwind.h"
@@ -108,6 +109,8 @@ const char *lj_sysprof_check(const SysprofConfig *cfg)
 ** a v3 sample may have a jit-context. */
 #define SAMPLE_BYTES		(2 + 2*LJ_WBUF_ULEB_MAX + \
 				 SAMPLE_FRAMES*FRAME_BYTES)
+/* v4: a sample under a set not in force, its records first. */
+#define SCRATCH_BYTES		(PROFLABEL_BYTES + SAMPLE_BYTES)
 #define RING_SIZE		((size_t)1 << 20)	/* Power of two. */
 #define DRAIN_NS		(10*1000*1000)
 
@@ -151,7 +154,10 @@ typedef struct Sysprof {
   uint32_t nexits;
   _Atomic int exits_due;
   ProfWalk walk;		/* The handler's; the drain adds code. */
-  uint8_t sample[SAMPLE_BYTES];	/* The handler's scratch. */
+  /* v4: the label sets the stream announced, mode D's samples by set. */
+  ProfLabels labels;
+  uint64_t labelcounts[LJ_LABELSETS_MAX+2];  /* Folded: the last. */
+  uint8_t sample[SCRATCH_BYTES];	/* The handler's scratch. */
 } Sysprof;
 
 /* A profile per VM, up to SYSPROF_SLOTS at once: the handler tells them
@@ -172,7 +178,7 @@ static int sysprof_sigtag(const Sysprof *sp)
 static luam_Sysprof_writer host_writer;
 static luam_Sysprof_on_stop host_on_stop;
 static luam_Sysprof_backtracer host_backtracer;
-static int host_format = LUAM_SYSPROF_V3;
+static int host_format = LUAM_SYSPROF_V4;
 static char host_follow[LJ_PROF_FOLLOWMAX];  /* "": none follow. */
 
 /* -- Ring buffer --------------------------------------------------------- */
@@ -437,10 +443,31 @@ static void write_stats(Sysprof *sp)
   lj_wbuf_adduleb(out, sp->dropped);
   lj_wbuf_adduleb(out, sp->overruns);
   lj_wbuf_adduleb(out, ns);
+  if (sp->cfg.format >= LUAM_SYSPROF_V4)
+    lj_wbuf_adduleb(out, sp->labels.nfolded);
+}
+
+/* Mode D's samples by label set, those with none left out. */
+static void write_labelcounts(Sysprof *sp)
+{
+  struct lj_wbuf *out = &sp->out;
+  uint32_t no, n = 0;
+  for (no = 0; no <= LJ_LABELSETS_MAX+1; no++)
+    n += sp->labelcounts[no] != 0;
+  lj_wbuf_addbyte(out, REC_LABELCOUNTS);
+  lj_wbuf_adduleb(out, n);
+  for (no = 0; no <= LJ_LABELSETS_MAX+1; no++)
+    if (sp->labelcounts[no] != 0) {
+      lj_wbuf_adduleb(out, no <= LJ_LABELSETS_MAX ? no : LJ_LABELS_OTHER);
+      lj_wbuf_adduleb(out, sp->labelcounts[no]);
+    }
 }
 
 static void write_end(Sysprof *sp)
 {
+  if (sp->cfg.format >= LUAM_SYSPROF_V4 &&
+      sp->cfg.mode == LUAM_SYSPROF_DEFAULT)
+    write_labelcounts(sp);
   if (sp->cfg.format != LUAM_SYSPROF_V2)
     write_stats(sp);
   lj_wbuf_addbyte(&sp->out, LJP_END);
@@ -628,6 +655,8 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
   sp->backtracer = host_backtracer;
   sp->tid = (pid_t)syscall(SYS_gettid);
   memset(sp->counts, 0, sizeof(sp->counts));
+  memset(sp->labelcounts, 0, sizeof(sp->labelcounts));
+  lj_proflabel_reset(&sp->labels);
   sp->samples = sp->dropped = sp->overruns = sp->idle = 0;
   sp->updating = 0;
   sp->exits = NULL;

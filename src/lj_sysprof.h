@@ -32,7 +32,7 @@ enum {
 /* A profile's settings; the writer contract is that of lmisclib.h. */
 typedef struct SysprofConfig {
   int mode;		/* LUAM_SYSPROF_DEFAULT, _LEAF or _CALLGRAPH. */
-  int format;		/* LUAM_SYSPROF_V2 or _V3: the stream version. */
+  int format;		/* LUAM_SYSPROF_V2 to _V4: the stream version. */
   int clock;		/* SYSPROF_CLOCK_*. */
   uint64_t interval;	/* Microseconds between samples. */
   int jitev;		/* v3: the trace compiler's events too. */

@@ -7,8 +7,9 @@
 ** It may only read memory as the walk does (lj_profwalk.h: the unwind
 ** tables are those of objects registered by the drain thread), call a
 ** host's backtracer, ioctl(2) to re-arm the perf event,
-** syscall(SYS_gettid) and the atomics of the ring. It never allocates,
-** locks or writes a stream.
+** syscall(SYS_gettid), the atomics of the ring and lj_proflabel's encoder
+** (it reads the label set the VM published in lua_State.labels). It never
+** allocates, locks or writes a stream.
 */
 
 /* -- The VM's numbers in the stream -------------------------------------- */
@@ -32,7 +33,8 @@ LJ_STATIC_ASSERT(LUAM_SYSPROF_DEFAULT == LJP_MODE_DEFAULT &&
 		 LUAM_SYSPROF_LEAF == LJP_MODE_LEAF &&
 		 LUAM_SYSPROF_CALLGRAPH == LJP_MODE_CALLGRAPH);
 LJ_STATIC_ASSERT(LUAM_SYSPROF_V2 == LJP_VERSION_REFERENCE &&
-		 LUAM_SYSPROF_V3 == LJP_VERSION);
+		 LUAM_SYSPROF_V3 == LJP_VERSION &&
+		 LUAM_SYSPROF_V4 == LJP_VERSION_LABELS);
 LJ_STATIC_ASSERT(SYSPROF_CLOCK_CPU == LJP_CLOCK_CPU &&
 		 SYSPROF_CLOCK_WALL == LJP_CLOCK_WALL);
 #if LJ_HASJIT
@@ -294,25 +296,66 @@ static int sysprof_idle(Sysprof *sp)
 }
 
 
-/* A sample: its VM state counted and, but in mode D, its stack written. */
+/* -- Labels (v4) --------------------------------------------------------- */
+
+static const ProfLabelRecs sample_labelrecs = {
+  { REC_LABELSET }, { REC_LABELS }, 1, 1
+};
+static const ProfLabelRecs count_labelrecs = {  /* Mode D: by number. */
+  { REC_LABELSET }, { REC_LABELS }, 1, 0
+};
+
+/* Mode D counts a sample by the set it ran under, announced first. */
+static void sample_labelcount(Sysprof *sp, const lua_State *L)
+{
+  ProfLabels *pl = &sp->labels;
+  uint32_t no = pl->inforceno;
+  if (LJ_UNLIKELY(lj_proflabel_id(L) != pl->inforce)) {
+    ProfLabelSwitch sw;
+    uint8_t *p = lj_proflabel_switch(pl, &count_labelrecs, L, sp->sample,
+				      &sw);
+    if (p != sp->sample &&
+	(sp->updating || !ring_put(sp, sp->sample, (size_t)(p - sp->sample)))) {
+      sp->dropped++;  /* Counted, but its set cannot be written now. */
+      return;
+    }
+    lj_proflabel_taken(pl, &sw);
+    no = sw.no;
+  }
+  sp->labelcounts[no != LJ_LABELS_OTHER ? no : LJ_LABELSETS_MAX+1]++;
+}
+
+/* -- Samples ------------------------------------------------------------- */
+
+/* A sample: its VM state counted and, but in mode D, its stack written,
+** after what its label set needs (v4). */
 static void sysprof_sample(Sysprof *sp, ucontext_t *uc)
 {
   int32_t st = lj_profwalk_state(&sp->walk, sp->g->vmstate,
 				 LJ_PROFUNW_UCPC(uc));
   uint32_t vs = lj_prof_intrace(st) ? LJ_VMST_TRACE : (uint32_t)~st;
+  const lua_State *L = gco2th(gcref(sp->g->cur_L));
+  int labelled = sp->cfg.format >= LUAM_SYSPROF_V4;
+  ProfLabelSwitch sw;
   Sample s;
   int ok = 1;
   if (vs > LJ_VMST_TRACE)
     vs = LJ_VMST_INTERP;
   sp->counts[vs]++;
   sp->samples++;
-  if (sp->cfg.mode == LUAM_SYSPROF_DEFAULT)
+  if (sp->cfg.mode == LUAM_SYSPROF_DEFAULT) {
+    if (labelled)
+      sample_labelcount(sp, L);
     return;
+  }
   if (sp->updating) {
     sp->dropped++;  /* Counted, but its stack cannot be written now. */
     return;
   }
   s.p = sp->sample;
+  labelled = labelled && lj_proflabel_id(L) != sp->labels.inforce;
+  if (LJ_UNLIKELY(labelled))
+    s.p = lj_proflabel_switch(&sp->labels, &sample_labelrecs, L, s.p, &sw);
   s.sink.nframes = 0;
   s.sink.maxframes = SAMPLE_FRAMES;
   s.sink.keep = FRAMES_V3;
@@ -328,6 +371,8 @@ static void sysprof_sample(Sysprof *sp, ucontext_t *uc)
   }
   if (!ok || !ring_put(sp, sp->sample, (size_t)(s.p - sp->sample)))
     sp->dropped++;
+  else if (LJ_UNLIKELY(labelled))
+    lj_proflabel_taken(&sp->labels, &sw);
 }
 
 static void sysprof_signal(int sig, siginfo_t *info, void *context)

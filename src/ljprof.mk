@@ -4,7 +4,7 @@
 LJPROF_O= lj_metrics.o lj_wbuf.o lj_symtab.o lj_prof.o lj_proftrace.o \
 	  lj_profunwind.o lj_profwalk.o lj_memprof.o lj_memstack.o lj_sysprof.o \
 	  lj_proffile.o lj_profenv.o lj_profctl.o lj_profhost.o lj_perfmap.o \
-	  lj_heapsnap.o lj_label.o lib_misc.o
+	  lj_heapsnap.o lj_label.o lj_proflabel.o lib_misc.o
 LJCORE_O+= $(LJPROF_O)
 # Symbol tables read ELF objects with libelf (MiniDebugInfo with liblzma);
 # the file writer and the sampler have threads.

@@ -263,8 +263,9 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
 
 /*
 ** The stream format of the profiles luaM_sysprof_start starts from now on
-** (misc.sysprof.start chooses its own): LUAM_SYSPROF_V3, ours (the
-** default), or LUAM_SYSPROF_V2, the reference's, for its tools: each Lua
+** (misc.sysprof.start chooses its own): LUAM_SYSPROF_V4, ours (the
+** default), LUAM_SYSPROF_V3, ours without labels (for readers older than
+** them), or LUAM_SYSPROF_V2, the reference's, for its tools: each Lua
 ** frame at its function's first line, the Lua frames apart from the native
 ** ones (which include the interpreter's), a trace alone by its number and
 ** start, no statistics. PROFILE_ERRUSE for another value, PROFILE_ERRRUN
@@ -272,6 +273,7 @@ LUA_API int luaM_sysprof_set_backtracer(luam_Sysprof_backtracer backtracer);
 */
 #define LUAM_SYSPROF_V2		2
 #define LUAM_SYSPROF_V3		3
+#define LUAM_SYSPROF_V4		4
 LUA_API int luaM_sysprof_set_format(int format);
 
 /* As luaM_memprof_set_follow. */
