@@ -13,9 +13,8 @@
 -- Usage: luajit bench/jitevents_cost.lua LUAJIT WORKDIR
 --        (valgrind's callgrind_annotate; Debian's lua-check, lua-penlight,
 --        lua-dkjson, lua-markdown: bench/apt-packages)
-local harness = require("harness")
+local callgrind = require("callgrind")
 local debian_lua = require("debian_lua")
-local capture = harness.capture
 
 local luajit, work = arg[1], arg[2]
 assert(luajit and work, "usage: jitevents_cost.lua LUAJIT WORKDIR")
@@ -33,30 +32,17 @@ local programs = {
 local hooks = { "jitstart", "jitstop", "jitabort", "jitblacklist",
                 "jitflush", "jitexit" }
 
-local function number(s) return tonumber((s:gsub(",", ""))) end
-
 -- The run's total and each hook's inclusive instructions and calls.
 local function count(p)
-  local out = work .. "/cg.jitevents"
-  capture(("%s LJPROF=cpu:mode=C,interval=1,path=%s/jitevents.bin " ..
-           "valgrind --tool=callgrind --smc-check=all-non-file " ..
-           "--callgrind-out-file=%s %s %s >/dev/null 2>&1")
-          :format(env, work, out, luajit, p.args))
-  local text = capture(("callgrind_annotate --inclusive=yes --threshold=100 " ..
-                        "--show-percs=no %s 2>/dev/null"):format(out))
-  os.remove(out)
+  local fns = {}
+  for i, h in ipairs(hooks) do fns[i] = "lj_sysprof_" .. h end
+  local r = callgrind.count(("%s LJPROF=cpu:mode=C,interval=1,path=%s/jitevents.bin")
+                            :format(env, work), luajit .. " " .. p.args, fns,
+                            work .. "/cg.jitevents")
   os.remove(work .. "/jitevents.bin")
-  local total = text:match("([%d,]+)%s+PROGRAM TOTALS")
-  if not total then return nil end
-  local r = { total = number(total), ir = {}, calls = {} }
-  for _, h in ipairs(hooks) do
-    local fn = "lj_sysprof_" .. h
-    r.ir[h] = number(text:match("\n%s*([%d,]+)%s+%S*:" .. fn .. " ") or "0")
-    local calls = 0
-    for n in text:gmatch("=> %S*:" .. fn .. " %(([%d,]+)x%)") do
-      calls = calls + number(n)
-    end
-    r.calls[h] = calls
+  if not r then return nil end
+  for i, h in ipairs(hooks) do
+    r.ir[h], r.calls[h] = r.ir[fns[i]], r.calls[fns[i]]
   end
   return r
 end

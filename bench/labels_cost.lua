@@ -12,7 +12,14 @@
 --            switch at its first call): what a switch costs in a trace
 --            that aborts
 -- No profile runs: what labels cost a program that sets them.
+-- Then what labels add to a profile (JIT on): memprof with stacks, and
+-- sampled at every byte (each allocation a sampled event), v6 against v5
+-- per allocation, under one set ("same") or switching between two at
+-- each allocation ("switch"); sysprof's handler per sample (mode C, 1 ms),
+-- v4 against v3 under one set, and its switch (lj_proflabel_switch) per
+-- call under two sets switched at each round.
 -- Usage: luajit bench/labels_cost.lua LUAJIT WORKDIR [N]
+local callgrind = require("callgrind")
 local luajit, work, n = arg[1], arg[2], tonumber(arg[3] or 200000)
 assert(luajit and work, "usage: labels_cost.lua LUAJIT WORKDIR [N]")
 os.execute("mkdir -p " .. work)
@@ -71,3 +78,73 @@ for _, jit in ipairs({ true, false }) do
       c == "interp" and "object, interpreted" or c, jit and "on" or "off", r / 2, r))
   end
 end
+
+-- With a profile running.
+local prof = work .. "/labels_prof.lua"
+f = assert(io.open(prof, "w"))
+f:write([[
+local what, fmt, case, n = arg[1], arg[2], arg[3], tonumber(arg[4])
+local label = misc.label
+local A = label(label({ route = "/api", plugin = "auth" }))
+local B = label(label({ route = "/web" }))
+local keep, x = {}, 0
+if what == "mem" or what == "sampled" then
+  assert(misc.memprof.start({ path = "/dev/null", stacks = true,
+                              format = fmt,
+                              sample = what == "sampled" and 1 or nil }))
+  label(A)
+  for i = 1, n do
+    if case == "switch" then label(i % 2 == 0 and A or B) end
+    keep[i % 1024] = { i }
+  end
+  misc.memprof.stop()
+else
+  label(A)
+  assert(misc.sysprof.start({ mode = "C", interval = 1, path = "/dev/null",
+                              format = fmt }))
+  for i = 1, n do
+    if case == "switch" then label(i % 2 == 0 and A or B) end
+    for j = 1, 100 do x = x + j % 7 end
+  end
+  misc.sysprof.stop()
+end
+]])
+f:close()
+
+local function count(what, fmt, case, rounds, fns)
+  return assert(callgrind.count("", ("%s %s %s %s %s %d"):format(luajit, prof,
+                what, fmt, case, rounds), fns, work .. "/cg.labels"),
+                "no callgrind count")
+end
+
+local function mem_round(what, fmt, case)
+  return (count(what, fmt, case, 2 * n).total -
+          count(what, fmt, case, n).total) / n
+end
+
+print("\n| profile | labels | v5 / v3 instructions | v6 / v4 | labels add |")
+print("|---|---|---:|---:|---:|")
+for _, what in ipairs({ "mem", "sampled" }) do
+  for _, case in ipairs({ "same", "switch" }) do
+    local old, new = mem_round(what, "v5", case), mem_round(what, "v6", case)
+    print(("| memprof %s, an allocation | %s | %.0f | %.0f | %.0f |"):format(
+      what == "mem" and "stacks" or "sampled", case, old, new, new - old))
+  end
+end
+-- A signal handler has no caller for callgrind: its samples are counted
+-- by the walk it calls once each.
+local per, rounds = {}, 5 * n
+for _, fmt in ipairs({ "v3", "v4" }) do
+  local r = count("cpu", fmt, "same", rounds,
+                  { "sysprof_signal", "lj_profwalk_state" })
+  per[fmt] = r.ir.sysprof_signal / math.max(r.calls.lj_profwalk_state, 1)
+end
+print(("| sysprof mode C, a sample | same | %.0f | %.0f | %.0f |"):format(
+  per.v3, per.v4, per.v4 - per.v3))
+local r = count("cpu", "v4", "switch", rounds,
+                { "lj_profwalk_state", "lj_proflabel_switch",
+                  "lj_proflabel_taken" })
+print(("| sysprof, a switch (%d of %d samples) | switch | | %.0f | |"):format(
+  r.calls.lj_proflabel_switch, r.calls.lj_profwalk_state,
+  (r.ir.lj_proflabel_switch + r.ir.lj_proflabel_taken) /
+  math.max(r.calls.lj_proflabel_switch, 1)))
