@@ -386,10 +386,10 @@ bench-nginx: all
 
 install: all install-vm
 	@install -m 0755 $(BUILD)/bin/ljprof $(DESTDIR)$(PREFIX)/bin/ljprof
-	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers and jit/* to $(DESTDIR)$(PREFIX)"
+	@echo "==== Installed luajit, ljprof, libluajit-5.1, headers, jit/* and ljprof/* to $(DESTDIR)$(PREFIX)"
 
-# The VM alone (luajit, libluajit-5.1, headers, jit/*), as make deb takes
-# the OpenResty flavour's.
+# The VM alone (luajit, libluajit-5.1, headers, jit/*, and our Lua modules,
+# ljprof.*, beside jit/*), as make deb takes the OpenResty flavour's.
 install-vm: vm
 	@rm -rf $(BUILD)/install-tree && cp -a $(TREE) $(BUILD)/install-tree
 	@rm -f $(BUILD)/install-tree/src/lib_package*.o
@@ -400,6 +400,11 @@ install-vm: vm
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
 	  $(DESTDIR)$(PREFIX)/bin/luajit
+	@d=$$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
+	  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) \
+	  --eval 'ljprof-ljlibd: ; @echo $$(INSTALL_LJLIBD)' \
+	  ljprof-ljlibd)/ljprof && install -d $$d && \
+	  install -m 0644 lua/ljprof/*.lua $$d/
 	@rm -rf $(BUILD)/install-tree
 
 # -- Debian package: the install above under DEB_PREFIX, beside Debian's own

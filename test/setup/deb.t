@@ -45,6 +45,8 @@ ok(exists $files{$_}, "it holds $_") for qw(/usr/share/man/man1/ljprof.1.gz
                                             /usr/share/doc/ljprof/copyright);
 ok(scalar(grep { m{^\Q$prefix\E/share/luajit-[^/]+/jit/(?:bc|v|dump)\.lua$} } keys %files) == 3,
    'it holds the jit.* modules (bc, v, dump)');
+ok(scalar(grep { m{^\Q$prefix\E(?:/openresty)?/share/luajit-[^/]+/ljprof/nginx\.lua$} } keys %files) == 2,
+   'and ljprof.nginx, for each flavour');
 my @elsewhere = grep { !m{^(?:/usr|/usr/bin|/usr/lib|/usr/share|/usr/share/man|/usr/share/man/man1
                             |/usr/share/doc|\Q$prefix\E(?:/.*)?|/usr/bin/ljprof
                             |/usr/share/man/man1/ljprof\.1\.gz|/usr/share/doc/ljprof(?:/.*)?)$}x }

@@ -69,6 +69,7 @@ SKIP: {
 }
 ok(-f "$or/share/luajit-2.1/jit/v.lua" || -f "$or/share/luajit-2.1.0-beta3/jit/v.lua",
    'the OpenResty library\'s jit.* modules, where its package.path looks');
+ok(scalar(glob("$or/share/luajit-2.1*/ljprof/nginx.lua")), 'and ljprof.nginx beside them');
 my $pc = `cat '$or/lib/pkgconfig/luajit.pc' 2>/dev/null`;
 like($pc, qr{^prefix=/usr/lib/ljprof/openresty\n}m, 'its luajit.pc names /usr/lib/ljprof/openresty');
 like($pc, qr{^Libs: -L\$\{libdir\} -Wl,-rpath,\$\{libdir\} }m,

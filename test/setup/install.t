@@ -42,6 +42,7 @@ for my $f (qw(bin/ljprof lib/libluajit-5.1.a lib/libluajit-5.1.so.2
 }
 ok(-l "$top/bin/luajit" && -x "$top/bin/luajit", 'bin/luajit links to the tree\'s luajit');
 ok(scalar(glob("$top/share/luajit-*/jit/bc.lua")), 'the jit.* modules are installed');
+ok(scalar(glob("$top/share/luajit-*/ljprof/nginx.lua")), 'and ours, ljprof.nginx, beside them');
 
 my $pc = do { local (@ARGV, $/) = "$top/lib/pkgconfig/luajit.pc"; <> } // '';
 like($pc, qr/^prefix=\Q$prefix\E$/m, 'luajit.pc: prefix is PREFIX');
