@@ -55,9 +55,15 @@ sub free_port {
 }
 
 
+# http => LINES adds to the http block; locations => { PATH => CODE } adds
+# a location whose content handler is CODE, beside / (lua's).
 sub config {
   my ($self, %o) = @_;
   my $lua = $o{lua} // 'ngx.say("pid ", ngx.worker.pid())';
+  my $http = $o{http} // '';
+  my $more = join '', map {
+    "    location = $_ {\n      content_by_lua_block { $o{locations}{$_} }\n    }\n"
+  } sort keys %{ $o{locations} // {} };
   return <<"CONF";
 load_module $MODULES/ndk_http_module.so;
 load_module $MODULES/ngx_http_lua_module.so;
@@ -68,17 +74,19 @@ error_log $self->{prefix}/error.log notice;
 events { worker_connections 64; }
 http {
   access_log off;
+$http
   server {
     listen 127.0.0.1:$self->{port} reuseport;
     location / {
       content_by_lua_block { $lua }
     }
-  }
+$more  }
 }
 CONF
 }
 
-# start(ljprof => VALUE or undef, workers => N, lua => CODE): the server
+# start(ljprof => VALUE or undef, workers => N, lua => CODE, and config's
+# http and locations): the server
 # once its pid file names a running master; undef (and $@ says why) if it
 # did not start in time.
 sub start {
