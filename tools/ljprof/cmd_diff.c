@@ -174,7 +174,8 @@ int cmd_diff(int argc, char **argv) {
   struct stream_set set[2];
   int read[2];
   for (int i = 0; i < 2; i++)
-    read[i] = stream_set_read(&set[i], a.sides[i].files, a.sides[i].n);
+    read[i] = stream_set_read(&set[i], a.sides[i].files, a.sides[i].n, NULL,
+                              0);
   status = read[0] == EXIT_USAGE || read[1] == EXIT_USAGE ? EXIT_USAGE
            : read[0] != EXIT_OK || read[1] != EXIT_OK     ? EXIT_FAILED
                                                           : EXIT_OK;

@@ -32,7 +32,7 @@ static void usage(FILE *out) {
           "clocks or memory modes are refused, naming the file.\n"
           "FILE '-' reads standard input.\n"
           "\n"
-          "Options:\n" REPORT_OPTIONS_HELP
+          "Options:\n" REPORT_OPTIONS_HELP REPORT_BY_HELP
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
           "  -h, --help          show this help\n"
           "\n"
@@ -55,6 +55,7 @@ static void usage(FILE *out) {
 
 static const struct option long_options[] = {
     REPORT_LONG_OPTIONS,
+    REPORT_BY_OPTION,
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},

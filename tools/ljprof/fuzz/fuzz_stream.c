@@ -146,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sysagg_init(&sysagg, &sym);
   struct stream_sinks sinks = {
       .memprof = {memagg_events, &memagg},
-      .sysprof = {sysagg_sample, sysagg_jit, &sysagg, &sysagg.meta}};
+      .sysprof = {sysagg_sample, sysagg_jit, &sysagg, &sysagg.meta,
+                  sysagg_label_count}};
   switch (stream_read(&r, &sym, &sinks)) {
   case STREAM_MEMPROF:
     render_memprof(devnull, &memagg, &sym, &r);

@@ -50,6 +50,7 @@ void memagg_free(struct memagg *agg) {
   heapline_free(&agg->heap);
   free(agg->pairs);
   keymap_free(&agg->pair_index);
+  keymap_free(&agg->labelled_index);
   overrides_free(&agg->realloc_overrides);
   overrides_free(&agg->free_overrides);
   memset(agg, 0, sizeof *agg);
@@ -158,15 +159,40 @@ static uint64_t old_objects(const struct memprof_event *ev) {
   return memprof_objects(ev->oweight, ev->osize);
 }
 
-static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack) {
-  uint64_t key = (uint64_t)site << 32 | stack;
-  uint32_t id = keymap_get(&agg->pair_index, key);
-  if (id != HASHTAB_NONE) return id;
+/* The pair of (site, stack, labels), or HASHTAB_NONE. */
+static uint32_t pair_find(const struct memagg *agg, uint32_t site,
+                          uint32_t stack, uint32_t labels) {
+  uint32_t id = keymap_get(&agg->pair_index, (uint64_t)site << 32 | stack);
+  if (id == HASHTAB_NONE || labels == LABELS_NONE) return id;
+  return keymap_get(&agg->labelled_index, (uint64_t)id << 32 | labels);
+}
+
+static uint32_t new_pair(struct memagg *agg, uint32_t site, uint32_t stack,
+                         uint32_t labels) {
   grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
              sizeof *agg->pairs);
-  id = (uint32_t)agg->npairs++;
-  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0, 0};
-  keymap_put(&agg->pair_index, key, id);
+  uint32_t id = (uint32_t)agg->npairs++;
+  agg->pairs[id] = (struct stackpair){site, stack, 0, labels, 0, 0, 0, 0};
+  return id;
+}
+
+/* The pair of (site, stack, labels), added if new: a labelled pair is found
+** through the unlabelled one of its site and stack (added, empty). */
+static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack,
+                        uint32_t labels) {
+  uint64_t key = (uint64_t)site << 32 | stack;
+  uint32_t id = keymap_get(&agg->pair_index, key);
+  if (id == HASHTAB_NONE) {
+    id = new_pair(agg, site, stack, LABELS_NONE);
+    keymap_put(&agg->pair_index, key, id);
+  }
+  if (labels == LABELS_NONE) return id;
+  key = (uint64_t)id << 32 | labels;
+  id = keymap_get(&agg->labelled_index, key);
+  if (id == HASHTAB_NONE) {
+    id = new_pair(agg, site, stack, labels);
+    keymap_put(&agg->labelled_index, key, id);
+  }
   return id;
 }
 
@@ -183,7 +209,7 @@ static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
     if (ev->kind != MEMPROF_ALLOC)
       known = livetab_take(&agg->pair_live, ev->oaddr, &old);
     if (ev->kind == MEMPROF_FREE) continue;
-    uint32_t pair = pair_of(agg, ev->loc, ev->stack);
+    uint32_t pair = pair_of(agg, ev->loc, ev->stack, ev->labels);
     struct stackpair *p = &agg->pairs[pair];
     p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
     p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
@@ -440,9 +466,10 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   merge_overrides(&into->free_overrides, &from->free_overrides, into->nstats);
   for (size_t i = 0; i < from->npairs; i++) {
     const struct stackpair *fp = &from->pairs[i];
-    int added = keymap_get(&into->pair_index,
-                           (uint64_t)fp->site << 32 | fp->stack) == HASHTAB_NONE;
-    uint32_t id = pair_of(into, fp->site, fp->stack); /* may move pairs */
+    int added =
+        pair_find(into, fp->site, fp->stack, fp->labels) == HASHTAB_NONE;
+    /* may move pairs */
+    uint32_t id = pair_of(into, fp->site, fp->stack, fp->labels);
     struct stackpair *p = &into->pairs[id];
     if (added) p->stream = stream;
     p->alloc_objects = add_sat(p->alloc_objects, fp->alloc_objects);
