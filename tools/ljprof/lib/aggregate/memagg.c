@@ -49,8 +49,7 @@ void memagg_free(struct memagg *agg) {
   livetab_free(&agg->scaled);
   heapline_free(&agg->heap);
   free(agg->pairs);
-  keymap_free(&agg->pair_index);
-  keymap_free(&agg->labelled_index);
+  keymap3_free(&agg->pair_index);
   overrides_free(&agg->realloc_overrides);
   overrides_free(&agg->free_overrides);
   memset(agg, 0, sizeof *agg);
@@ -159,16 +158,9 @@ static uint64_t old_objects(const struct memprof_event *ev) {
   return memprof_objects(ev->oweight, ev->osize);
 }
 
-/* The pair of (site, stack, labels), or HASHTAB_NONE. */
-static uint32_t pair_find(const struct memagg *agg, uint32_t site,
-                          uint32_t stack, uint32_t labels) {
-  uint32_t id = keymap_get(&agg->pair_index, (uint64_t)site << 32 | stack);
-  if (id == HASHTAB_NONE || labels == LABELS_NONE) return id;
-  return keymap_get(&agg->labelled_index, (uint64_t)id << 32 | labels);
-}
-
-static uint32_t new_pair(struct memagg *agg, uint32_t site, uint32_t stack,
+static uint32_t new_pair(void *ud, uint32_t site, uint32_t stack,
                          uint32_t labels) {
+  struct memagg *agg = ud;
   grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
              sizeof *agg->pairs);
   uint32_t id = (uint32_t)agg->npairs++;
@@ -176,24 +168,11 @@ static uint32_t new_pair(struct memagg *agg, uint32_t site, uint32_t stack,
   return id;
 }
 
-/* The pair of (site, stack, labels), added if new: a labelled pair is found
-** through the unlabelled one of its site and stack (added, empty). */
+/* The pair of (site, stack, labels), added if new (a labelled one with
+** the unlabelled one of its site and stack, empty). */
 static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack,
                         uint32_t labels) {
-  uint64_t key = (uint64_t)site << 32 | stack;
-  uint32_t id = keymap_get(&agg->pair_index, key);
-  if (id == HASHTAB_NONE) {
-    id = new_pair(agg, site, stack, LABELS_NONE);
-    keymap_put(&agg->pair_index, key, id);
-  }
-  if (labels == LABELS_NONE) return id;
-  key = (uint64_t)id << 32 | labels;
-  id = keymap_get(&agg->labelled_index, key);
-  if (id == HASHTAB_NONE) {
-    id = new_pair(agg, site, stack, labels);
-    keymap_put(&agg->labelled_index, key, id);
-  }
-  return id;
+  return keymap3_id(&agg->pair_index, site, stack, labels, new_pair, agg);
 }
 
 /* Streams with stacks: the pair of each allocation counts it and owns the
@@ -466,8 +445,8 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   merge_overrides(&into->free_overrides, &from->free_overrides, into->nstats);
   for (size_t i = 0; i < from->npairs; i++) {
     const struct stackpair *fp = &from->pairs[i];
-    int added =
-        pair_find(into, fp->site, fp->stack, fp->labels) == HASHTAB_NONE;
+    int added = keymap3_get(&into->pair_index, fp->site, fp->stack,
+                            fp->labels) == HASHTAB_NONE;
     /* may move pairs */
     uint32_t id = pair_of(into, fp->site, fp->stack, fp->labels);
     struct stackpair *p = &into->pairs[id];

@@ -81,8 +81,7 @@ struct memagg {
   /* With call stacks: */
   struct stackpair *pairs;
   size_t npairs, pairs_cap;
-  struct keymap pair_index; /* site << 32 | stack -> pair id (no labels) */
-  struct keymap labelled_index; /* that pair << 32 | labels -> pair id */
+  struct keymap3 pair_index; /* (site, stack, labels) -> pair id */
   struct livetab pair_live; /* blocks by the pair that owns them */
   /* Sampled streams: address -> the bytes a live block stands for. */
   struct livetab scaled;

@@ -32,8 +32,9 @@ int labelrec_read_set(struct reader *r, struct symbols *sym,
   if (!reader_uleb(r, &n, "label set: number of labels")) return 0;
   if (n == 0 || n > LJ_LABELS_MAXN)
     return damage(r, at, "number of labels out of bounds", n);
-  /* Keys and values read whole first: their offsets in buf, then their
-  ** strings interned, so that a set cut short leaves nothing. */
+  /* Keys and values read whole first, then their strings interned, so
+  ** that a set cut short leaves nothing: label i's key is at buf[off[2i]
+  ** .. off[2i + 1]), its value at buf[off[2i + 1] .. off[2i + 2]). */
   struct sbuf buf = {0};
   size_t off[2 * LJ_LABELS_MAXN + 1] = {0};
   int ok = 1;
@@ -45,8 +46,9 @@ int labelrec_read_set(struct reader *r, struct symbols *sym,
       ok = damage(r, kat, "empty key, label", i + 1);
       break;
     }
-    if (i && !key_after(buf.data + off[2 * i - 1], off[2 * i] - off[2 * i - 1],
-                        scratch->data, scratch->len)) {
+    size_t prev = off[2 * i - 2 * (i > 0)];
+    if (i && !key_after(buf.data + prev, off[2 * i - 1] - prev, scratch->data,
+                        scratch->len)) {
       ok = damage(r, kat, "keys not sorted or repeated, label", i + 1);
       break;
     }
