@@ -173,4 +173,25 @@ is($r->{json}{totals}{freed_bytes}, 0, 'memprof --label=route=/b: a free of anot
 $r = ljprof('report', '--format=collapsed', '--label-frames=route', $mem);
 is($r->{out}, "/a;\@m.lua:20;\@m.lua:5 400\n/b;\@m.lua:21;\@m.lua:6 170\n", 'memprof collapsed --label-frames');
 
+# diff by label: each value's diff, both sides read with it.
+sub routes {
+  my ($a, $b, $none) = @_;
+  return $head . sysprof(4, sp_config(MODE_C, 1000, 0), sp_labelset(1, ['route', '/a']), sp_labelset(2, ['route', '/b']),
+    sp_labels(1), (sp_sample(LFUNC, f_lua(0x100, 5))) x $a, sp_labels(2), (sp_sample(LFUNC, f_lua(0x100, 6))) x $b,
+    sp_labels(0), (sp_sample(LFUNC, f_lua(0x100, 7))) x $none, sp_stats($a + $b + $none, [0, $a + $b + $none], 0, 0, 1e6, 0));
+}
+my $base = write_file("$dir/base.bin", routes(10, 5, 1));
+my $new = write_file("$dir/new.bin", routes(10, 25, 0));
+$r = ljprof('diff', '--by-label=route', $base, $new);
+is($r->{rc}, 0, 'diff --by-label: exit 0') or diag $r->{err};
+my @heads = $r->{out} =~ /^BY LABEL (.*)$/mg;
+is_deeply(\@heads, ['route=/a', 'route=/b', 'route=(none)'], 'diff --by-label: a diff per value of either side');
+my %totals = $r->{out} =~ /^BY LABEL route=(\S+)\nDIFF: .*\nTotal: (\d+ -> \d+)/mg;
+is_deeply(\%totals, {'/a' => '10000000 -> 10000000', '/b' => '5000000 -> 25000000', '(none)' => '1000000 -> 0'},
+          'diff --by-label: each value\'s totals (ns)');
+like($r->{out}, qr/^BY LABEL route=\/b\n(?:.*\n){3}GREW\n\+20000000 \(5000000 nanoseconds -> 25000000 nanoseconds\)  \@app.lua:6$/m,
+     'diff --by-label: what grew under /b');
+$r = ljprof('diff', '--label=route=/b', $base, $new);
+like($r->{out}, qr/^Total: 5000000 -> 25000000 \(\+20000000\)$/m, 'diff --label: only what carries it');
+
 done_testing();
