@@ -61,12 +61,8 @@ void labelsets_forget_stream(struct labelsets *ls);
 
 static inline const struct label *labelsets_get(const struct labelsets *ls,
                                                 uint32_t id, size_t *n) {
-  if (id >= ls->nsets) {
-    *n = 0;
-    return NULL;
-  }
-  *n = ls->sets[id].n;
-  return ls->labels + ls->sets[id].first;
+  *n = id < ls->nsets ? ls->sets[id].n : 0;
+  return *n ? ls->labels + ls->sets[id].first : NULL;
 }
 
 /* The value (string id) a set gives key (string id), or UINT32_MAX. */
