@@ -157,4 +157,28 @@ sub first_top_frame {
   is(substr(file_text($png), 0, 8), "\x89PNG\r\n\x1a\n", "demo: $png is a PNG");
 }
 
+{ # Labels: a selector of KEY=VALUE; #label=KEY=VALUE keeps the stacks
+  # carrying it. A page without labels has none.
+  my $head = symtab(sym_lfunc(0x100, '@app.lua', 1));
+  my $bin = write_file("$dir/labels.bin", $head . sysprof(4, sp_config(MODE_C, 1000, 0),
+    sp_labelset(1, ['route', '/costly']), sp_labelset(2, ['route', '/api']),
+    sp_labels(1), (sp_sample(LFUNC, f_lua(0x100, 3))) x 75,
+    sp_labels(2), (sp_sample(LFUNC, f_lua(0x100, 5))) x 25,
+    sp_stats(100, [0, 100], 0, 0, 100_000_000, 0)));
+  my $file = html_report($bin, 'labels');
+  my $data = embedded($file);
+  is_deeply($data->{labelsets}, [['route', '/costly'], ['route', '/api']], 'labels: the sets in the data');
+  my $dom = dom($file);
+  my @options = map { unescape_html($_) } $dom =~ m{<option value="[^"]*">(.*?)</option>}g;
+  is_deeply(\@options, ['all labels', 'route=/api (25)', 'route=/costly (75)'], 'labels: the selector lists each value with its samples');
+  my ($rc, $picked) = chromium('--dump-dom', "file://$file#label=" . uri_escape('route=/api'));
+  is($rc, 0, 'labels: rendered with #label=route=/api');
+  like($picked, qr/data-label="route=\/api"/, 'labels: the label chosen');
+  like(unescape_html($picked), qr/<div id="summary">CPU profile, samples by stack, label route=\/api: 25 samples/, 'labels: only its 25 samples');
+  is(first_top_frame($picked), '@app.lua:5', 'labels: its hot frame heads the table');
+  unlike(file_text(html_report(write_file("$dir/nolabels.bin", $head . sysprof(3, sp_config(MODE_C, 1000, 0),
+    sp_sample(LFUNC, f_lua(0x100, 3)), sp_stats(1, [0, 1], 0, 0, 1_000_000))), 'nolabels')), qr/labelsets|select\.id/,
+    'labels: a page without labels has no selector');
+}
+
 done_testing();

@@ -15,6 +15,7 @@ use File::Temp qw(tempdir);
 use Test::More;
 use LJProf::Lua;
 use LJProf::Profiles;
+use LJProf::Stream;
 
 my $go = `sh -c 'command -v go' 2>/dev/null`;
 plan skip_all => 'go is not installed (Debian golang-go)' unless $go;
@@ -236,6 +237,37 @@ SKIP: { # Inlined frames, JIT on: fill() inlined into the loop's trace.
   my ($kept) = $out =~ /^Showing nodes accounting for (\S+),/m;
   cmp_ok($ms->($kept // ''), '==', $by->{ASM}, "labels: -tagfocus=vmstate=ASM keeps the $by->{ASM} ms in the assembler") or diag $out;
   like($out, qr/\slj_asm_trace$/m, 'labels: ... and lj_asm_trace is among them') or diag $out;
+}
+
+{ # Application labels (sysprof v4): string labels on each sample, the
+  # values escaped as the reports write them; -tags counts them, and
+  # -tagfocus keeps one route's samples.
+  my $head = symtab(sym_lfunc(0x100, '@app.lua', 1), sym_lfunc(0x200, '@costly.lua', 1));
+  my $bin = scratch() . '/routes.bin';
+  open my $fh, '>:raw', $bin or die $!;
+  print $fh $head . sysprof(4, sp_config(MODE_C, 1000, 0),
+    sp_labelset(1, ['route', '/costly']), sp_labelset(2, ['plugin', 'auth'], ['route', '/api']),
+    sp_labelset(3, ['route', "a;b\n=c\xff"]),
+    sp_labels(1), (sp_sample(LFUNC, f_lua(0x200, 3), f_lua(0x100, 10))) x 75,
+    sp_labels(2), (sp_sample(LFUNC, f_lua(0x100, 5))) x 20,
+    sp_labels(3), (sp_sample(LFUNC, f_lua(0x100, 7))) x 5,
+    sp_stats(100, [0, 100], 0, 0, 100_000_000, 0));
+  close $fh;
+  my $file = scratch() . '/routes.pb.gz';
+  my ($rc, undef, $err) = ljprof_out('report', '--format=pprof', '-o', $file, $bin);
+  is($rc, 0, 'app labels: pprof written') or diag $err;
+  my ($prc, $out) = pprof('-tags', $file);
+  is($prc, 0, 'app labels: go tool pprof -tags reads them') or diag $out;
+  my ($routes) = $out =~ /^ route: Total 100.0ms\n(.*?)(?:\n\n|\z)/ms;
+  my %route = map { /^\s+(\S+)ms \(.*\): (\S+)$/ ? ($2 => $1) : () } split /\n/, $routes // '';
+  is_deeply(\%route, {'/costly' => '75.0', '/api' => '20.0', 'a%3Bb%0A%3Dc%FF' => '5.0'},
+            'app labels: -tags lists each route with its time, an odd value escaped') or diag $out;
+  like($out, qr/^ plugin: Total 20.0ms\n\s+20.0ms \(\s*100%\): auth$/m, 'app labels: a second key on the samples that carry it');
+  ($prc, $out) = pprof('-tagfocus=route=/api', '-nodefraction=0', '-top', $file);
+  my ($kept) = $out =~ /^Showing nodes accounting for (\S+),/m;
+  is($kept, '20ms', 'app labels: -tagfocus=route=/api keeps its 20 ms') or diag $out;
+  like($out, qr/\s\@app.lua:1$/m, 'app labels: ... in its function') or diag $out;
+  unlike($out, qr/costly/, 'app labels: ... and none of /costly') or diag $out;
 }
 
 done_testing();

@@ -73,20 +73,20 @@ $r = ljprof('report', $sysprof);
 is($r->{rc}, 0, 'an empty sysprof v2 stream: exit 0');
 like($r->{out}, qr/^SYSPROF REPORT: /, 'an empty sysprof v2 stream: a sysprof report');
 
-my $p4 = write_file("$dir/p4.bin", symtab() . prologue('ljp', 4) . "\x80");
-$r = ljprof('report', $p4);
-is($r->{rc}, 1, 'sysprof v4: exit 1');
-like($r->{err}, qr/\Aljprof: \S+: unsupported sysprof version 4 \(expected 2 or 3\) at offset 11\n\z/,
-     'sysprof v4: names the versions read');
+my $p5 = write_file("$dir/p5.bin", symtab() . prologue('ljp', 5) . "\x80");
+$r = ljprof('report', $p5);
+is($r->{rc}, 1, 'sysprof v5: exit 1');
+like($r->{err}, qr/\Aljprof: \S+: unsupported sysprof version 5 \(expected 2, 3 or 4\) at offset 11\n\z/,
+     'sysprof v5: names the versions read');
 
 $r = ljprof('report', '--format=collapsed', $good);
 is($r->{rc}, 0, 'collapsed of a memprof stream: exit 0');
 is($r->{out}, "INTERNAL 8\n", 'collapsed of a memprof stream: the site and its bytes');
 
-my $v6 = write_file("$dir/v6.bin", symtab() . prologue('ljm', 6) . "\x80");
-$r = ljprof('report', $v6);
-is($r->{rc}, 1, 'memprof v6: exit 1');
-like($r->{err}, qr/unsupported memprof version 6 \(expected 3, 4 or 5\)/, 'memprof v6: names the versions read');
+my $v7 = write_file("$dir/v7.bin", symtab() . prologue('ljm', 7) . "\x80");
+$r = ljprof('report', $v7);
+is($r->{rc}, 1, 'memprof v7: exit 1');
+like($r->{err}, qr/unsupported memprof version 7 \(expected 3 to 6\)/, 'memprof v7: names the versions read');
 
 my $s2 = write_file("$dir/s2.bin", prologue('ljs', 2) . "\x80" . memprof());
 $r = ljprof('report', $s2);

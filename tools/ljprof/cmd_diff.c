@@ -35,6 +35,10 @@ static void usage(FILE *out) {
           "\n"
           "Options:\n"
           "  --by=site|stack     what to compare (default: site)\n"
+          "  --by-label=KEY      text: a diff for each value of label KEY (in\n"
+          "                      either profile), then (none): FILEs read\n"
+          "                      once more for each\n"
+          "  --label=KEY=VALUE   only what carries that label (as report's)\n"
           "  --format=text|html  a text table (default) or a flame graph of\n"
           "                      what grew, by stack\n"
           "  --leak-only         memprof: bytes in use at the end\n"
@@ -45,6 +49,7 @@ static void usage(FILE *out) {
           "Examples:\n"
           "  ljprof diff before.bin after.bin\n"
           "  ljprof diff --leak-only --by=stack before.bin after.bin\n"
+          "  ljprof diff --by-label=route before.bin after.bin\n"
           "  ljprof diff --format=html -o growth.html cpu-1.bin cpu-2.bin\n"
           "  ljprof diff before/ljprof-cpu-*.bin -- after/ljprof-cpu-*.bin\n");
 }
@@ -54,6 +59,7 @@ enum { OPT_BY = OPT_REPORT_LAST };
 static const struct option long_options[] = {
     REPORT_LONG_OPTIONS,
     {"by", required_argument, NULL, OPT_BY},
+    {"by-label", required_argument, NULL, OPT_LABEL_BY},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -93,8 +99,16 @@ static int parse_args(int argc, char **argv, struct args *a) {
   if (status >= 0) return status;
   if (a->report.format != REPORT_TEXT && a->report.format != REPORT_HTML)
     return usage_error(CMD, "--format wants text or html");
-  return two_sides(CMD, argc, argv, sep, a->sides,
-                   "two files, BASE and NEW, or BASE... -- NEW...");
+  if (a->report.by && a->report.format != REPORT_TEXT)
+    return usage_error(CMD, "--by-label writes text");
+  status = two_sides(CMD, argc, argv, sep, a->sides,
+                     "two files, BASE and NEW, or BASE... -- NEW...");
+  for (int i = 0; status < 0 && a->report.by && i < 2; i++)
+    for (size_t f = 0; f < a->sides[i].n; f++)
+      if (!strcmp(a->sides[i].files[f], "-"))
+        return usage_error(CMD, "--by-label reads each FILE once per value: "
+                                "not '-' (stdin)");
+  return status;
 }
 
 static void put_value(FILE *out, const struct profile *p, uint64_t v) {
@@ -167,17 +181,111 @@ static int write_diff(FILE *out, const struct args *a,
   return status;
 }
 
+/* Both sides read, keeping what carries terms[0 .. n); the status. */
+static int read_sides(const struct args *a, struct stream_set set[2],
+                      const struct labelterm *terms, size_t n) {
+  int read[2];
+  for (int i = 0; i < 2; i++)
+    read[i] = stream_set_read(&set[i], a->sides[i].files, a->sides[i].n,
+                              terms, n);
+  return read[0] == EXIT_USAGE || read[1] == EXIT_USAGE ? EXIT_USAGE
+         : read[0] != EXIT_OK || read[1] != EXIT_OK     ? EXIT_FAILED
+                                                        : EXIT_OK;
+}
+
+/* A value of --by-label's key in either side: its bytes, or none or the
+** folded sets (LABEL_VALUE_NONE, LABEL_VALUE_OTHER as kind). */
+struct part {
+  uint32_t kind; /* 0: bytes */
+  char *bytes;
+  size_t len;
+};
+
+/* The values of the key on each side, those of BASE first, each once. */
+static struct part *side_values(struct stream_set set[2],
+                                const struct args *a, size_t *n) {
+  struct part *parts = NULL;
+  size_t cap = 0;
+  *n = 0;
+  for (int i = 0; i < 2; i++) {
+    struct labeltable t;
+    uint32_t key =
+        symbols_intern(&set[i].sym, a->report.by, a->report.by_len);
+    if (set[i].kind == STREAM_SYSPROF)
+      labeltable_cpu(&t, &set[i].sysagg, key);
+    else
+      labeltable_memory(&t, &set[i].memagg, a->report.leak_only, key);
+    for (size_t r = 0; r < t.n; r++) {
+      uint32_t v = t.rows[r].value;
+      struct part p = {v >= LABEL_VALUE_OTHER ? v : 0, NULL, 0};
+      if (!p.kind) {
+        p.bytes = set[i].sym.strings[v].data;
+        p.len = set[i].sym.strings[v].len;
+      }
+      size_t k = 0;
+      while (k < *n && !(parts[k].kind == p.kind && parts[k].len == p.len &&
+                         (!p.len || !memcmp(parts[k].bytes, p.bytes, p.len))))
+        k++;
+      if (k < *n) continue;
+      grow_array((void **)&parts, &cap, *n + 1, sizeof *parts);
+      p.bytes = p.len ? memcpy(xmalloc(p.len), p.bytes, p.len) : NULL;
+      parts[(*n)++] = p;
+    }
+    labeltable_free(&t);
+  }
+  return parts;
+}
+
+/* --by-label: a diff of each value's samples or events, both sides read
+** again with it. */
+static int diff_parts(FILE *out, const struct args *a,
+                      struct stream_set all[2]) {
+  size_t n;
+  struct part *parts = side_values(all, a, &n);
+  struct labelterm *terms =
+      xmalloc((a->report.nlabels + 1) * sizeof *terms);
+  if (a->report.nlabels)
+    memcpy(terms, a->report.labels, a->report.nlabels * sizeof *terms);
+  struct sbuf head = {0};
+  int status = EXIT_OK;
+  if (!n) {
+    labels_escape(&head, a->report.by, a->report.by_len);
+    fprintf(out, "BY LABEL: neither profile carries label %s\n",
+            sbuf_cstr(&head));
+  }
+  for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+    struct labelterm *t = &terms[a->report.nlabels];
+    *t = (struct labelterm){.key = a->report.by, .key_len = a->report.by_len,
+                            .value = parts[i].kind ? NULL : parts[i].bytes,
+                            .value_len = parts[i].len,
+                            .other = parts[i].kind == LABEL_VALUE_OTHER};
+    if (!parts[i].kind && !t->value) t->value = ""; /* an empty value */
+    sbuf_reset(&head);
+    sbuf_printf(&head, "%sBY LABEL ", i ? "\n" : "");
+    labels_escape(&head, a->report.by, a->report.by_len);
+    sbuf_add(&head, "=", 1);
+    if (parts[i].kind == LABEL_VALUE_NONE) sbuf_printf(&head, "(none)");
+    else if (parts[i].kind) sbuf_printf(&head, "(other: folded sets)");
+    else labels_escape(&head, parts[i].bytes, parts[i].len);
+    fprintf(out, "%s\n", sbuf_cstr(&head));
+    struct stream_set set[2];
+    status = read_sides(a, set, terms, a->report.nlabels + 1);
+    if (status != EXIT_USAGE) status = write_diff(out, a, set);
+    for (int s = 0; s < 2; s++) stream_set_free(&set[s]);
+  }
+  for (size_t i = 0; i < n; i++) free(parts[i].bytes);
+  free(parts);
+  free(terms);
+  sbuf_free(&head);
+  return status;
+}
+
 int cmd_diff(int argc, char **argv) {
   struct args a = {.report = REPORT_OPTIONS_DEFAULT};
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
   struct stream_set set[2];
-  int read[2];
-  for (int i = 0; i < 2; i++)
-    read[i] = stream_set_read(&set[i], a.sides[i].files, a.sides[i].n);
-  status = read[0] == EXIT_USAGE || read[1] == EXIT_USAGE ? EXIT_USAGE
-           : read[0] != EXIT_OK || read[1] != EXIT_OK     ? EXIT_FAILED
-                                                          : EXIT_OK;
+  status = read_sides(&a, set, a.report.labels, a.report.nlabels);
   int kinds_ok =
       (set[0].kind == STREAM_MEMPROF || set[0].kind == STREAM_SYSPROF) &&
       set[0].kind == set[1].kind;
@@ -192,7 +300,8 @@ int cmd_diff(int argc, char **argv) {
     fprintf(stderr, "ljprof: %s: %s\n", a.output, strerror(errno));
     status = EXIT_FAILED;
   } else {
-    if (write_diff(out, &a, set) != EXIT_OK) status = EXIT_FAILED;
+    int s = a.report.by ? diff_parts(out, &a, set) : write_diff(out, &a, set);
+    if (s != EXIT_OK) status = s == EXIT_USAGE ? s : EXIT_FAILED;
     if (fflush(out) != 0 || (a.output && fclose(out) != 0)) {
       fprintf(stderr, "ljprof: %s: write error\n", a.output ? a.output : "<stdout>");
       status = EXIT_FAILED;

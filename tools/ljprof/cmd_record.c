@@ -103,7 +103,7 @@ static void usage(FILE *out) {
           "  --pid=PID           profile that running process (and its\n"
           "                      descendants) instead; may be repeated\n"
           "  --duration=SECS     with --pid: how long, may be fractional\n"
-          REPORT_OPTIONS_HELP
+          REPORT_OPTIONS_HELP REPORT_BY_HELP
           "  -h, --help          show this help\n"
           "\n"
           "Examples:\n"
@@ -142,6 +142,7 @@ enum {
 
 static const struct option long_options[] = {
     REPORT_LONG_OPTIONS,
+    REPORT_BY_OPTION,
     {"mem", no_argument, NULL, OPT_MEM},
     {"cpu", optional_argument, NULL, OPT_CPU},
     {"interval", required_argument, NULL, OPT_INTERVAL},

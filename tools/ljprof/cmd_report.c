@@ -30,9 +30,15 @@ static void usage(FILE *out) {
           "json), labels stream, pid and host (pprof), a root frame\n"
           "(collapsed, --root=process). Streams of other kinds, intervals,\n"
           "clocks or memory modes are refused, naming the file.\n"
+          "\n"
+          "Streams with labels (sysprof v4, memprof v6: the set a coroutine\n"
+          "had in force, route=/api) get a BY LABEL table; --label keeps,\n"
+          "--by splits, --label-frames roots stacks by a label; pprof carries\n"
+          "them as tags. Keys and values: %%, ;, =, control bytes and bytes\n"
+          "not UTF-8 written %%XX, as the options take them.\n"
           "FILE '-' reads standard input.\n"
           "\n"
-          "Options:\n" REPORT_OPTIONS_HELP
+          "Options:\n" REPORT_OPTIONS_HELP REPORT_BY_HELP
           "  -o, --output=OUT    write the report to OUT (default: stdout)\n"
           "  -h, --help          show this help\n"
           "\n"
@@ -49,12 +55,15 @@ static void usage(FILE *out) {
           "  ljprof report --format=pprof -o cpu.pb.gz sysprof.bin\n"
           "  ljprof report ljprof-cpu-*.bin\n"
           "  ljprof report --format=collapsed --root=process cpu.bin.*\n"
+          "  ljprof report --by=route --label=plugin=auth cpu.bin\n"
+          "  ljprof report --format=collapsed --label-frames=route cpu.bin\n"
           "  ljprof report --format=html --leak-only -o leaks.html memprof.bin\n"
           "  cat memprof.bin | ljprof report -\n");
 }
 
 static const struct option long_options[] = {
     REPORT_LONG_OPTIONS,
+    REPORT_BY_OPTION,
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},

@@ -57,6 +57,7 @@ static void usage(FILE *out) {
           "  ljprof report --format=json -o report.json memprof.bin\n"
           "  ljprof report --format=collapsed sysprof.bin | flamegraph.pl "
           ">cpu.svg\n"
+          "  ljprof report --by=route cpu.bin      (labels: a report per route)\n"
           "  ljprof diff before.bin after.bin\n"
           "  ljprof heap heapsnap.bin\n");
 }

@@ -20,6 +20,9 @@ enum {
   OPT_COUNT,
   OPT_JIT,
   OPT_ROOT,
+  OPT_LABEL,
+  OPT_LABEL_BY,
+  OPT_LABEL_FRAMES,
   OPT_REPORT_LAST /* a command's own options start here */
 };
 
@@ -32,7 +35,13 @@ enum {
       {"top", required_argument, NULL, OPT_TOP},              \
       {"count", required_argument, NULL, OPT_COUNT},          \
       {"jit", no_argument, NULL, OPT_JIT},                    \
-      {"root", required_argument, NULL, OPT_ROOT}
+      {"root", required_argument, NULL, OPT_ROOT},            \
+      {"label", required_argument, NULL, OPT_LABEL},          \
+      {"label-frames", required_argument, NULL, OPT_LABEL_FRAMES}
+
+/* report's and record's --by=KEY (diff's --by is its own: site or stack,
+** its split by label --by-label=KEY). */
+#define REPORT_BY_OPTION {"by", required_argument, NULL, OPT_LABEL_BY}
 
 /* Their help lines. */
 #define REPORT_OPTIONS_HELP                                                   \
@@ -51,9 +60,20 @@ enum {
   "                      what ran, compiler time by trace start and outcome,\n" \
   "                      interpreted lines and why, hot exits, flushes\n" \
   "  --root=process      collapsed, several streams: each stack under a\n"  \
-  "                      root frame naming its process (pid, host) or file\n"
+  "                      root frame naming its process (pid, host) or file\n" \
+  "  --label=KEY=VALUE   only the samples or events carrying that label;\n" \
+  "                      repeated, all must hold; KEY= an empty value,\n"   \
+  "                      KEY alone: the key absent; %%XX stands for a byte\n" \
+  "  --label-frames=KEY  collapsed, speedscope, html, pprof: each stack\n"  \
+  "                      under a root frame, its value of label KEY\n"
 
-#define REPORT_OPTIONS_DEFAULT {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0, 0}
+#define REPORT_OPTIONS_DEFAULT \
+  {REPORT_TEXT, ORDER_BYTES, 0, 0, 0, ORDER_BYTES, 0, 0, NULL, 0, NULL, NULL, 0, 0}
+
+/* report's and record's help line of --by. */
+#define REPORT_BY_HELP                                                       \
+  "  --by=KEY            text: a report for each value of label KEY, then\n" \
+  "                      (none) for what lacks it (FILEs read once each)\n"
 
 #define REPORT_OPTION_NOT_MINE (-2)
 

@@ -23,7 +23,8 @@ static int worth_a_thread(int fd) {
 
 enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct memagg *memagg, struct sysagg *sysagg,
-                               struct sysprof_meta *meta) {
+                               struct sysprof_meta *meta,
+                               struct labelfilter *filter) {
   reader_init_fd(r, fd, READ_BUFFER_SIZE);
   /* On two threads, the counters by site are kept on the decoder's: the
   ** other thread's share, the live blocks, is the larger. */
@@ -35,8 +36,17 @@ enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
       .memprof = pipe ? event_pipe_sink(pipe)
                       : (struct memprof_sink){.events = memagg_events,
                                               .ud = memagg},
-      .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta}};
+      .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta,
+                  sysagg_label_count}};
+  /* A filter's gate before the aggregations (on the decoder's thread). */
+  struct labelgate gate;
+  if (filter) {
+    labelgate_init(&gate, filter, &sinks.memprof, &sinks.sysprof);
+    sinks.memprof = labelgate_memprof(&gate);
+    sinks.sysprof = labelgate_sysprof(&gate);
+  }
   enum stream_kind kind = stream_read(r, sym, &sinks);
+  if (filter) labelgate_free(&gate);
   if (pipe) event_pipe_finish(pipe);
   if (kind == STREAM_MEMPROF) memagg_finish(memagg);
   if (kind == STREAM_SYSPROF) sysagg_finish(sysagg);
@@ -48,7 +58,7 @@ void stream_file_read(struct stream_file *f, int fd) {
   memagg_init(&f->memagg, &f->sym);
   sysagg_init(&f->sysagg, &f->sym);
   f->kind = stream_decode(fd, &f->reader, &f->sym, &f->memagg, &f->sysagg,
-                          &f->sysagg.meta);
+                          &f->sysagg.meta, NULL);
 }
 
 void stream_file_free(struct stream_file *f) {

@@ -6,6 +6,7 @@
 #ifndef LJPROF_STREAM_FILE_H
 #define LJPROF_STREAM_FILE_H
 
+#include "lib/aggregate/labels.h"
 #include "lib/aggregate/memagg.h"
 #include "lib/shared/reader.h"
 #include "lib/decode/stream.h"
@@ -28,9 +29,11 @@ void stream_file_free(struct stream_file *f);
 /* What stream_file_read() does, into parts the caller keeps (those of
 ** several streams, stream_set.h): read fd with r (reader_free() it),
 ** decode into sym, aggregate into memagg or sysagg (sysprof's own
-** figures into *meta), finish the aggregation. Returns the kind. */
+** figures into *meta), finish the aggregation; with a filter (NULL:
+** none), only what it keeps (labels.h). Returns the kind. */
 enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct memagg *memagg, struct sysagg *sysagg,
-                               struct sysprof_meta *meta);
+                               struct sysprof_meta *meta,
+                               struct labelfilter *filter);
 
 #endif

@@ -109,7 +109,8 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   if (later) memagg_init(&own, &set->sym);
   struct reader r;
   enum stream_kind kind =
-      stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta);
+      stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta,
+                    set->filter.n ? &set->filter : NULL);
   int status = check_merge(set, i, kind, &meta, first);
   if (status == EXIT_OK && is_profile(kind))
     count_origin(set, i, &meta, samples_before, mem);
@@ -125,11 +126,12 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
 }
 
 int stream_set_read(struct stream_set *set, const char *const *names,
-                    size_t n) {
+                    size_t n, const struct labelterm *terms, size_t nterms) {
   memset(set, 0, sizeof *set);
   set->kind = STREAM_UNKNOWN;
   set->damage.status = READER_OK;
   symbols_init(&set->sym);
+  labelfilter_init(&set->filter, &set->sym, terms, nterms);
   memagg_init(&set->memagg, &set->sym);
   sysagg_init(&set->sysagg, &set->sym);
   set->origins.items = xcalloc(n, sizeof *set->origins.items);
@@ -145,6 +147,7 @@ int stream_set_read(struct stream_set *set, const char *const *names,
     if (s != EXIT_OK) status = s;
   }
   if (set->kind == STREAM_MEMPROF) set->sym.memprof = set->memprof;
+  set->sysagg.filtered = set->filter.n != 0;
   return status;
 }
 
@@ -154,6 +157,7 @@ void stream_set_free(struct stream_set *set) {
   symbols_free(&set->sym);
   free(set->origins.items);
   sbuf_free(&set->joined);
+  labelfilter_free(&set->filter);
   memset(set, 0, sizeof *set);
 }
 

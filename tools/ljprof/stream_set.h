@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "lib/aggregate/labels.h"
 #include "lib/aggregate/memagg.h"
 #include "lib/aggregate/origins.h"
 #include "lib/aggregate/profile.h"
@@ -33,17 +34,19 @@ struct stream_set {
   /* The first damaged stream's reader (its error), or one at READER_OK. */
   struct reader damage;
   struct sbuf joined; /* source, when it joins several names */
+  struct labelfilter filter; /* what is kept (no terms: everything) */
 };
 
 /*
 ** Read the files names[0 .. n) ("-": stdin) to their ends or their
-** damage. Returns EXIT_OK; EXIT_FAILED when one cannot be opened or is
+** damage, keeping only the samples and events that carry every label
+** term of terms[0 .. nterms) (labels.h; none: all). Returns EXIT_OK; EXIT_FAILED when one cannot be opened or is
 ** damaged (what was read is kept: report it); EXIT_USAGE when they do
 ** not merge (kinds, intervals, modes; nothing to report). Each problem is
 ** said on stderr, naming its file. stream_set_free() in every case.
 */
 int stream_set_read(struct stream_set *set, const char *const *names,
-                    size_t n);
+                    size_t n, const struct labelterm *terms, size_t nterms);
 void stream_set_free(struct stream_set *set);
 
 /* The profile of a set read (profile_from_sysprof(), _memprof()), its

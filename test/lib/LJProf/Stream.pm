@@ -2,8 +2,9 @@
 package LJProf::Stream;
 # Hand-built profile streams (see docs/formats.md of the project and the
 # reference's formats): ULEB128 integers, length-prefixed strings, a symbol
-# table (ljs v3) followed by a memprof stream (ljm v3) or a sysprof stream
-# (ljp v2, the reference's, or v3, ours).
+# table (ljs v3) followed by a memprof stream (ljm v3 to v6) or a sysprof
+# stream (ljp v2, the reference's, or v3 and v4, ours; v4 and ljm v6 with
+# labels).
 #
 #   my $bin = symtab(sym_lfunc(0x100, '@test.lua', 1))
 #           . memprof(ev_alloc(lua(0x100, 5), 0x1000, 32));
@@ -23,6 +24,8 @@ our @EXPORT = qw(
   ev_alloc ev_free ev_realloc upd_lfunc upd_cfunc upd_trace upd_traceloc
   memprof_v5 ev_stack ev_sampled upd_stack sf_lua sf_cfunc sf_trunc sf_native info_config info_stats
   info_mark info_process
+  memprof_v6 info_labelset info_labels LABELS_OTHER
+  sp_labelset sp_labels sp_labelcounts
   write_file NO_LINE
   sysprof sp_sample f_lua f_cfunc f_ffunc f_native f_trace f_trace_lua
   sp_upd_lfunc sp_upd_cfunc sp_upd_trace sp_ffname sp_config sp_stats sp_process
@@ -84,6 +87,7 @@ sub upd_traceloc { my ($index, @trace) = @_; return "\x14" . uleb($index) . trac
 sub memprof { return prologue('ljm', 3) . join('', @_) . "\x80" }
 sub memprof_v4 { return prologue('ljm', 4) . join('', @_) . "\x80" }
 sub memprof_v5 { return prologue('ljm', 5) . join('', @_) . "\x80" }
+sub memprof_v6 { return prologue('ljm', 6) . join('', @_) . "\x80" }
 
 # v5: events with a stack id (header bit 0x20) and a sampled allocation's
 # weight (0x40); stack records (0x18) and config / stats records (0x1C).
@@ -105,6 +109,15 @@ sub info_stats { return "\x1C\x01" . join('', map { uleb($_) } @_) }  # (stacks,
 sub info_mark { my ($ns) = @_; return "\x1C\x02" . uleb($ns) }  # time mark: ns since the start
 sub process_fields { my ($pid, $host, $ns) = @_; return uleb($pid) . str($host) . uleb($ns) }
 sub info_process { return "\x1C\x04" . process_fields(@_) }  # (pid, host, ns since the epoch)
+
+# Labels (ljm v6, ljp v4): a set announced, (number, [key, value], ...),
+# the pairs written in the order given (the writer sorts them by key: a
+# test may not); a set in force (number; 0 none, LABELS_OTHER the folded
+# sets). v6 stats and v4 stats end with the count of sets folded.
+use constant LABELS_OTHER => 0xffffffff;
+sub labelset_fields { my ($no, @pairs) = @_; return uleb($no) . uleb(scalar @pairs) . join('', map { str($_->[0]) . str($_->[1]) } @pairs) }
+sub info_labelset { return "\x1C\x05" . labelset_fields(@_) }
+sub info_labels { my ($no) = @_; return "\x1C\x06" . uleb($no) }
 
 # Sysprof: VM states (the first byte of a sample) and profiling modes.
 use constant { INTERP => 0, LFUNC => 1, FFUNC => 2, CFUNC => 3, GC => 4, EXIT => 5,
@@ -149,6 +162,12 @@ sub sp_blacklist { my ($proto, $line) = @_; return "\x13" . uleb($proto) . uleb(
 sub sp_flush    { my ($why) = @_; return "\x14" . uleb($why) }
 # ([trace, exit, count, proto, line], ...)
 sub sp_exits    { return "\x15" . uleb(scalar @_) . join('', map { my $e = $_; join('', map { uleb($_) } @$e) } @_) }
+
+# v4: label records (as memprof's above); mode D's samples by set,
+# ([set number, samples], ...).
+sub sp_labelset { return "\x18" . labelset_fields(@_) }
+sub sp_labels { my ($no) = @_; return "\x19" . uleb($no) }
+sub sp_labelcounts { return "\x1A" . uleb(scalar @_) . join('', map { uleb($_->[0]) . uleb($_->[1]) } @_) }
 
 # Symtab updates in a sysprof stream (v2 and v3).
 sub sp_upd_lfunc { return "\x0A" . lfunc_fields(@_) }  # (addr, chunk, first line)

@@ -24,13 +24,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void render_profile(FILE *out, const struct profile *p) {
+/* Every profile format; then, under a root frame by the stream's first
+** label key (or any), collapsed. */
+static void render_profile(FILE *out, struct profile *p, struct symbols *sym) {
   for (enum report_format f = REPORT_COLLAPSED; f <= REPORT_HTML; f++)
     report_profile(out, p, f);
+  uint32_t key = sym->labels.nlabels ? sym->labels.labels[0].key
+                                     : symbols_intern(sym, "route", 5);
+  profile_label_frames(p, sym, key);
+  report_collapsed(out, p);
 }
 
 static void render_memprof(FILE *out, struct memagg *agg,
-                           const struct symbols *sym, const struct reader *r) {
+                           struct symbols *sym, const struct reader *r) {
   memagg_finish(agg);
   struct report_input in = {"fuzz", sym, agg, r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 1, 0};
@@ -41,12 +47,12 @@ static void render_memprof(FILE *out, struct memagg *agg,
   report_memprof(out, &in, &opt);
   struct profile profile;
   profile_from_memprof(&profile, "fuzz", agg, r, 1, ORDER_EVENTS);
-  render_profile(out, &profile);
+  render_profile(out, &profile, sym);
   profile_free(&profile);
 }
 
 static void render_sysprof(FILE *out, const struct sysagg *agg,
-                           const struct symbols *sym, const struct reader *r) {
+                           struct symbols *sym, const struct reader *r) {
   struct sysprof_report_input in = {"fuzz", sym, agg, r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 0, 0};
   report_sysprof(out, &in, &opt);
@@ -55,7 +61,7 @@ static void render_sysprof(FILE *out, const struct sysagg *agg,
   report_sysprof(out, &in, &opt);
   struct profile profile;
   profile_from_sysprof(&profile, "fuzz", agg, r);
-  render_profile(out, &profile);
+  render_profile(out, &profile, sym);
   profile_free(&profile);
 }
 
@@ -146,7 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sysagg_init(&sysagg, &sym);
   struct stream_sinks sinks = {
       .memprof = {memagg_events, &memagg},
-      .sysprof = {sysagg_sample, sysagg_jit, &sysagg, &sysagg.meta}};
+      .sysprof = {sysagg_sample, sysagg_jit, &sysagg, &sysagg.meta,
+                  sysagg_label_count}};
   switch (stream_read(&r, &sym, &sinks)) {
   case STREAM_MEMPROF:
     render_memprof(devnull, &memagg, &sym, &r);

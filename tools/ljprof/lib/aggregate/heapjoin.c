@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "labels.h"
 #include "shared/livetab.h"
 #include "decode/stream.h"
 
@@ -11,20 +12,22 @@
 struct replay {
   struct heapjoin *j;
   struct livetab live;
-  struct keymap index; /* site << 32 | stack -> index in alloc */
+  struct keymap3 index; /* (site, stack, labels) -> index in alloc */
   uint64_t mark;
   int found;
 };
 
-static uint32_t alloc_index(struct replay *p, uint32_t site, uint32_t stack) {
-  struct heapjoin *j = p->j;
-  uint64_t key = (uint64_t)site << 32 | stack;
-  uint32_t id = keymap_get(&p->index, key);
-  if (id != HASHTAB_NONE) return id;
+static uint32_t new_alloc(void *ud, uint32_t site, uint32_t stack,
+                          uint32_t labels) {
+  struct heapjoin *j = ud;
   grow_array((void **)&j->alloc, &j->capalloc, j->nalloc + 1, sizeof *j->alloc);
-  j->alloc[j->nalloc] = (struct heapjoin_alloc){site, stack};
-  keymap_put(&p->index, key, (uint32_t)j->nalloc);
+  j->alloc[j->nalloc] = (struct heapjoin_alloc){site, stack, labels};
   return (uint32_t)j->nalloc++;
+}
+
+static uint32_t alloc_index(struct replay *p, const struct memprof_event *ev) {
+  return keymap3_id(&p->index, ev->loc, ev->stack, ev->labels, new_alloc,
+                    p->j);
 }
 
 static void replay_events(void *ud, const struct memprof_event *evs,
@@ -44,12 +47,11 @@ static void replay_events(void *ud, const struct memprof_event *evs,
     case MEMPROF_REALLOC: /* the block keeps the allocation that made it */
       owner = livetab_take(&p->live, ev->oaddr, &old)
                   ? old.owner
-                  : alloc_index(p, ev->loc, ev->stack);
+                  : alloc_index(p, ev);
       livetab_put(&p->live, ev->naddr, ev->nsize, owner);
       break;
     case MEMPROF_ALLOC:
-      livetab_put(&p->live, ev->naddr, ev->nsize,
-                  alloc_index(p, ev->loc, ev->stack));
+      livetab_put(&p->live, ev->naddr, ev->nsize, alloc_index(p, ev));
       break;
     }
   }
@@ -116,7 +118,7 @@ int heapjoin_read(struct heapjoin *j, struct reader *r,
     attribute(j, &p.live, s);
   j->sample = j->sym.memprof.sample;
   livetab_free(&p.live);
-  keymap_free(&p.index);
+  keymap3_free(&p.index);
   return p.found && kind != STREAM_SYSPROF;
 }
 
@@ -140,4 +142,23 @@ void heapjoin_where(const struct heapjoin *j, const struct heapjoin_alloc *a,
     symbols_format(&j->sym, f[i].loc, NULL, out);
   }
   if (depth > HEAPJOIN_WHERE_FRAMES) sbuf_add(out, " <- ...", 7);
+}
+
+int heapjoin_labels(const struct heapjoin *j, const struct heapjoin_alloc *a,
+                    struct sbuf *out) {
+  size_t n;
+  const struct label *l = labelsets_get(&j->sym.labels, a->labels, &n);
+  if (a->labels == LABELS_OTHER) {
+    labels_format_value(&j->sym, LABEL_VALUE_OTHER, out);
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct symstring *k = &j->sym.strings[l[i].key];
+    const struct symstring *v = &j->sym.strings[l[i].value];
+    if (i) sbuf_add(out, " ", 1);
+    labels_escape(out, k->data, k->len);
+    sbuf_add(out, "=", 1);
+    labels_escape(out, v->data, v->len);
+  }
+  return n != 0;
 }

@@ -2,7 +2,7 @@
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** A heap snapshot joined to the memprof stream that ran while it was
 ** taken: each live object gets the allocation that made it, its site and
-** (v5 with stacks) its call stack.
+** (v5 with stacks) its call stack, (v6) the labels it was made under.
 **
 ** The snapshot and the stream carry the same mark (docs/formats.md): the
 ** events before the mark in the stream are those of the heap the snapshot
@@ -19,10 +19,11 @@
 #include "shared/reader.h"
 #include "shared/symbols.h"
 
-/* Where an object was allocated: a site (location id), and its call
-** stack (stack id, or MEMPROF_NO_STACK). */
+/* Where an object was allocated: a site (location id), its call stack
+** (stack id, or MEMPROF_NO_STACK), the label set it was made under (v6;
+** LABELS_NONE). */
 struct heapjoin_alloc {
-  uint32_t site, stack;
+  uint32_t site, stack, labels;
 };
 
 struct heapjoin {
@@ -57,6 +58,11 @@ heapjoin_of(const struct heapjoin *j, uint32_t v) {
 ** snapshots matches allocation sites by it. */
 #define HEAPJOIN_WHERE_FRAMES 6
 void heapjoin_where(const struct heapjoin *j, const struct heapjoin_alloc *a,
+                    struct sbuf *out);
+
+/* Its labels into out, `KEY=VALUE KEY=VALUE` escaped (labels_escape()),
+** `(other: N sets folded)`; returns 0 (out untouched) for none. */
+int heapjoin_labels(const struct heapjoin *j, const struct heapjoin_alloc *a,
                     struct sbuf *out);
 
 #endif

@@ -49,7 +49,7 @@ void memagg_free(struct memagg *agg) {
   livetab_free(&agg->scaled);
   heapline_free(&agg->heap);
   free(agg->pairs);
-  keymap_free(&agg->pair_index);
+  keymap3_free(&agg->pair_index);
   overrides_free(&agg->realloc_overrides);
   overrides_free(&agg->free_overrides);
   memset(agg, 0, sizeof *agg);
@@ -158,16 +158,21 @@ static uint64_t old_objects(const struct memprof_event *ev) {
   return memprof_objects(ev->oweight, ev->osize);
 }
 
-static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack) {
-  uint64_t key = (uint64_t)site << 32 | stack;
-  uint32_t id = keymap_get(&agg->pair_index, key);
-  if (id != HASHTAB_NONE) return id;
+static uint32_t new_pair(void *ud, uint32_t site, uint32_t stack,
+                         uint32_t labels) {
+  struct memagg *agg = ud;
   grow_array((void **)&agg->pairs, &agg->pairs_cap, agg->npairs + 1,
              sizeof *agg->pairs);
-  id = (uint32_t)agg->npairs++;
-  agg->pairs[id] = (struct stackpair){site, stack, 0, 0, 0, 0, 0};
-  keymap_put(&agg->pair_index, key, id);
+  uint32_t id = (uint32_t)agg->npairs++;
+  agg->pairs[id] = (struct stackpair){site, stack, 0, labels, 0, 0, 0, 0};
   return id;
+}
+
+/* The pair of (site, stack, labels), added if new (a labelled one with
+** the unlabelled one of its site and stack, empty). */
+static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack,
+                        uint32_t labels) {
+  return keymap3_id(&agg->pair_index, site, stack, labels, new_pair, agg);
 }
 
 /* Streams with stacks: the pair of each allocation counts it and owns the
@@ -183,7 +188,7 @@ static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
     if (ev->kind != MEMPROF_ALLOC)
       known = livetab_take(&agg->pair_live, ev->oaddr, &old);
     if (ev->kind == MEMPROF_FREE) continue;
-    uint32_t pair = pair_of(agg, ev->loc, ev->stack);
+    uint32_t pair = pair_of(agg, ev->loc, ev->stack, ev->labels);
     struct stackpair *p = &agg->pairs[pair];
     p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
     p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
@@ -440,9 +445,10 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   merge_overrides(&into->free_overrides, &from->free_overrides, into->nstats);
   for (size_t i = 0; i < from->npairs; i++) {
     const struct stackpair *fp = &from->pairs[i];
-    int added = keymap_get(&into->pair_index,
-                           (uint64_t)fp->site << 32 | fp->stack) == HASHTAB_NONE;
-    uint32_t id = pair_of(into, fp->site, fp->stack); /* may move pairs */
+    int added = keymap3_get(&into->pair_index, fp->site, fp->stack,
+                            fp->labels) == HASHTAB_NONE;
+    /* may move pairs */
+    uint32_t id = pair_of(into, fp->site, fp->stack, fp->labels);
     struct stackpair *p = &into->pairs[id];
     if (added) p->stream = stream;
     p->alloc_objects = add_sat(p->alloc_objects, fp->alloc_objects);

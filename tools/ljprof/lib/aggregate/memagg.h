@@ -54,11 +54,13 @@ struct overrides {
 /*
 ** Streams with call stacks (v5): counters by (site, stack) pair, the site
 ** an event's location, the stack the one it carries (MEMPROF_NO_STACK for
-** none). A block belongs to the pair that allocated it, as to its site.
+** none); in v6, by (site, stack, label set). A block belongs to the pair
+** that allocated it, as to its site.
 */
 struct stackpair {
   uint32_t site, stack;
   uint32_t stream; /* of a merge: which one it came from (0: the first) */
+  uint32_t labels; /* v6: the label set its events were made under */
   uint64_t alloc_objects, alloc_bytes; /* allocations and reallocations */
   uint64_t live_objects, live_bytes;   /* set by memagg_finish() */
 };
@@ -79,7 +81,7 @@ struct memagg {
   /* With call stacks: */
   struct stackpair *pairs;
   size_t npairs, pairs_cap;
-  struct keymap pair_index; /* site << 32 | stack -> pair id */
+  struct keymap3 pair_index; /* (site, stack, labels) -> pair id */
   struct livetab pair_live; /* blocks by the pair that owns them */
   /* Sampled streams: address -> the bytes a live block stands for. */
   struct livetab scaled;

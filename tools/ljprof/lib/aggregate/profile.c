@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labels.h"
+
 static const struct profile_sample_type cpu_types[] = {
     {"samples", "count"}, {"cpu", "nanoseconds"}};
 
@@ -116,25 +118,28 @@ struct fold_probe {
   const struct profile_stack *st;
 };
 
-static int same_but_stream(const void *ctx, uint32_t id) {
+static int same_folded(const void *ctx, uint32_t id) {
   const struct fold_probe *probe = ctx;
   const struct profile *p = probe->p;
   const struct profile_stack *a = &p->stacks[id], *b = probe->st;
   return a->depth == b->depth && a->vmstate == b->vmstate &&
-         a->trace == b->trace &&
+         a->trace == b->trace && a->stream == b->stream &&
+         a->labels == b->labels &&
          memcmp(&p->stack_frames[a->first], &p->stack_frames[b->first],
                 a->depth * sizeof *p->stack_frames) == 0;
 }
 
-void profile_fold_streams(struct profile *p) {
+/* Stacks the same once streams (or label sets) are forgotten made one. */
+static void fold(struct profile *p, int streams, int labels) {
   struct hashtab index = {0};
   size_t kept = 0;
   for (size_t s = 0; s < p->nstacks; s++) {
     struct profile_stack st = p->stacks[s];
-    st.stream = 0;
+    if (streams) st.stream = 0;
+    if (labels) st.labels = LABELS_NONE;
     struct fold_probe probe = {p, &st};
     uint32_t hash = hash_stack_frames(p, &st);
-    uint32_t id = hashtab_find(&index, hash, same_but_stream, &probe);
+    uint32_t id = hashtab_find(&index, hash, same_folded, &probe);
     if (id == HASHTAB_NONE) {
       p->stacks[kept] = st;
       hashtab_add(&index, hash, (uint32_t)kept++);
@@ -146,6 +151,37 @@ void profile_fold_streams(struct profile *p) {
   hashtab_free(&index);
   p->nstacks = kept;
   sort_stacks(p);
+}
+
+void profile_fold_streams(struct profile *p) { fold(p, 1, 0); }
+
+void profile_fold_labels(struct profile *p) { fold(p, 0, 1); }
+
+void profile_label_frames(struct profile *p, struct symbols *sym,
+                          uint32_t key) {
+  struct profile_stack_frame *old = p->stack_frames;
+
+  struct sbuf name = {0};
+  p->stack_frames = NULL;
+  p->nstack_frames = p->stack_frames_cap = 0;
+  for (size_t s = 0; s < p->nstacks; s++) {
+    struct profile_stack *st = &p->stacks[s];
+    uint32_t first = (uint32_t)p->nstack_frames;
+    for (uint32_t f = 0; f < st->depth; f++) {
+      const struct profile_stack_frame *sf = &old[st->first + f];
+      uint32_t frame = sf->frame;
+      push_frame(p, p->frames[frame].loc, p->frames[frame].func, sf->inlined);
+    }
+    sbuf_reset(&name);
+    labels_format_value(sym, labels_value_of(sym, st->labels, key), &name);
+    uint32_t loc = symbols_loc_label(sym, sbuf_cstr(&name));
+    push_frame(p, loc, loc, 0);
+    st->first = first;
+    st->depth++;
+  }
+  free(old);
+  sbuf_free(&name);
+  fold(p, 0, 1);
 }
 
 static uint64_t mul_sat(uint64_t a, uint64_t b) {
@@ -164,7 +200,8 @@ void profile_from_sysprof(struct profile *p, const char *source,
     struct profile_stack *out = &p->stacks[p->nstacks++];
     *out = (struct profile_stack){(uint32_t)p->nstack_frames, st->depth,
                                   {st->count, mul_sat(st->count, p->period)},
-                                  st->vmstate, st->trace, st->stream};
+                                  st->vmstate, st->trace, st->stream,
+                                  st->labels};
     for (size_t f = 0; f < st->depth; f++) {
       const struct sysagg_frame *frame = &agg->frames[st->first + f];
       push_frame(p, frame->loc, frame->func, frame->inlined);
@@ -205,6 +242,7 @@ static void memprof_pair_stacks(struct profile *p, const struct memagg *agg) {
     out->values[MEM_INUSE_OBJECTS] = pair->live_objects;
     out->values[MEM_INUSE_SPACE] = pair->live_bytes;
     out->stream = pair->stream;
+    out->labels = pair->labels;
     push_pair_frames(p, pair);
     out->depth = (uint32_t)(p->nstack_frames - out->first);
   }

@@ -66,6 +66,7 @@ struct profile_stack {
   uint32_t vmstate;
   uint64_t trace;
   uint32_t stream; /* of a merge: its origin (an index in origins) */
+  uint32_t labels; /* the label set (labelsets.h): pprof's labels */
 };
 
 struct profile {
@@ -111,6 +112,18 @@ void profile_free(struct profile *p);
 /* Of a merge, for the formats that do not tell streams apart: stacks
 ** that differ only by their stream made one, their values summed. */
 void profile_fold_streams(struct profile *p);
+/* For the formats that do not tell label sets apart: the same for stacks
+** that differ only by their label set (LABELS_NONE after). */
+void profile_fold_labels(struct profile *p);
+
+/*
+** Each stack under a root frame naming the value its label set gives key
+** (a string id; labels_format_value(): escaped, `(none)`, `(other: N
+** sets folded)`), so that a flame graph is one by that key's values; the
+** sets then folded. The frames are labels of sym, the profile's own.
+*/
+void profile_label_frames(struct profile *p, struct symbols *sym,
+                          uint32_t key);
 
 /* The value formats that carry units weigh by: CPU time when the stream
 ** states its interval, else the shown value. */

@@ -23,13 +23,15 @@ void sysagg_free(struct sysagg *agg) {
   hashtab_free(&agg->stack_index);
   free(agg->funcs.items);
   free(agg->lines.items);
+  free(agg->label_samples);
   memset(agg, 0, sizeof *agg);
 }
 
 static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
-                           uint32_t vmstate, uint64_t trace, uint32_t stream) {
+                           uint32_t vmstate, uint64_t trace, uint32_t stream,
+                           uint32_t labels) {
   uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8 ^
-                (uint64_t)stream << 40) *
+                (uint64_t)stream << 40 ^ (uint64_t)labels << 20) *
                UINT64_C(0x100000001b3);
   for (size_t i = 0; i < n; i++)
     h = (h ^ ((uint64_t)frames[i].loc << 32 | frames[i].func) ^
@@ -44,6 +46,7 @@ struct stack_probe {
   size_t n;
   uint32_t vmstate;
   uint64_t trace;
+  uint32_t labels;
 };
 
 static int same_stack(const void *ctx, uint32_t id) {
@@ -51,6 +54,7 @@ static int same_stack(const void *ctx, uint32_t id) {
   const struct sysagg_stack *st = &p->agg->stacks[id];
   return st->depth == p->n && st->vmstate == p->vmstate &&
          st->trace == p->trace && st->stream == p->agg->stream &&
+         st->labels == p->labels &&
          memcmp(&p->agg->frames[st->first], p->frames,
                 p->n * sizeof *p->frames) == 0;
 }
@@ -58,17 +62,17 @@ static int same_stack(const void *ctx, uint32_t id) {
 /* Count one sample of the stack frames[first .. first + n), built past the
 ** end of the frames kept. */
 static void count_stack(struct sysagg *agg, size_t first, size_t n,
-                        uint32_t vmstate, uint64_t trace) {
+                        uint32_t vmstate, uint64_t trace, uint32_t labels) {
   const struct sysagg_frame *frames = &agg->frames[first];
-  struct stack_probe probe = {agg, frames, n, vmstate, trace};
-  uint32_t hash = hash_stack(frames, n, vmstate, trace, agg->stream);
+  struct stack_probe probe = {agg, frames, n, vmstate, trace, labels};
+  uint32_t hash = hash_stack(frames, n, vmstate, trace, agg->stream, labels);
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
   if (id == HASHTAB_NONE) {
     grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
-    agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0,
-                                            vmstate, trace, agg->stream};
+    agg->stacks[id] = (struct sysagg_stack){
+        (uint32_t)first, (uint32_t)n, 0, vmstate, trace, agg->stream, labels};
     agg->nframes = first + n; /* keep the new stack's frames */
     hashtab_add(&agg->stack_index, hash, id);
   }
@@ -91,10 +95,22 @@ static void count_in(struct sysagg_table *t, uint32_t loc, uint64_t sample,
   c->total = add_sat(c->total, 1);
 }
 
+/* Samples taken under a label set. */
+static void count_labels(struct sysagg *agg, uint32_t labels, uint64_t n) {
+  grow_array_zeroed((void **)&agg->label_samples, &agg->label_cap,
+                    (size_t)labels + 1, sizeof *agg->label_samples);
+  agg->label_samples[labels] = add_sat(agg->label_samples[labels], n);
+}
+
+void sysagg_label_count(void *ud, uint32_t labels, uint64_t samples) {
+  count_labels(ud, labels, samples);
+}
+
 static void count_sample(struct sysagg *agg, enum vmstate state,
-                         uint64_t trace, const struct sysprof_frame *frames,
-                         size_t n) {
+                         uint64_t trace, uint32_t labels,
+                         const struct sysprof_frame *frames, size_t n) {
   agg->samples = add_sat(agg->samples, 1);
+  count_labels(agg, labels, 1);
   agg->by_vmstate[state] = add_sat(agg->by_vmstate[state], 1);
   uint64_t sample = agg->samples; /* never 0: marks "not yet counted" */
 
@@ -126,7 +142,7 @@ static void count_sample(struct sysagg *agg, enum vmstate state,
               (loc->kind == LOC_LUA_UNKNOWN && loc->line == SYMBOLS_LINE_UNKNOWN);
   }
   agg->line_unknown += noline;
-  count_stack(agg, first, n, state, trace);
+  count_stack(agg, first, n, state, trace, labels);
 }
 
 /* The trace a sample ran, exited or compiled: 0 for none. */
@@ -153,8 +169,9 @@ static size_t label_at(const struct sysagg *agg,
 }
 
 static void count_labelled(struct sysagg *agg, enum vmstate state,
-                           uint64_t trace, const struct sysprof_frame *frames,
-                           size_t n, const char *label) {
+                           uint64_t trace, uint32_t labels,
+                           const struct sysprof_frame *frames, size_t n,
+                           const char *label) {
   uint32_t loc = symbols_loc_label(agg->sym, label);
   size_t at = label_at(agg, frames, n);
   grow_array((void **)&agg->scratch, &agg->scratch_cap, n + 1,
@@ -162,7 +179,7 @@ static void count_labelled(struct sysagg *agg, enum vmstate state,
   memcpy(agg->scratch, frames, at * sizeof *frames);
   agg->scratch[at] = (struct sysprof_frame){loc, loc, 0, 0};
   memcpy(agg->scratch + at + 1, frames + at, (n - at) * sizeof *frames);
-  count_sample(agg, state, trace, agg->scratch, n + 1);
+  count_sample(agg, state, trace, labels, agg->scratch, n + 1);
 }
 
 /* `[JIT] trace @chunk:LINE: aborted: REASON` */
@@ -190,8 +207,8 @@ static void count_pending(struct sysagg *agg, const char *label) {
   struct sysagg_pending *p = &agg->pending;
   for (size_t i = 0; i < p->n; i++) {
     const struct sysagg_waiting *w = &p->samples[i];
-    count_labelled(agg, w->vmstate, w->trace, p->frames + w->first, w->n,
-                   label);
+    count_labelled(agg, w->vmstate, w->trace, w->labels, p->frames + w->first,
+                   w->n, label);
   }
   p->n = p->nframes = 0;
 }
@@ -209,7 +226,7 @@ static void wait_outcome(struct sysagg *agg, const struct sysprof_sample *s) {
              sizeof *p->frames);
   memcpy(p->frames + p->nframes, s->frames, s->nframes * sizeof *s->frames);
   p->samples[p->n++] = (struct sysagg_waiting){
-      s->vmstate, sample_trace(agg, s), p->nframes, s->nframes};
+      s->vmstate, s->labels, sample_trace(agg, s), p->nframes, s->nframes};
   p->nframes += s->nframes;
 }
 
@@ -221,10 +238,10 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
     sbuf_reset(&agg->label);
     sbuf_printf(&agg->label, "[exit] TRACE %" PRIu64 " exit %" PRIu64,
                 s->jit_trace, s->jit_exit);
-    count_labelled(agg, s->vmstate, s->jit_trace, s->frames, s->nframes,
-                   sbuf_cstr(&agg->label));
+    count_labelled(agg, s->vmstate, s->jit_trace, s->labels, s->frames,
+                   s->nframes, sbuf_cstr(&agg->label));
   } else {
-    count_sample(agg, s->vmstate, sample_trace(agg, s), s->frames,
+    count_sample(agg, s->vmstate, sample_trace(agg, s), s->labels, s->frames,
                  s->nframes);
   }
 }
@@ -291,17 +308,23 @@ int sysagg_merge_meta(struct sysprof_meta *into,
 }
 
 uint64_t sysagg_samples(const struct sysagg *agg) {
+  if (agg->filtered) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < agg->label_cap; i++)
+      n = add_sat(n, agg->label_samples[i]);
+    return n;
+  }
   return agg->meta.has_stats ? agg->meta.samples : agg->samples;
 }
 
 uint64_t sysagg_vmstate_samples(const struct sysagg *agg, unsigned state) {
-  return agg->meta.has_stats ? agg->meta.by_vmstate[state]
-                             : agg->by_vmstate[state];
+  return agg->meta.has_stats && !agg->filtered ? agg->meta.by_vmstate[state]
+                                               : agg->by_vmstate[state];
 }
 
 int sysagg_rate(const struct sysagg *agg, double *achieved, double *asked) {
   const struct sysprof_meta *m = &agg->meta;
-  if (!m->has_config || !m->has_stats || m->interval_us == 0 ||
+  if (agg->filtered || !m->has_config || !m->has_stats || m->interval_us == 0 ||
       m->elapsed_ns == 0)
     return 0;
   *achieved = (double)m->samples / ((double)m->elapsed_ns / 1e9);

@@ -24,6 +24,8 @@
 **   labels): a trace's code, an exit, or the compiler at work on one.
 ** - Streams merged (sysagg_next_stream()): stacks are told apart by the
 **   stream they came from too; the rest is summed.
+** - Labels (v4): stacks are told apart by the label set they were taken
+**   under; the samples by set are counted (mode D's from its record).
 */
 #ifndef LJPROF_SYSAGG_H
 #define LJPROF_SYSAGG_H
@@ -52,11 +54,12 @@ struct sysagg_stack {
   uint32_t vmstate;
   uint64_t trace; /* that ran, exited or was compiled; 0: none */
   uint32_t stream; /* of a merge: which one it came from (0: the first) */
+  uint32_t labels; /* the label set it was taken under (labelsets.h) */
 };
 
 /* Samples in the compiler waiting for their attempt's outcome. */
 struct sysagg_waiting {
-  uint32_t vmstate;
+  uint32_t vmstate, labels;
   uint64_t trace;
   size_t first, n; /* its frames in sysagg_pending.frames */
 };
@@ -96,6 +99,10 @@ struct sysagg {
   size_t scratch_cap;
   struct sbuf label;
   uint32_t stream; /* the stream being read, of a merge */
+  uint64_t *label_samples; /* by label set: samples taken under it (mode D's
+                              too) */
+  size_t label_cap;
+  int filtered; /* only the samples of some label sets were counted */
 };
 
 void sysagg_init(struct sysagg *agg, struct symbols *sym);
@@ -104,6 +111,7 @@ void sysagg_free(struct sysagg *agg);
 /* A sysprof sink: pass the sysagg as ud and &agg->meta as meta. */
 void sysagg_sample(void *ud, const struct sysprof_sample *s);
 void sysagg_jit(void *ud, const struct sysprof_jit_event *e);
+void sysagg_label_count(void *ud, uint32_t labels, uint64_t samples);
 /* At the end of the stream: samples of an attempt still under way are
 ** counted without its outcome. */
 void sysagg_finish(struct sysagg *agg);
@@ -126,7 +134,8 @@ int sysagg_merge_meta(struct sysprof_meta *into,
 /*
 ** Samples in all and by VM state: the stream's own statistics when it
 ** has them (they count the samples of mode D, which writes none), else
-** the samples decoded.
+** the samples decoded; filtered by label, those counted (mode D's by
+** label set: by VM state none).
 */
 uint64_t sysagg_samples(const struct sysagg *agg);
 uint64_t sysagg_vmstate_samples(const struct sysagg *agg, unsigned state);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "labelrec.h"
 #include "shared/livetab.h"
 #include "symtab.h"
 
@@ -38,6 +39,8 @@ struct decoder {
   int mark;               /* a time mark was read, not yet delivered */
   uint64_t snapshot;      /* the heap snapshot it marks; 0: none */
   uint32_t internal;      /* the internal location, once met */
+  unsigned last_info;     /* the info kinds the version has */
+  uint32_t labels;        /* v6: the label set in force */
   uint8_t fast[256];      /* by header byte: does the fast path take it? */
 };
 
@@ -160,7 +163,7 @@ static int read_info(struct reader *r, struct symbols *sym,
   uint64_t at = reader_offset(r), kind, flags;
   struct memprof_meta *m = &sym->memprof;
   if (!reader_uleb(r, &kind, "info: kind")) return 0;
-  switch (kind) {
+  switch (kind > d->last_info ? UINT64_MAX : kind) {
   case LJM_INFO_CONFIG:
     if (!reader_uleb(r, &flags, "config: flags") ||
         !reader_uleb(r, &m->sample, "config: sampling interval"))
@@ -174,7 +177,8 @@ static int read_info(struct reader *r, struct symbols *sym,
         !reader_uleb(r, &m->full, "stats: events without room") ||
         !reader_uleb(r, &m->truncated, "stats: truncated stacks") ||
         !reader_uleb(r, &m->samples, "stats: samples") ||
-        !reader_uleb(r, &m->untracked, "stats: untracked blocks"))
+        !reader_uleb(r, &m->untracked, "stats: untracked blocks") ||
+        (d->last_info >= LJM_INFO_LABELS && !labelrec_read_folded(r, sym)))
       return 0;
     m->has_stats = 1;
     return 1;
@@ -185,6 +189,10 @@ static int read_info(struct reader *r, struct symbols *sym,
            read_mark(r, d);
   case LJM_INFO_PROCESS:
     return symtab_read_process(r, sym, &d->scratch);
+  case LJM_INFO_LABELSET:
+    return labelrec_read_set(r, sym, &d->scratch);
+  case LJM_INFO_LABELS:
+    return labelrec_read_in_force(r, sym, &d->labels);
   default:
     reader_fail(r, READER_CORRUPT, at,
                 "corrupt at offset %" PRIu64 ": unknown info record %" PRIu64,
@@ -435,6 +443,10 @@ static int resolve_event(struct reader *r, struct symbols *sym,
   ev->stack = loc->stack == UINT64_MAX
                   ? MEMPROF_NO_STACK
                   : (uint32_t)(sym->stack_base + loc->stack);
+  ev->labels = ev->kind != MEMPROF_FREE &&
+                       (loc->stack != UINT64_MAX || loc->weight)
+                   ? d->labels
+                   : LABELS_NONE;
   if (sym->memprof.sample) follow_weights(d, ev, loc->weight);
   return 1;
 }
@@ -442,12 +454,14 @@ static int resolve_event(struct reader *r, struct symbols *sym,
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
   int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
+  int v6 = version >= LJM_VERSION_LABELS;
   struct decoder d = {.last_source = v4 ? ASOURCE_VM : ASOURCE_TRACE,
                       .last_update = v5   ? ASOURCE_INFO
                                      : v4 ? ASOURCE_TRACE_LUA
                                           : ASOURCE_TRACE,
                       .flags = v5 ? AFLAG_MASK : 0,
-                      .internal = SYMBOLS_NONE};
+                      .internal = SYMBOLS_NONE,
+                      .last_info = v6 ? LJM_INFO_LABELS : LJM_INFO_PROCESS};
   struct memprof_event own_batch[MEMPROF_BATCH];
   struct memprof_event *batch =
       sink->next_batch ? sink->next_batch(sink->ud) : own_batch;

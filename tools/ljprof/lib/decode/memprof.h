@@ -1,6 +1,7 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** Memprof stream (`ljm`) decoder: turns the events after the prologue into
+** Memprof stream (`ljm`) decoder, versions 3 (the reference's) to 6
+** (ours; 6 with labels): turns the events after the prologue into
 ** allocation events charged to resolved locations, and applies the
 ** symtab updates the stream carries as it meets them.
 */
@@ -32,6 +33,9 @@ struct memprof_event {
   enum memprof_event_kind kind;
   uint32_t loc;   /* location id in the resolver */
   uint32_t stack; /* stack id in the resolver (v5), or MEMPROF_NO_STACK */
+  uint32_t labels; /* v6: the label set an alloc or realloc with a stack
+                      or a weight was made under (labelsets.h); else
+                      LABELS_NONE */
   uint64_t oaddr, osize;
   uint64_t naddr, nsize;
   /* A sampled stream's estimates: the bytes the old and the new block

@@ -19,10 +19,10 @@ static const struct section SYMTAB = {"ljs", "symtab", LJS_VERSION,
                                       LJS_VERSION, "3"};
 static const struct section MEMPROF = {"ljm", "memprof",
                                        LJM_VERSION_REFERENCE,
-                                       LJM_VERSION_STACKS, "3, 4 or 5"};
+                                       LJM_VERSION_LABELS, "3 to 6"};
 static const struct section SYSPROF = {"ljp", "sysprof",
                                        LJP_VERSION_REFERENCE,
-                                       LJP_VERSION, "2 or 3"};
+                                       LJP_VERSION_LABELS, "2, 3 or 4"};
 
 /*
 ** The prologue after the magic: a version byte, three reserved bytes.

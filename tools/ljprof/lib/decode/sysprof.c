@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "labelrec.h"
 #include "symtab.h"
 
 static const char *const vmstate_names[VMSTATE_COUNT] = {
@@ -62,6 +63,7 @@ struct decoder {
   struct sysprof_frame *frames; /* the same, resolved */
   size_t frames_cap;
   struct sbuf scratch;
+  uint32_t labels; /* the label set in force */
 };
 
 static int corrupt(struct reader *r, uint64_t at, const char *problem,
@@ -203,7 +205,8 @@ static void mark_inlined(struct decoder *d) {
 
 static int read_sample(struct decoder *d, enum vmstate state, int jit,
                        const struct sysprof_sink *sink) {
-  struct sysprof_sample s = {.vmstate = state, .has_jit = jit};
+  struct sysprof_sample s = {
+      .vmstate = state, .has_jit = jit, .labels = d->labels};
   if (jit && (!reader_uleb(d->r, &s.jit_trace, "sample: trace") ||
               !reader_uleb(d->r, &s.jit_exit, "sample: exit")))
     return 0;
@@ -272,6 +275,8 @@ static int read_stats(struct decoder *d, struct sysprof_meta *meta) {
       "stats: timer overruns", "stats: nanoseconds elapsed"};
   for (size_t i = 0; i < sizeof v / sizeof *v; i++)
     if (!reader_uleb(d->r, &v[i], what[i])) return 0;
+  if (d->version >= LJP_VERSION_LABELS && !labelrec_read_folded(d->r, d->sym))
+    return 0;
   meta->has_stats = 1;
   meta->samples = v[0];
   for (size_t i = 0; i < VMSTATE_COUNT; i++) meta->by_vmstate[i] = v[1 + i];
@@ -369,6 +374,20 @@ static int read_jit(struct decoder *d, unsigned byte,
   return 1;
 }
 
+/* A label record (v4). */
+static int read_labels(struct decoder *d, unsigned byte,
+                       const struct sysprof_sink *sink) {
+  if (byte == REC_LABELSET)
+    return labelrec_read_set(d->r, d->sym, &d->scratch);
+  if (byte == REC_LABELS)
+    return labelrec_read_in_force(d->r, d->sym, &d->labels);
+  const struct sysprof_meta *m = sink->meta;
+  if (!m->has_config || m->mode != SYSPROF_DEFAULT)
+    return corrupt(d->r, reader_offset(d->r) - 1,
+                   "samples by label set outside mode D, record", byte);
+  return labelrec_read_counts(d->r, d->sym, sink->label_count, sink->ud);
+}
+
 /* One record; returns 1, 0 on damage, or -1 at the end byte. */
 static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
   uint8_t byte;
@@ -400,6 +419,11 @@ static int read_record(struct decoder *d, const struct sysprof_sink *sink) {
     break;
   case REC_PROCESS:
     if (v3) return symtab_read_process(d->r, d->sym, &d->scratch);
+    break;
+  case REC_LABELSET:
+  case REC_LABELS:
+  case REC_LABELCOUNTS:
+    if (d->version >= LJP_VERSION_LABELS) return read_labels(d, byte, sink);
     break;
   }
   return corrupt(d->r, reader_offset(d->r) - 1, "unknown sysprof record",

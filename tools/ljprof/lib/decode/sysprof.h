@@ -1,7 +1,7 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** Sysprof stream (`ljp`) decoder, versions 2 (the reference's) and 3
-** (ours): turns the records after the prologue into samples whose frames
+** Sysprof stream (`ljp`) decoder, versions 2 (the reference's), 3 and 4
+** (ours; 4 with labels): turns the records after the prologue into samples whose frames
 ** are resolved locations, applies the symtab updates and fast function
 ** names as it meets them, and keeps the configuration and statistics the
 ** stream states.
@@ -99,6 +99,7 @@ struct sysprof_sample {
      trace being compiled (exit 0). */
   int has_jit;
   uint64_t jit_trace, jit_exit;
+  uint32_t labels; /* the label set in force (v4; labelsets.h) */
 };
 
 /* The trace compiler's events (lj_profstream.h), each as it came. */
@@ -128,6 +129,8 @@ struct sysprof_sink {
   void (*jit)(void *ud, const struct sysprof_jit_event *e); /* or NULL */
   void *ud;
   struct sysprof_meta *meta; /* filled as the records come */
+  /* Mode D (v4): the samples taken under a label set; or NULL. */
+  void (*label_count)(void *ud, uint32_t labels, uint64_t samples);
 };
 
 /*

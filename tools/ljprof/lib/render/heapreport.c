@@ -233,6 +233,8 @@ static void write_text(FILE *out, const struct heapreport_input *in,
     if (!a) continue;
     sbuf_reset(sb);
     heapjoin_where(j, a, sb);
+    sbuf_add(sb, ", labels ", 9);
+    if (!heapjoin_labels(j, a, sb)) sb->len -= 9;
     fprintf(out, "%28s allocated at %s\n", "", sbuf_cstr(sb));
   }
   if (j) {
@@ -244,6 +246,8 @@ static void write_text(FILE *out, const struct heapreport_input *in,
       put_bytes(out, b->bytes);
       sbuf_reset(sb);
       heapjoin_where(j, &j->alloc[b->alloc], sb);
+      sbuf_add(sb, ", labels ", 9);
+      if (!heapjoin_labels(j, &j->alloc[b->alloc], sb)) sb->len -= 9;
       sbuf_add(sb, ": held at ", 10);
       if (b->pattern == HS_NONE)
         sbuf_add(sb, "(a root)", 8);
@@ -305,6 +309,10 @@ static json_t *json_alloc(const struct heapjoin *j,
   sbuf_reset(sb);
   put_alloc_frames(j, a, sb, stack);
   json_object_set_new(o, "stack", stack);
+  json_t *labels = json_labels(&j->sym, a->labels);
+  if (labels) json_object_set_new(o, "labels", labels);
+  if (a->labels == LABELS_OTHER)
+    json_object_set_new(o, "labels_folded", json_true());
   return o;
 }
 

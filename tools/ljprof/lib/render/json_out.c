@@ -131,3 +131,46 @@ json_t *json_heapline(const struct heapline *h, const struct symbols *sym) {
   json_object_set_new(o, "other", other);
   return o;
 }
+
+json_t *json_labels(const struct symbols *sym, uint32_t set) {
+  size_t n;
+  const struct label *l = labelsets_get(&sym->labels, set, &n);
+  if (!n) return NULL;
+  json_t *o = json_object();
+  for (size_t i = 0; i < n; i++) {
+    const struct symstring *k = &sym->strings[l[i].key];
+    const struct symstring *v = &sym->strings[l[i].value];
+    json_t *key = json_bytes(k->data, k->len);
+    json_object_set_new(o, json_string_value(key), json_bytes(v->data, v->len));
+    json_decref(key);
+  }
+  return o;
+}
+
+void json_add_by_label(json_t *root, const struct symbols *sym,
+                       const struct labeltable *t, const char *what,
+                       json_t *(*top)(size_t item, void *ud), void *ud) {
+  if (!t->n) return;
+  json_t *rows = json_array();
+  for (size_t i = 0; i < t->n; i++) {
+    const struct labelrow *r = &t->rows[i];
+    json_t *row = json_object();
+    const struct symstring *k = &sym->strings[r->key];
+    json_object_set_new(row, "key", json_bytes(k->data, k->len));
+    json_object_set_new(row, "value",
+                        r->value < LABEL_VALUE_OTHER
+                            ? json_bytes(sym->strings[r->value].data,
+                                         sym->strings[r->value].len)
+                            : json_null());
+    if (r->value == LABEL_VALUE_OTHER)
+      json_object_set_new(row, "folded", json_true());
+    json_object_set_new(row, what, json_u64(r->total));
+    json_object_set_new(row, "top",
+                        r->top == SIZE_MAX ? json_null() : top(r->top, ud));
+    json_array_append_new(rows, row);
+  }
+  json_t *o = json_object();
+  json_object_set_new(o, "folded", json_u64(sym->labels.folded));
+  json_object_set_new(o, "rows", rows);
+  json_object_set_new(root, "by_label", o);
+}

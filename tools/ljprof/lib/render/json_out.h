@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "aggregate/heapline.h"
+#include "aggregate/labels.h"
 #include "aggregate/profile.h"
 #include "shared/reader.h"
 #include "shared/symbols.h"
@@ -45,6 +46,20 @@ json_t *json_heapline(const struct heapline *h, const struct symbols *sym);
 ** stream says. */
 void json_add_origins(json_t *root, const struct origins *o,
                       enum profile_kind kind);
+
+/* A label set as an object, key to value (json_bytes()); NULL for none
+** (LABELS_NONE) and for the folded sets. */
+json_t *json_labels(const struct symbols *sym, uint32_t set);
+
+/*
+** Add "by_label" to root when the table has rows: {folded: the sets
+** folded, rows: [{key, value (null: none, or the folded sets when
+** "folded" is true), WHAT: the row's total, top: the frames of its top
+** item, outermost first, as top(item, ud) gives them}]}.
+*/
+void json_add_by_label(json_t *root, const struct symbols *sym,
+                       const struct labeltable *t, const char *what,
+                       json_t *(*top)(size_t item, void *ud), void *ud);
 
 /* Add "error": {offset, message} to root if the reader failed. */
 void json_add_error(json_t *root, const struct reader *r);

@@ -87,6 +87,31 @@ static void json_meta(json_t *root, const struct symbols *sym) {
   json_object_set_new(root, "stacks", o);
 }
 
+/* A pair's frames, outermost first: its stack, then its site. */
+static json_t *json_top_pair(size_t item, void *ud) {
+  const struct report_input *in = ud;
+  const struct stackpair *p = &in->agg->pairs[item];
+  struct sbuf scratch = {0};
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(in->sym, p->stack, &depth);
+  json_t *frames = json_array();
+  for (uint32_t i = depth; i-- > 0;)
+    json_array_append_new(frames, json_location(in->sym, f[i].loc, &scratch));
+  if (!depth || f[0].loc != p->site)
+    json_array_append_new(frames, json_location(in->sym, p->site, &scratch));
+  sbuf_free(&scratch);
+  return frames;
+}
+
+static void add_by_label(json_t *root, const struct report_input *in,
+                         int live) {
+  struct labeltable table;
+  labeltable_memory(&table, in->agg, live, SYMBOLS_NONE);
+  json_add_by_label(root, in->sym, &table, live ? "inuse_bytes" : "alloc_bytes",
+                    json_top_pair, (void *)in);
+  labeltable_free(&table);
+}
+
 int report_memprof_json(FILE *out, const struct report_input *in,
                         const struct report_options *opt) {
   json_t *root = json_object();
@@ -96,6 +121,7 @@ int report_memprof_json(FILE *out, const struct report_input *in,
   json_meta(root, in->sym);
   json_add_origins(root, in->origins, PROFILE_MEMORY);
   json_object_set_new(root, "totals", json_stats(json_object(), &in->agg->totals));
+  add_by_label(root, in, opt->leak_only);
   json_object_set_new(root, "locations", json_locations(in, opt));
   json_object_set_new(root, "heap_over_time",
                       json_heapline(&in->agg->heap, in->sym));

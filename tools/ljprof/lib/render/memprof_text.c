@@ -5,7 +5,8 @@
 ** reallocation or free touched ("Overrides"), what each site still holds
 ** (HEAP SUMMARY), and ALIASES for chunk names that span lines. Of
 ** several streams merged, what each process allocated and still held
-** (BY PROCESS).
+** (BY PROCESS); of a stream with labels, what each label's values
+** allocated (BY LABEL).
 */
 #define _GNU_SOURCE /* qsort_r */
 #include <stdint.h>
@@ -357,6 +358,41 @@ static void put_stream_meta(struct text *t) {
   }
 }
 
+/* The table by label: bytes allocated (in use at the end, --leak-only). */
+static void put_label_size(struct sbuf *sb, uint64_t bytes, void *ud) {
+  struct text *t = ud;
+  size_t at = t->buf.len;
+  put_size(t, bytes); /* written where the report's text goes, moved */
+  sbuf_add(sb, t->buf.data + at, t->buf.len - at);
+  t->buf.len = at;
+}
+
+static void put_label_stack(struct sbuf *sb, size_t item, void *ud) {
+  struct text *t = ud;
+  const struct stackpair *p = &t->in->agg->pairs[item];
+  uint32_t depth;
+  const struct symframe *f = symbols_stack(t->in->sym, p->stack, &depth);
+  symbols_format(t->in->sym, p->site, &t->aliases, sb);
+  for (uint32_t i = f && f[0].loc == p->site; i < depth; i++) {
+    sbuf_add(sb, " <- ", 4);
+    symbols_format(t->in->sym, f[i].loc, &t->aliases, sb);
+  }
+}
+
+static void put_labels(struct text *t) {
+  struct labeltable table;
+  struct sbuf sb = {0};
+  struct labels_text how = {t->opt->leak_only
+                                ? "BY LABEL (in use at the end)"
+                                : "BY LABEL (allocated)",
+                            put_label_size, put_label_stack, t};
+  labeltable_memory(&table, t->in->agg, t->opt->leak_only, SYMBOLS_NONE);
+  report_labels_text(&sb, t->in->sym, &table, &how);
+  put_bytes(t, sb.data, sb.len);
+  sbuf_free(&sb);
+  labeltable_free(&table);
+}
+
 static void put_processes(struct text *t) {
   const struct origins *o = t->in->origins;
   if (!origins_merged(o)) return;
@@ -415,14 +451,17 @@ int report_memprof_text(FILE *out, const struct report_input *in,
       end_line(&t);
     }
     put_stream_meta(&t);
+    report_labels_kept(&t.buf, opt);
     put_totals(&t);
     put_jit_total(&t);
     end_line(&t);
     put_processes(&t);
+    put_labels(&t);
     put_event_section(&t, "ALLOCATIONS", VIEW_ALLOC);
     put_event_section(&t, "REALLOCATIONS", VIEW_REALLOC);
     put_event_section(&t, "DEALLOCATIONS", VIEW_FREE);
   }
+  if (opt->leak_only) put_labels(&t);
   put_heap_summary(&t);
   put_aliases(&t);
   write_out(&t);

@@ -23,7 +23,11 @@
 **   that `go tool pprof -tagfocus=vmstate=RECORD` keeps the compiler's.
 **   Streams merged, each sample of either kind says which it came from,
 **   `stream` (its file), and when the stream says, its process's `pid`
-**   and `host` (strings), for `-tagfocus=pid=4242` and `-tags`.
+**   and `host` (strings), for `-tagfocus=pid=4242` and `-tags`. A sample
+**   taken under a label set (sysprof v4, memprof v6) carries each label as
+**   a string label, key and value escaped as the reports write them
+**   (labels_escape()), for `-tagfocus=route=/api`; the folded sets as
+**   `labels=other`.
 ** - CPU: period type cpu/nanoseconds, period the sampling interval,
 **   duration the profile's elapsed time. Memory: period type space/bytes.
 ** - Comments: the source, and where the stream is damaged, if it is.
@@ -111,7 +115,7 @@ struct pprof {
   ProtobufCBinaryData *string_table;
   Mapping mapping, *mappings[1];
   Sample *samples;
-  Label *labels, **label_ptrs; /* PPROF_LABELS per sample at most */
+  Label *labels, **label_ptrs; /* PPROF_LABELS and the set's per sample */
   uint64_t *location_ids;
   int64_t *values;
   Location *locations;
@@ -274,13 +278,44 @@ static void add_string_label(struct pprof *pp, Sample *sample, Label *l,
   sample->label[sample->n_label++] = l;
 }
 
-/* A sample's labels: a CPU sample's VM state and its trace if it has one,
-** and of a merge, the stream it came from. */
+/* A label of the stack's set, its key and value escaped. */
+static void add_set_labels(struct pprof *pp, const struct profile *p,
+                           Sample *sample, Label *l,
+                           const struct profile_stack *st) {
+  struct sbuf key = {0}, value = {0};
+  size_t n;
+  const struct label *set = labelsets_get(&p->sym->labels, st->labels, &n);
+  if (st->labels == LABELS_OTHER)
+    add_string_label(pp, sample, l, "labels", "other");
+  for (size_t i = 0; i < n; i++) {
+    const struct symstring *k = &p->sym->strings[set[i].key];
+    const struct symstring *v = &p->sym->strings[set[i].value];
+    sbuf_reset(&key);
+    sbuf_reset(&value);
+    labels_escape(&key, k->data, k->len);
+    labels_escape(&value, v->data, v->len);
+    add_string_label(pp, sample, l++, sbuf_cstr(&key), sbuf_cstr(&value));
+  }
+  sbuf_free(&key);
+  sbuf_free(&value);
+}
+
+/* Labels a stack's set gives its sample. */
+static size_t set_labels(const struct profile *p,
+                         const struct profile_stack *st) {
+  size_t n;
+  labelsets_get(&p->sym->labels, st->labels, &n);
+  return st->labels == LABELS_OTHER ? 1 : n;
+}
+
+/* A sample's labels (at first, room for them all): a CPU sample's VM
+** state and its trace if it has one, of a merge the stream it came from,
+** then those of its label set. */
 static void add_labels(struct pprof *pp, const struct profile *p,
-                       Sample *sample, size_t s,
+                       Sample *sample, size_t first,
                        const struct profile_stack *st) {
-  Label *l = &pp->labels[PPROF_LABELS * s];
-  sample->label = &pp->label_ptrs[PPROF_LABELS * s];
+  Label *l = &pp->labels[first];
+  sample->label = &pp->label_ptrs[first];
   if (p->kind == PROFILE_CPU)
     add_string_label(pp, sample, l++, "vmstate",
                      sysprof_vmstate_name(st->vmstate));
@@ -290,14 +325,17 @@ static void add_labels(struct pprof *pp, const struct profile *p,
     l->num = clamp_i64(st->trace);
     sample->label[sample->n_label++] = l++;
   }
-  if (!origins_merged(p->origins)) return;
-  const struct origin *o = &p->origins->items[st->stream];
-  add_string_label(pp, sample, l++, "stream", o->name);
-  if (!o->process.known) return;
-  char pid[24];
-  snprintf(pid, sizeof pid, "%" PRIu64, o->process.pid);
-  add_string_label(pp, sample, l++, "pid", pid);
-  add_string_label(pp, sample, l, "host", o->process.host);
+  if (origins_merged(p->origins)) {
+    const struct origin *o = &p->origins->items[st->stream];
+    add_string_label(pp, sample, l++, "stream", o->name);
+    if (o->process.known) {
+      char pid[24];
+      snprintf(pid, sizeof pid, "%" PRIu64, o->process.pid);
+      add_string_label(pp, sample, l++, "pid", pid);
+      add_string_label(pp, sample, l++, "host", o->process.host);
+    }
+  }
+  add_set_labels(pp, p, sample, l, st);
 }
 
 /* The samples, leaf first as pprof's, and the runs their locations are. */
@@ -307,9 +345,12 @@ static void add_samples(struct pprof *pp, const struct profile *p,
   pp->sample_ptrs = xcalloc(p->nstacks + 1, sizeof *pp->sample_ptrs);
   pp->location_ids = xcalloc(p->nstack_frames + 1, sizeof *pp->location_ids);
   pp->values = xcalloc(p->nstacks * p->ntypes + 1, sizeof *pp->values);
-  pp->labels = xcalloc(PPROF_LABELS * p->nstacks + 1, sizeof *pp->labels);
-  pp->label_ptrs =
-      xcalloc(PPROF_LABELS * p->nstacks + 1, sizeof *pp->label_ptrs);
+  size_t nlabels = 0;
+  for (size_t s = 0; s < p->nstacks; s++)
+    nlabels += PPROF_LABELS + set_labels(p, &p->stacks[s]);
+  pp->labels = xcalloc(nlabels + 1, sizeof *pp->labels);
+  pp->label_ptrs = xcalloc(nlabels + 1, sizeof *pp->label_ptrs);
+  nlabels = 0;
   for (size_t s = 0; s < p->nstacks; s++) {
     const struct profile_stack *st = &p->stacks[s];
     Sample *sample = &pp->samples[s];
@@ -324,7 +365,8 @@ static void add_samples(struct pprof *pp, const struct profile *p,
     sample->value = &pp->values[s * p->ntypes];
     for (size_t v = 0; v < p->ntypes; v++)
       sample->value[v] = clamp_i64(st->values[v]);
-    add_labels(pp, p, sample, s, st);
+    add_labels(pp, p, sample, nlabels, st);
+    nlabels += PPROF_LABELS + set_labels(p, st);
     pp->sample_ptrs[s] = sample;
   }
   pp->msg.n_sample = p->nstacks;

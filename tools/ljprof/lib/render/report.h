@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "aggregate/labels.h"
 #include "aggregate/memagg.h"
 #include "aggregate/profile.h"
 #include "shared/reader.h"
@@ -36,6 +37,14 @@ struct report_options {
   enum memagg_order count; /* memprof profile formats: bytes or blocks */
   int jit; /* sysprof: the JIT's story (report_jit_*) */
   int root_origin; /* collapsed: each stack under its stream's frame */
+  /* Labels (docs/ljprof.md, "Labels"): keep what carries every term
+  ** (--label); split a text report by a key's values (--by); a profile
+  ** format's stacks under their key's value (--label-frames). Bytes,
+  ** unescaped; by and frames NULL: none. */
+  const struct labelterm *labels;
+  size_t nlabels;
+  const char *by, *label_frames;
+  size_t by_len, label_frames_len;
 };
 
 struct report_input {
@@ -94,6 +103,24 @@ int report_jit_text(FILE *out, const struct sysprof_report_input *in,
 int report_jit_json(FILE *out, const struct sysprof_report_input *in,
                     const struct report_options *opt);
 void report_jit_says(FILE *out, const struct sysprof_report_input *in);
+
+/*
+** The table by label of a text report (render/labels_text.c), appended to
+** sb: title, then `KEY=VALUE: VALUE (SHARE%)` and a tab before the top
+** stack, as the callbacks write them; nothing when the table is empty.
+*/
+struct labels_text {
+  const char *title;
+  void (*value)(struct sbuf *sb, uint64_t value, void *ud);
+  void (*stack)(struct sbuf *sb, size_t item, void *ud);
+  void *ud;
+};
+void report_labels_text(struct sbuf *sb, const struct symbols *sym,
+                        const struct labeltable *t,
+                        const struct labels_text *how);
+
+/* `Only what carries: KEY=VALUE, no KEY` of --label; nothing without. */
+void report_labels_kept(struct sbuf *sb, const struct report_options *opt);
 
 /* The profile formats; each returns 0, or -1 if writing failed. */
 int report_collapsed(FILE *out, const struct profile *p);

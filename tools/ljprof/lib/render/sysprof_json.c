@@ -38,6 +38,10 @@ static json_t *json_stacks(const struct sysprof_report_input *in,
     json_object_set_new(item, "count", json_u64(st->count));
     if (origins_merged(in->origins))
       json_object_set_new(item, "stream", json_integer(st->stream));
+    json_t *labels = json_labels(in->sym, st->labels);
+    if (labels) json_object_set_new(item, "labels", labels);
+    if (st->labels == LABELS_OTHER)
+      json_object_set_new(item, "labels_folded", json_true());
     json_array_append_new(list, item);
   }
   free(order);
@@ -109,6 +113,28 @@ static void add_meta(json_t *root, const struct sysagg *agg) {
   json_object_set_new(root, "rate_asked", rate ? json_real(asked) : json_null());
 }
 
+/* A stack's frames, outermost first. */
+static json_t *json_top_stack(size_t item, void *ud) {
+  const struct sysprof_report_input *in = ud;
+  const struct sysagg_stack *st = &in->agg->stacks[item];
+  struct sbuf scratch = {0};
+  json_t *frames = json_array();
+  for (size_t f = st->depth; f-- > 0;)
+    json_array_append_new(
+        frames, json_location(in->sym, in->agg->frames[st->first + f].loc,
+                              &scratch));
+  sbuf_free(&scratch);
+  return frames;
+}
+
+static void add_by_label(json_t *root, const struct sysprof_report_input *in) {
+  struct labeltable table;
+  labeltable_cpu(&table, in->agg, SYMBOLS_NONE);
+  json_add_by_label(root, in->sym, &table, "samples", json_top_stack,
+                    (void *)in);
+  labeltable_free(&table);
+}
+
 int report_sysprof_json(FILE *out, const struct sysprof_report_input *in,
                         const struct report_options *opt) {
   struct sbuf scratch = {0};
@@ -119,6 +145,7 @@ int report_sysprof_json(FILE *out, const struct sysprof_report_input *in,
   add_meta(root, in->agg);
   json_add_origins(root, in->origins, PROFILE_CPU);
   json_object_set_new(root, "vmstate", json_vmstates(in->agg));
+  add_by_label(root, in);
   json_object_set_new(root, "stacks", json_stacks(in, &scratch));
   json_object_set_new(root, "functions",
                       json_ranking(in, &in->agg->funcs, opt->top, 1, &scratch));

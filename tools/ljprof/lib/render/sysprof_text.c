@@ -3,6 +3,7 @@
 ** Sysprof text report: what was asked and what was achieved, samples by
 ** VM state, what the JIT says when the compiler or the interpreter took
 ** much of the time, of several streams merged their samples by process,
+** of a stream with labels its samples by label,
 ** then the Lua lines (each with the C it calls) and
 ** the functions by self and by total samples, and ALIASES for chunk
 ** names that span lines.
@@ -82,6 +83,12 @@ static void put_samples(struct text *t) {
   fprintf(t->out, "\n");
 }
 
+static void put_kept(struct text *t) {
+  sbuf_reset(&t->name);
+  report_labels_kept(&t->name, t->opt);
+  fwrite(t->name.data, 1, t->name.len, t->out);
+}
+
 static void put_vmstates(struct text *t) {
   const struct sysagg *agg = t->in->agg;
   uint64_t total = sysagg_samples(agg);
@@ -109,6 +116,37 @@ static void put_processes(struct text *t) {
   }
   fprintf(t->out, "\n");
   free(rows);
+}
+
+/* The top stacks' frames shown, innermost first. */
+#define LABEL_STACK_FRAMES 12
+
+static void put_count(struct sbuf *sb, uint64_t n, void *ud) {
+  (void)ud;
+  sbuf_u64(sb, n);
+}
+
+static void put_top_stack(struct sbuf *sb, size_t item, void *ud) {
+  struct text *t = ud;
+  const struct sysagg *agg = t->in->agg;
+  const struct sysagg_stack *st = &agg->stacks[item];
+  for (uint32_t i = 0; i < st->depth && i < LABEL_STACK_FRAMES; i++) {
+    if (i) sbuf_add(sb, " <- ", 4);
+    symbols_format(t->in->sym, agg->frames[st->first + i].loc, &t->aliases,
+                   sb);
+  }
+  if (st->depth > LABEL_STACK_FRAMES) sbuf_add(sb, " <- ...", 7);
+}
+
+static void put_labels(struct text *t) {
+  struct labeltable table;
+  struct sbuf sb = {0};
+  struct labels_text how = {"SAMPLES BY LABEL", put_count, put_top_stack, t};
+  labeltable_cpu(&table, t->in->agg, SYMBOLS_NONE);
+  report_labels_text(&sb, t->in->sym, &table, &how);
+  fwrite(sb.data, 1, sb.len, t->out);
+  sbuf_free(&sb);
+  labeltable_free(&table);
 }
 
 static void put_ranking(struct text *t, const char *title,
@@ -155,9 +193,11 @@ int report_sysprof_text(FILE *out, const struct sysprof_report_input *in,
             in->reader->err_msg);
   put_stream(&t);
   put_samples(&t);
+  put_kept(&t);
   fprintf(out, "\n");
   put_processes(&t);
   put_vmstates(&t);
+  put_labels(&t);
   report_jit_says(out, in);
   put_ranking(&t, "LINES BY SELF", &in->agg->lines, KEY_SELF, 0);
   put_ranking(&t, "LINES BY TOTAL", &in->agg->lines, KEY_TOTAL, 0);

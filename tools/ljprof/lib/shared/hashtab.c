@@ -32,6 +32,36 @@ void keymap_put(struct keymap *m, uint64_t key, uint32_t value) {
   if (++m->count * 2 > m->mask + 1) keymap_resize(m, (m->mask + 1) * 2);
 }
 
+uint32_t keymap3_get(const struct keymap3 *m, uint32_t a, uint32_t b,
+                     uint32_t c) {
+  uint32_t id = keymap_get(&m->ab, (uint64_t)a << 32 | b);
+  if (id == HASHTAB_NONE || c == 0) return id;
+  return keymap_get(&m->abc, (uint64_t)id << 32 | c);
+}
+
+uint32_t keymap3_id(struct keymap3 *m, uint32_t a, uint32_t b, uint32_t c,
+                    keymap3_add_fn add, void *ud) {
+  uint64_t key = (uint64_t)a << 32 | b;
+  uint32_t id = keymap_get(&m->ab, key);
+  if (id == HASHTAB_NONE) {
+    id = add(ud, a, b, 0);
+    keymap_put(&m->ab, key, id);
+  }
+  if (c == 0) return id;
+  key = (uint64_t)id << 32 | c;
+  id = keymap_get(&m->abc, key);
+  if (id == HASHTAB_NONE) {
+    id = add(ud, a, b, c);
+    keymap_put(&m->abc, key, id);
+  }
+  return id;
+}
+
+void keymap3_free(struct keymap3 *m) {
+  keymap_free(&m->ab);
+  keymap_free(&m->abc);
+}
+
 void keymap_free(struct keymap *m) {
   free(m->slots);
   m->slots = NULL;

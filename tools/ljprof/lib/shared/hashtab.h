@@ -46,6 +46,23 @@ static inline uint32_t keymap_get(const struct keymap *m, uint64_t key) {
 void keymap_put(struct keymap *m, uint64_t key, uint32_t value);
 void keymap_free(struct keymap *m);
 
+/*
+** Triples of 32-bit numbers (a, b, c) to ids the caller numbers, on two
+** keymaps: (a, b) to the id of (a, b, 0), that id and c to (a, b, c)'s.
+** keymap3_id() adds what is missing by add(ud, a, b, c), which returns the
+** new triple's id: (a, b, 0)'s first when c is not 0.
+*/
+struct keymap3 {
+  struct keymap ab, abc;
+};
+typedef uint32_t (*keymap3_add_fn)(void *ud, uint32_t a, uint32_t b,
+                                   uint32_t c);
+uint32_t keymap3_get(const struct keymap3 *m, uint32_t a, uint32_t b,
+                     uint32_t c); /* or HASHTAB_NONE */
+uint32_t keymap3_id(struct keymap3 *m, uint32_t a, uint32_t b, uint32_t c,
+                    keymap3_add_fn add, void *ud);
+void keymap3_free(struct keymap3 *m);
+
 struct hashslot {
   uint32_t hash;
   uint32_t ref; /* id + 1; 0 marks an empty slot */

@@ -16,6 +16,7 @@ void symbols_init(struct symbols *s) {
   memset(s, 0, sizeof *s);
   bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->resolved = xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
+  labelsets_init(&s->labels);
 }
 
 void symbols_free(struct symbols *s) {
@@ -34,6 +35,7 @@ void symbols_free(struct symbols *s) {
   free(s->resolved);
   free(s->stack_frames);
   free(s->stacks);
+  labelsets_free(&s->labels);
   memset(s, 0, sizeof *s);
 }
 
@@ -48,6 +50,7 @@ void symbols_forget_bindings(struct symbols *s) {
   s->stack_base = s->nstacks;
   memset(&s->memprof, 0, sizeof s->memprof);
   memset(&s->process, 0, sizeof s->process);
+  labelsets_forget_stream(&s->labels);
 }
 
 /* FNV-1a, folded to 32 bits. */

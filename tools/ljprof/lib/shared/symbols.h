@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "labelsets.h"
 #include "lj_profstream.h"
 #include "util.h"
 
@@ -188,6 +189,7 @@ struct symbols {
   size_t stack_base; /* the id of the stream's stack 0 (of a merge) */
   struct memprof_meta memprof;
   struct stream_process process;
+  struct labelsets labels; /* sysprof v4, memprof v6 */
 };
 
 /* A stack's frames, innermost first; NULL (and depth 0) for no stack. */
@@ -210,8 +212,9 @@ void symbols_free(struct symbols *s);
 ** its own (another process, another layout), so the bindings go; the
 ** locations stay, each holding the names it was resolved to, and the
 ** next stream's resolve to the same ids when they name the same things.
-** Its stacks (memprof v5) follow the ones kept, from stack_base on; what
-** it says of itself (memprof, its process) is its own.
+** Its stacks (memprof v5) follow the ones kept, from stack_base on; its
+** label sets' numbers are its own, the sets kept; what it says of itself
+** (memprof, its process) is its own.
 */
 void symbols_forget_bindings(struct symbols *s);
 
