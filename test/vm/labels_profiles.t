@@ -69,12 +69,14 @@ assert(misc.sysprof.stop())
 LUA
   is($run->{rc}, 0, "mode $mode: two coroutines switched 600 samples long") or diag $run->{err};
   my $by = by_root($bin, 'route');
-  my $in_a = all_matching($by, qr/work_a/);
-  my $in_b = all_matching($by, qr/work_b/);
+  # Collapsed frames name a Lua function's line: work_a's is 2, work_b's 3.
+  my ($work_a, $work_b) = (qr/payload\d+\.lua:2\b/, qr/payload\d+\.lua:3\b/);
+  my $in_a = all_matching($by, $work_a);
+  my $in_b = all_matching($by, $work_b);
   cmp_ok($in_a, '>=', 100, "mode $mode: samples in work_a ($in_a)");
-  is(under($by, '/a', qr/work_a/), $in_a, "mode $mode: each of them under route=/a");
+  is(under($by, '/a', $work_a), $in_a, "mode $mode: each of them under route=/a");
   cmp_ok($in_b, '>=', 20, "mode $mode: samples in work_b ($in_b)");
-  is(under($by, '/b', qr/work_b/), $in_b, "mode $mode: each of them under route=/b");
+  is(under($by, '/b', $work_b), $in_b, "mode $mode: each of them under route=/b");
   # The main coroutine's own frames resume the others: its samples are
   # those outside both.
   ok(!grep({ $_ ne '/a' && $_ ne '/b' && $_ ne '/main' } keys %$by),
@@ -90,6 +92,7 @@ local label = misc.label
 local A = label(label({ route = "/a" }))
 local B = label(label({ route = "/b" }))
 local keep = {}
+for i = 1, 3000 do keep[i] = false end  -- no growth in the loop
 assert(misc.memprof.start({ path = "$bin", stacks = true }))
 for i = 1, 3000 do  -- compiled: the switches and the tables in the trace
   label(i % 3 == 0 and B or A)
@@ -105,9 +108,11 @@ LUA
   read $fh, my $head, 1 << 20;
   like($head, qr/ljm\x06/, 'the stream is v6');
   my $by = by_root($bin, 'route', '--count=events');
-  my $line = qr/payload\d+\.lua:8\b/;
-  is(under($by, '/a', $line), 2000, 'route=/a made 2000 tables on the loop\'s line');
-  is(under($by, '/b', $line), 1000, 'route=/b made 1000');
+  my $line = qr/payload\d+\.lua:9\b/;
+  my ($a, $b) = (under($by, '/a', $line), under($by, '/b', $line));
+  cmp_ok($b, '>=', 1000, "route=/b: the loop's line made its 1000 tables ($b events)");
+  is($a, 2 * $b, 'route=/a twice as many, as the loop switched');
+  is(all_matching($by, $line), $a + $b, 'none of the loop\'s under another set');
 }
 
 # -- a set outlives its coroutine ---------------------------------------------
@@ -130,7 +135,7 @@ assert(misc.sysprof.stop())
 LUA
   is($run->{rc}, 0, 'a coroutine labelled, run and collected') or diag $run->{err};
   my $by = by_root($bin, 'job');
-  cmp_ok(under($by, 'short-lived', qr/spin/), '>=', 90,
+  cmp_ok(under($by, 'short-lived', qr/payload\d+\.lua:1\b/), '>=', 90,
          'its samples keep its label after it was collected');
 }
 
