@@ -84,7 +84,8 @@ sub handler_samples {
   is($r->{rc}, 0, "report --label=route=$label") or diag $r->{err};
   my $n = 0;
   for (split /\n/, $r->{out}) {
-    $n += $2 if /^(.*) (\d+)$/ && $1 =~ /routes\.lua/;
+    my ($stack, $count) = /^(.*) (\d+)$/ or next;
+    $n += $count if $stack =~ /routes\.lua/;
   }
   return $n;
 }
