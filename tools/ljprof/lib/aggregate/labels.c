@@ -232,7 +232,7 @@ void labeltable_build(struct labeltable *t, const struct symbols *sym,
   free(set_row);
   free(keys);
   order_sym = sym;
-  qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
+  if (t->n) qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
 }
 
 void labeltable_cpu(struct labeltable *t, const struct sysagg *agg,
