@@ -170,6 +170,12 @@ is($r->{json}{totals}{live_bytes}, 0, 'memprof --label=route=/a: nothing held');
 $r = ljprof_json('--label=route=/b', $mem);
 is($r->{json}{totals}{alloc_bytes}, 170, 'memprof --label=route=/b: the block it reallocated counts as allocated');
 is($r->{json}{totals}{freed_bytes}, 0, 'memprof --label=route=/b: a free of another label\'s block is not its');
+# From a pipe the events are aggregated on a second thread, behind the
+# filter's gate: the same report as from the file.
+my $piped = `cat '$mem' | ljprof report --label=route=/a --format=json - 2>/dev/null`;
+my $filed = ljprof('report', '--label=route=/a', '--format=json', $mem)->{out};
+s/"source": *"[^"]*"//g for $piped, $filed;
+is($piped, $filed, 'memprof --label from a pipe (two threads): the report read from the file');
 $r = ljprof('report', '--format=collapsed', '--label-frames=route', $mem);
 is($r->{out}, "/a;\@m.lua:20;\@m.lua:5 400\n/b;\@m.lua:21;\@m.lua:6 170\n", 'memprof collapsed --label-frames');
 

@@ -112,6 +112,7 @@ static int render(FILE *out, const char *path, const struct tool *tool,
   }
   struct profile profile;
   profile_from_sysprof(&profile, path, &f->sysagg, &f->reader);
+  profile_fold_labels(&profile); /* one line per stack, as the reference's */
   int written = report_collapsed(out, &profile);
   profile_free(&profile);
   return written;

@@ -209,7 +209,7 @@ static int render_profile(FILE *out, struct stream_set *set,
     profile_label_frames(&profile, &set->sym,
                          symbols_intern(&set->sym, opt->label_frames,
                                         opt->label_frames_len));
-  else if (opt->format != REPORT_PPROF && opt->format != REPORT_HTML)
+  if (opt->format != REPORT_PPROF && opt->format != REPORT_HTML)
     profile_fold_labels(&profile);
   int written = report_profile(out, &profile, opt->format);
   profile_free(&profile);

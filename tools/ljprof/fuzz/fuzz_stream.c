@@ -32,6 +32,8 @@ static void render_profile(FILE *out, struct profile *p, struct symbols *sym) {
   uint32_t key = sym->labels.nlabels ? sym->labels.labels[0].key
                                      : symbols_intern(sym, "route", 5);
   profile_label_frames(p, sym, key);
+  report_pprof(out, p);
+  profile_fold_labels(p);
   report_collapsed(out, p);
 }
 

@@ -95,8 +95,10 @@ static void attribute(struct heapjoin *j, const struct livetab *live,
 int heapjoin_read(struct heapjoin *j, struct reader *r,
                   const struct heapsnap *s, struct sbuf *err) {
   struct replay p = {.j = j, .mark = s->memprof_mark};
-  struct stream_sinks sinks = {.memprof = {replay_events, &p},
-                               .sysprof = {.sample = no_sample}};
+  struct sysprof_meta meta; /* a sysprof stream given: read, then refused */
+  struct stream_sinks sinks = {
+      .memprof = {replay_events, &p},
+      .sysprof = {.sample = no_sample, .meta = &meta}};
   memset(j, 0, sizeof *j);
   symbols_init(&j->sym);
   if (!s->memprof_mark) {

@@ -68,19 +68,13 @@ void labelgate_init(struct labelgate *g, struct labelfilter *filter,
 
 void labelgate_free(struct labelgate *g) { livetab_free(&g->dropped); }
 
-/* An event kept, passed on in batches. */
-static void pass(struct labelgate *g, struct memprof_event *out, size_t *n,
-                 const struct memprof_event *ev) {
-  out[(*n)++] = *ev;
-  if (*n == MEMPROF_BATCH) {
-    g->mem.events(g->mem.ud, out, *n);
-    *n = 0;
-  }
-}
-
+/* The events kept of a batch, written where the next sink wants them (an
+** event pipe's chunk) or in the gate's own batch, passed on at once: at
+** most one for each event read, so never more than a batch. */
 static void gate_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct labelgate *g = ud;
-  struct memprof_event *out = g->batch;
+  struct memprof_event *out =
+      g->mem.next_batch ? g->mem.next_batch(g->mem.ud) : g->batch;
   size_t kept = 0;
   for (size_t i = 0; i < n; i++) {
     struct memprof_event ev = evs[i];
@@ -101,7 +95,7 @@ static void gate_events(void *ud, const struct memprof_event *evs, size_t n) {
         keep = 1;
       }
     }
-    if (keep) pass(g, out, &kept, &ev);
+    if (keep) out[kept++] = ev;
   }
   if (kept) g->mem.events(g->mem.ud, out, kept);
 }
@@ -232,7 +226,7 @@ void labeltable_build(struct labeltable *t, const struct symbols *sym,
   free(set_row);
   free(keys);
   order_sym = sym;
-  qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
+  if (t->n) qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
 }
 
 void labeltable_cpu(struct labeltable *t, const struct sysagg *agg,

@@ -129,8 +129,8 @@ void profdiff_growth(struct profile *p, const struct profdiff *d,
   for (size_t k = 0; k < n; k++) {
     const struct profdiff_row *r = &d->rows[ids[k]];
     struct profile_stack *st = &p->stacks[p->nstacks++];
-    st->first = (uint32_t)p->nstack_frames;
-    st->depth = r->depth;
+    *st = (struct profile_stack){.first = (uint32_t)p->nstack_frames,
+                                 .depth = r->depth};
     st->values[0] = (uint64_t)profdiff_delta(r);
     p->totals[0] += st->values[0];
     for (uint32_t f = r->depth; f-- > 0;) /* innermost first */

@@ -181,7 +181,6 @@ void profile_label_frames(struct profile *p, struct symbols *sym,
   }
   free(old);
   sbuf_free(&name);
-  fold(p, 0, 1);
 }
 
 static uint64_t mul_sat(uint64_t a, uint64_t b) {

@@ -119,8 +119,9 @@ void profile_fold_labels(struct profile *p);
 /*
 ** Each stack under a root frame naming the value its label set gives key
 ** (a string id; labels_format_value(): escaped, `(none)`, `(other: N
-** sets folded)`), so that a flame graph is one by that key's values; the
-** sets then folded. The frames are labels of sym, the profile's own.
+** sets folded)`), so that a flame graph is one by that key's values (the
+** sets kept: profile_fold_labels() for the formats without labels). The
+** frames are labels of sym, the profile's own.
 */
 void profile_label_frames(struct profile *p, struct symbols *sym,
                           uint32_t key);

@@ -94,11 +94,13 @@ int labelrec_read_counts(struct reader *r, const struct symbols *sym,
                          void *ud) {
   uint64_t nsets, at = reader_offset(r);
   if (!reader_uleb(r, &nsets, "samples by set: count")) return 0;
-  if (nsets > (uint64_t)LJ_LABELSETS_MAX + 1)
+  /* The sets named, none and the folded ones. */
+  enum { COUNTS_MAX = LJ_LABELSETS_MAX + 2 };
+  if (nsets > COUNTS_MAX)
     return damage(r, at, "more sets than a stream names", nsets);
   /* Delivered once whole: a record cut short counts nothing. */
-  uint32_t ids[LJ_LABELSETS_MAX + 1];
-  uint64_t samples[LJ_LABELSETS_MAX + 1];
+  uint32_t ids[COUNTS_MAX];
+  uint64_t samples[COUNTS_MAX];
   for (uint64_t i = 0; i < nsets; i++)
     if (!read_number(r, sym, &ids[i], "samples by set: set number") ||
         !reader_uleb(r, &samples[i], "samples by set: samples"))

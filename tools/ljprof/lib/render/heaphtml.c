@@ -77,8 +77,7 @@ static uint32_t label_of(const struct heapgraph *h, uint32_t v,
 static void add_stack(struct profile *p, const uint32_t *parent,
                       const uint32_t *label, uint32_t k, uint64_t value) {
   struct profile_stack *st = &p->stacks[p->nstacks++];
-  st->first = (uint32_t)p->nstack_frames;
-  st->depth = 0;
+  *st = (struct profile_stack){.first = (uint32_t)p->nstack_frames};
   st->values[0] = value;
   p->totals[0] += value;
   for (uint32_t f = k; f != HS_NONE; f = parent[f], st->depth++) {

@@ -388,7 +388,7 @@ static void put_labels(struct text *t) {
                             put_label_size, put_label_stack, t};
   labeltable_memory(&table, t->in->agg, t->opt->leak_only, SYMBOLS_NONE);
   report_labels_text(&sb, t->in->sym, &table, &how);
-  put_bytes(t, sb.data, sb.len);
+  if (sb.len) put_bytes(t, sb.data, sb.len);
   sbuf_free(&sb);
   labeltable_free(&table);
 }

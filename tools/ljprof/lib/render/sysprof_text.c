@@ -86,7 +86,7 @@ static void put_samples(struct text *t) {
 static void put_kept(struct text *t) {
   sbuf_reset(&t->name);
   report_labels_kept(&t->name, t->opt);
-  fwrite(t->name.data, 1, t->name.len, t->out);
+  if (t->name.len) fwrite(t->name.data, 1, t->name.len, t->out);
 }
 
 static void put_vmstates(struct text *t) {
@@ -144,7 +144,7 @@ static void put_labels(struct text *t) {
   struct labels_text how = {"SAMPLES BY LABEL", put_count, put_top_stack, t};
   labeltable_cpu(&table, t->in->agg, SYMBOLS_NONE);
   report_labels_text(&sb, t->in->sym, &table, &how);
-  fwrite(sb.data, 1, sb.len, t->out);
+  if (sb.len) fwrite(sb.data, 1, sb.len, t->out);
   sbuf_free(&sb);
   labeltable_free(&table);
 }
