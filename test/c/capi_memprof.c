@@ -327,7 +327,7 @@ int main(void)
 	   "local t = {} for i = 1, 100 do t[i] = f() end", "=stacks");
     tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
     ljm = memmem(s.data, s.len, "ljm", 3);
-    tap_ok(ljm != NULL && ljm[3] == 5, "the stream is ljm v5");
+    tap_ok(ljm != NULL && ljm[3] == 6, "the stream is ljm v6 (stacks, labels)");
     doc = report(&s, &rc);
     tap_is(rc, 0, "ljprof reads it back complete");
     stacks = json_object_get(doc, "stacks");
@@ -361,7 +361,7 @@ int main(void)
     run(v, "local t = {} for i = 1, 100 do t[i] = { i } end", "=native");
     tap_is(luaM_memprof_stop(v), PROFILE_SUCCESS, "stop");
     ljm = memmem(s.data, s.len, "ljm", 3);
-    tap_ok(ljm != NULL && ljm[3] == 5, "the stream is ljm v5");
+    tap_ok(ljm != NULL && ljm[3] == 6, "the stream is ljm v6 (stacks, labels)");
     doc = report(&s, &rc);
     stacks = json_object_get(doc, "stacks");
     tap_ok(rc == 0 && json_is_true(json_object_get(stacks, "native")),

@@ -94,8 +94,8 @@ for my $opt ([ 'native', '1', 'true' ], [ 'sample', '64', '64' ], [ 'stacks', '1
   run_lua("assert(misc.memprof.start({ path = '$dir/lua-$key.bin', $key = $luaval }))\n"
           . $alloc . "assert(misc.memprof.stop())\n");
   run_lua($alloc, env => { LJPROF => "mem:$key=$envval,path=$dir/env-$key.bin" });
-  is(ljm_version("$dir/lua-$key.bin"), 5, "$key from Lua: a v5 stream");
-  is(ljm_version("$dir/env-$key.bin"), 5, "$key from LJPROF: a v5 stream");
+  is(ljm_version("$dir/lua-$key.bin"), 6, "$key from Lua: a v6 stream");
+  is(ljm_version("$dir/env-$key.bin"), 6, "$key from LJPROF: a v6 stream");
   my ($l, $e) = map { memprof_report("$dir/$_-$key.bin")->{json}{stacks} } 'lua', 'env';
   ok($l && $l->{distinct} >= 1, "$key from Lua: with call stacks");
   ok($e && $e->{distinct} >= 1, "$key from LJPROF: with call stacks");

@@ -141,7 +141,7 @@ my @bad = ('cpu:mode=X', 'cpu:interval=0', 'cpu:interval=abc', 'cpu:clock=sun',
            'cpu:rotate=1;mem:rotate=2', 'mem:sample=0', 'mem:sample=1.5', 'mem:sample=-4',
            'mem:sample=2199023255552', 'mem:stacks=yes', 'cpu:stacks=1', 'mem:native=yes',
            'cpu:native=1', 'cpu:jit=yes', 'mem:jit=0', 'ondemand:x=1', 'ondemand;ondemand',
-           'mem:format=v6', 'mem:format=5', 'cpu:format=v5', 'cpu:follow=yes', 'mem:follow=2',
+           'mem:format=v7', 'mem:format=5', 'cpu:format=v5', 'cpu:follow=yes', 'mem:follow=2',
            'heap:follow=1', 'x' x 5000,
            "mem:path=$dir/no-such-dir/m.bin", "cpu:path=$dir",
            "cpu;mem:path=$dir/no-such-dir/m.bin");

@@ -208,7 +208,7 @@ ok, err = misc.memprof.start({ path = "/dev/null", native = true, format = "v4" 
 print(ok, err)
 LUA
   like($run->{out}, qr/^nil\tprofiler misuse: native must be a boolean$/m, 'native = 1: an error that says native is a boolean');
-  like($run->{out}, qr/^nil\tprofiler misuse: stacks, native and sample need format "v5"$/m, 'native with format v4: refused');
+  like($run->{out}, qr/^nil\tprofiler misuse: stacks, native and sample need format "v5" or "v6"$/m, 'native with format v4: refused');
   my $bin = scratch() . '/env.bin';
   $run = run_lua("local t = {} for i = 1, 1000 do t[i] = { i } end",
                  env => { LJPROF => "mem:path=$bin,native=1" });

@@ -177,7 +177,8 @@ SKIP: {
 # for byte (nothing new was loaded or compiled in between). C symbols
 # follow the header, written by the drain thread: the streams are
 # compared up to their statistics record, which holds the run's length
-# (with no sample taken: the record type, 13 zeros, that ULEB, the end),
+# (with no sample taken: the record type, 13 zeros, that ULEB, no label
+# set folded, the end),
 # and without their process record (its pid and clock are the run's).
 {
   my $r = run_lua(<<"LUA");
@@ -193,7 +194,7 @@ local function past_uleb(s, i)
   return i + 1
 end
 local function without_process(s)
-  local config = s:find("ljp\3\0\0\0", 1, true) + 7
+  local config = s:find("ljp\4\0\0\0", 1, true) + 7
   local at = past_uleb(s, past_uleb(s, past_uleb(s, config + 1)))
   assert(s:byte(at) == 23, "the process record after the config record")
   local host = past_uleb(s, at + 1)
@@ -203,7 +204,7 @@ local function symtab(path)
   local f = assert(io.open(path, "rb"))
   local s = without_process(f:read("*a"))
   f:close()
-  return s:match("^(.-)\\15" .. ("%z"):rep(13) .. "[\\128-\\255]*[\\1-\\127]\\128\$") or ""
+  return s:match("^(.-)\\15" .. ("%z"):rep(13) .. "[\\128-\\255]*[\\1-\\127]%z\\128\$") or ""
 end
 prof("$dir/first.bin")
 prof("$dir/second.bin")

@@ -26,7 +26,7 @@ assert(mp.start(tmp))
 words("memprof.start while running", "profiler is running already", nil, EINVAL, mp.start(tmp))
 assert(mp.stop())
 words("memprof.stop, not running", "profiler is not running", nil, EINVAL, mp.stop())
-words("memprof.start, a bad format", "profiler misuse", ': format must be "v3", "v4" or "v5"',
+words("memprof.start, a bad format", "profiler misuse", ': format must be "v3", "v4", "v5" or "v6"',
       EINVAL, mp.start({ path = tmp, format = "v2" }))
 words("memprof.start, options neither a path nor a table", "profiler misuse",
       ": options must be a path or a table", EINVAL, mp.start(true))
@@ -47,7 +47,7 @@ words("sysprof.start, options not a table", "profiler misuse", ": options must b
       sp.start("C"))
 words("sysprof.start, a path that is not a string", "profiler misuse", ": path must be a string",
       EINVAL, sp.start({ mode = "C", path = {} }))
-words("sysprof.start, a bad format", "profiler misuse", ': format must be "v2" or "v3"', EINVAL,
+words("sysprof.start, a bad format", "profiler misuse", ': format must be "v2", "v3" or "v4"', EINVAL,
       sp.start({ mode = "C", format = "v1", path = tmp }))
 words("sysprof.start, a follow that is not a boolean", "profiler misuse",
       ": follow must be a boolean", EINVAL, sp.start({ mode = "C", path = tmp, follow = "yes" }))

@@ -50,11 +50,11 @@ triple("an unknown clock", "^profiler misuse: clock must be", EINVAL, sp.start({
 triple("a jit that is not a boolean", "^profiler misuse: jit must be a boolean$", EINVAL,
        sp.start({ jit = 1, path = tmp }))
 triple("options that are not a table", "^profiler misuse: options must be a table", EINVAL, sp.start("C"))
-triple("an unknown format", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+triple("an unknown format", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
        sp.start({ format = "v4", path = tmp }))
-triple("a format that is not a name", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+triple("a format that is not a name", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
        sp.start({ format = 2, path = tmp }))
-triple("a format that is a table", '^profiler misuse: format must be "v2" or "v3"$', EINVAL,
+triple("a format that is a table", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
        sp.start({ format = {}, path = tmp }))
 -- The reference says only errno's words here; ours names the path after.
 triple("a path that cannot be opened", "^No such file or directory: /nonexistent%-dir/s%.bin$", ENOENT,
