@@ -213,7 +213,7 @@ int main(void)
     static const uint8_t host[] = { 0xb4, 0x24, 0xf8, 0xac, 0x01, 0x00 };
     const uint8_t *p, *q;
     uint64_t n = 0, m;
-    tap_is(luaM_sysprof_set_format(4), PROFILE_ERRUSE, "set_format(4): PROFILE_ERRUSE");
+    tap_is(luaM_sysprof_set_format(5), PROFILE_ERRUSE, "set_format(5): PROFILE_ERRUSE");
     tap_is(luaM_sysprof_set_format(LUAM_SYSPROF_V2), PROFILE_SUCCESS, "set_format(V2)");
     luaM_sysprof_set_backtracer(host_backtrace);
     streamlen = 0;

@@ -51,7 +51,7 @@ triple("a jit that is not a boolean", "^profiler misuse: jit must be a boolean$"
        sp.start({ jit = 1, path = tmp }))
 triple("options that are not a table", "^profiler misuse: options must be a table", EINVAL, sp.start("C"))
 triple("an unknown format", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
-       sp.start({ format = "v4", path = tmp }))
+       sp.start({ format = "v5", path = tmp }))
 triple("a format that is not a name", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
        sp.start({ format = 2, path = tmp }))
 triple("a format that is a table", '^profiler misuse: format must be "v2", "v3" or "v4"$', EINVAL,
