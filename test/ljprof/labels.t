@@ -64,12 +64,12 @@ $r = ljprof('report', '--label=route=/api', $cpu);
 like($r->{out}, qr/^Only what carries: route=\/api$/m, 'text: says what it keeps');
 like($r->{out}, qr/^\@app.lua:5: 7 self \(35.0%\)/m, 'text: shares of what is kept');
 
-# --by: a report for each value, (none) last.
+# --by: a report for each value, (none) among them, most first.
 $r = ljprof('report', '--by=route', $cpu);
 is($r->{rc}, 0, '--by: exit 0') or diag $r->{err};
 my @parts = $r->{out} =~ /^BY LABEL (.*)$/mg;
 is_deeply(\@parts, ['route=/costly: 75 samples of 100', 'route=/api: 20 samples of 100', 'route=(none): 5 samples of 100'],
-          '--by=route: a part per value, most first, then (none)');
+          '--by=route: a part per value, (none) among them, most first');
 my @samples = $r->{out} =~ /^Samples: (\d+)/mg;
 is_deeply(\@samples, [75, 20, 5], '--by=route: each part counts its own samples');
 $r = ljprof('report', '--by=route', '--format=json', $cpu);
