@@ -64,12 +64,12 @@ $r = ljprof('report', '--label=route=/api', $cpu);
 like($r->{out}, qr/^Only what carries: route=\/api$/m, 'text: says what it keeps');
 like($r->{out}, qr/^\@app.lua:5: 7 self \(35.0%\)/m, 'text: shares of what is kept');
 
-# --by: a report for each value, (none) last.
+# --by: a report for each value, (none) among them, most first.
 $r = ljprof('report', '--by=route', $cpu);
 is($r->{rc}, 0, '--by: exit 0') or diag $r->{err};
 my @parts = $r->{out} =~ /^BY LABEL (.*)$/mg;
 is_deeply(\@parts, ['route=/costly: 75 samples of 100', 'route=/api: 20 samples of 100', 'route=(none): 5 samples of 100'],
-          '--by=route: a part per value, most first, then (none)');
+          '--by=route: a part per value, (none) among them, most first');
 my @samples = $r->{out} =~ /^Samples: (\d+)/mg;
 is_deeply(\@samples, [75, 20, 5], '--by=route: each part counts its own samples');
 $r = ljprof('report', '--by=route', '--format=json', $cpu);
@@ -122,6 +122,11 @@ is($r->{rc}, 0, 'mode D: exit 0') or diag $r->{err};
 like($r->{out}, qr/^route=\/costly: 30 \(71.4%\)\nroute=\/api: 10 \(23.8%\)\nroute=\(none\): 2 \(4.8%\)$/m,
      'mode D: samples by label from its record');
 
+$r = ljprof_json('--label=route=/costly', $d);
+is($r->{json}{samples}, 30, 'mode D --label: the samples of that set');
+$r = ljprof('report', '--by=route', $d);
+is_deeply([$r->{out} =~ /^Samples: (\d+)/mg], [30, 10, 2], 'mode D --by: each part its set\'s samples');
+
 # Two streams, the same sets under other numbers: merged by content.
 sub worker {
   my ($first, $second, $n1, $n2) = @_;
@@ -170,6 +175,22 @@ is($r->{json}{totals}{live_bytes}, 0, 'memprof --label=route=/a: nothing held');
 $r = ljprof_json('--label=route=/b', $mem);
 is($r->{json}{totals}{alloc_bytes}, 170, 'memprof --label=route=/b: the block it reallocated counts as allocated');
 is($r->{json}{totals}{freed_bytes}, 0, 'memprof --label=route=/b: a free of another label\'s block is not its');
+$r = ljprof('report', '--by=route', $mem);
+is_deeply([$r->{out} =~ /^BY LABEL (route=.*)$/mg], ['route=/a: 400 bytes of 570', 'route=/b: 170 bytes of 570'],
+          'memprof --by: a part per value');
+is_deeply([$r->{out} =~ /^Totals: (\d+ allocations? \(\d+ bytes\))/mg], ['2 allocations (400 bytes)', '2 allocations (170 bytes)'],
+          'memprof --by: each part its own allocations (/b\'s reallocation of /a\'s block starts a block)');
+
+# Sampled (v6): what each label allocated is estimated from the weights.
+my $sampled = write_file("$dir/sampled.bin", $mhead . memprof_v6(info_config(1, 4096),
+  info_labelset(1, ['route', '/a']), info_labelset(2, ['route', '/b']), upd_stack(1, sf_lua(0x100, 5)),
+  info_labels(1), ev_sampled(lua(0x100, 5), 1, 0x1000, 32, 4112), ev_sampled(lua(0x100, 5), 1, 0x2000, 64, 4128),
+  info_labels(2), ev_sampled(lua(0x100, 5), 1, 0x3000, 8000, 9000),
+  info_stats(1, 0, 0, 3, 0, 0)));
+$r = ljprof_json($sampled);
+my %est = map { $_->{value} => $_->{alloc_bytes} } @{ $r->{json}{by_label}{rows} };
+is_deeply(\%est, {'/a' => 8240, '/b' => 9000}, 'sampled: bytes by label are the weights\' sums');
+
 # From a pipe the events are aggregated on a second thread, behind the
 # filter's gate: the same report as from the file.
 my $piped = `cat '$mem' | ljprof report --label=route=/a --format=json - 2>/dev/null`;

@@ -29,13 +29,8 @@ my @records = (
   [sp_sample(LFUNC, f_lua(0x100, 5)), 1],
   [sp_stats(3, [0, 3], 0, 0, 3_000_000, 0), 0],
 );
-my ($bin, $count, @complete) = ($head, 0);
-for my $rec (@records) {
-  $bin .= $rec->[0];
-  $count += $rec->[1];
-  push @complete, [length $bin, $count];
-}
-$bin .= "\x80";
+my ($bin, $complete) = sysprof_items($head, @records);
+my @complete = @$complete;
 is(ljprof('report', write_file("$dir/full.bin", $bin))->{rc}, 0, 'sysprof v4: the whole stream is clean');
 my $bad = check_every_cut($bin, length $head, \@complete, sub {
   my $n = 0;

@@ -36,7 +36,7 @@ static void usage(FILE *out) {
           "Options:\n"
           "  --by=site|stack     what to compare (default: site)\n"
           "  --by-label=KEY      text: a diff for each value of label KEY (in\n"
-          "                      either profile), then (none): FILEs read\n"
+          "                      either profile), and (none): FILEs read\n"
           "                      once more for each\n"
           "  --label=KEY=VALUE   only what carries that label (as report's)\n"
           "  --format=text|html  a text table (default) or a flame graph of\n"

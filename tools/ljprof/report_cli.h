@@ -72,7 +72,7 @@ enum {
 
 /* report's and record's help line of --by. */
 #define REPORT_BY_HELP                                                       \
-  "  --by=KEY            text: a report for each value of label KEY, then\n" \
+  "  --by=KEY            text: a report for each value of label KEY, and\n" \
   "                      (none) for what lacks it (FILEs read once each)\n"
 
 #define REPORT_OPTION_NOT_MINE (-2)

@@ -10,7 +10,7 @@ use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 use JSON::PP;
 
-our @EXPORT = qw(ljprof run_program run_make ljprof_json scratch_dir check_every_cut
+our @EXPORT = qw(ljprof run_program run_make ljprof_json scratch_dir check_every_cut sysprof_items
                  memprof_items native_build);
 
 my $dir = tempdir(CLEANUP => 1);
@@ -84,6 +84,19 @@ sub memprof_items {
   for my $e (@items) {
     $bin .= $e;
     $count++ if ord($e) & 3;
+    push @complete, [length $bin, $count];
+  }
+  return ($bin . "\x80", \@complete);
+}
+
+# sysprof_items($head, [$record, $samples], ...) -> ($bin, \@complete): as
+# memprof_items, each record with the samples it holds.
+sub sysprof_items {
+  my ($head, @items) = @_;
+  my ($bin, $count, @complete) = ($head, 0);
+  for my $rec (@items) {
+    $bin .= $rec->[0];
+    $count += $rec->[1];
     push @complete, [length $bin, $count];
   }
   return ($bin . "\x80", \@complete);

@@ -1,4 +1,5 @@
 /* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#define _GNU_SOURCE /* qsort_r */
 #include "labels.h"
 
 #include <inttypes.h>
@@ -132,29 +133,23 @@ void labeltable_free(struct labeltable *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* Rows by key, then most first, then by value. */
-struct row_order {
-  const struct symbols *sym;
-};
-
+/* Strings by their bytes; then the folded sets, then (none). */
 static int bytes_cmp(const struct symbols *sym, uint32_t a, uint32_t b) {
   if (a == b) return 0;
-  if (a >= LABEL_VALUE_OTHER || b >= LABEL_VALUE_OTHER)
-    return a < b ? -1 : 1; /* strings first, then (other), then (none) */
+  if (a >= LABEL_VALUE_OTHER || b >= LABEL_VALUE_OTHER) return a < b ? -1 : 1;
   const struct symstring *x = &sym->strings[a], *y = &sym->strings[b];
   int c = memcmp(x->data, y->data, x->len < y->len ? x->len : y->len);
   if (c) return c;
   return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static const struct symbols *order_sym; /* qsort has no context */
-
-static int row_cmp(const void *pa, const void *pb) {
+/* Rows by key, then most first, then by value. */
+static int row_cmp(const void *pa, const void *pb, void *ud) {
   const struct labelrow *a = pa, *b = pb;
-  int c = bytes_cmp(order_sym, a->key, b->key);
+  int c = bytes_cmp(ud, a->key, b->key);
   if (c) return c;
   if (a->total != b->total) return a->total > b->total ? -1 : 1;
-  return bytes_cmp(order_sym, a->value, b->value);
+  return bytes_cmp(ud, a->value, b->value);
 }
 
 /* The row of (key, value), added if new. */
@@ -225,8 +220,7 @@ void labeltable_build(struct labeltable *t, const struct symbols *sym,
   }
   free(set_row);
   free(keys);
-  order_sym = sym;
-  if (t->n) qsort(t->rows, t->n, sizeof *t->rows, row_cmp);
+  if (t->n) qsort_r(t->rows, t->n, sizeof *t->rows, row_cmp, (void *)sym);
 }
 
 void labeltable_cpu(struct labeltable *t, const struct sysagg *agg,

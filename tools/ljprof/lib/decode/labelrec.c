@@ -1,15 +1,11 @@
 /* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
 #include "labelrec.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 static int damage(struct reader *r, uint64_t at, const char *problem,
                   uint64_t value) {
-  reader_fail(r, READER_CORRUPT, at,
-              "corrupt at offset %" PRIu64 ": label set: %s (%" PRIu64 ")",
-              at, problem, value);
-  return 0;
+  return reader_corrupt_value(r, at, "label set", problem, value);
 }
 
 /* Is a key, of its bytes, after the one before? (Sorted and distinct.) */

@@ -89,10 +89,7 @@ static void add_full_stack(struct symbols *sym) {
 
 static int stack_damage(struct reader *r, uint64_t at, const char *problem,
                         uint64_t value) {
-  reader_fail(r, READER_CORRUPT, at,
-              "corrupt at offset %" PRIu64 ": stack record: %s (%" PRIu64 ")",
-              at, problem, value);
-  return 0;
+  return reader_corrupt_value(r, at, "stack record", problem, value);
 }
 
 /* A stack: its id, depth and frames, resolved as they come. Kept only

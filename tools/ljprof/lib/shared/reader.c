@@ -48,6 +48,14 @@ void reader_fail(struct reader *r, enum reader_status status, uint64_t offset,
   va_end(ap);
 }
 
+int reader_corrupt_value(struct reader *r, uint64_t at, const char *record,
+                         const char *problem, uint64_t value) {
+  reader_fail(r, READER_CORRUPT, at,
+              "corrupt at offset %" PRIu64 ": %s: %s (%" PRIu64 ")", at,
+              record, problem, value);
+  return 0;
+}
+
 /* Try to have at least `need` (<= bufsize) unread bytes buffered. */
 static void fill(struct reader *r, size_t need) {
   size_t have = (size_t)(r->end - r->pos);

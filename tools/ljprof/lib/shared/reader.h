@@ -55,6 +55,11 @@ static inline uint64_t reader_offset(const struct reader *r) {
 void reader_fail(struct reader *r, enum reader_status status, uint64_t offset,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* A record's field out of bounds: "corrupt at offset AT: RECORD: PROBLEM
+** (VALUE)". Returns 0. */
+int reader_corrupt_value(struct reader *r, uint64_t at, const char *record,
+                         const char *problem, uint64_t value);
+
 /* Of several streams read one after the other: src's failure, if it has
 ** one and *dst none yet, kept in dst (status, offset, message; no bytes),
 ** to be reported once src is freed. */
