@@ -256,7 +256,8 @@ void labels_format_value(const struct symbols *sym, uint32_t value,
   if (value == LABEL_VALUE_NONE) {
     sbuf_printf(sb, "(none)");
   } else if (value == LABEL_VALUE_OTHER) {
-    sbuf_printf(sb, "(other: %" PRIu64 " sets folded)", sym->labels.folded);
+    sbuf_printf(sb, "(other: %s%" PRIu64 " sets folded)",
+                sym->labels.folded_more ? "at least " : "", sym->labels.folded);
   } else {
     const struct symstring *s = &sym->strings[value];
     labels_escape(sb, s->data, s->len);

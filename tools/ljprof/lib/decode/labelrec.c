@@ -109,5 +109,6 @@ int labelrec_read_folded(struct reader *r, struct symbols *sym) {
   uint64_t n;
   if (!reader_uleb(r, &n, "stats: label sets folded")) return 0;
   sym->labels.folded = add_sat(sym->labels.folded, n);
+  if (n >= LJ_LABELS_FOLDMAX) sym->labels.folded_more = 1;
   return 1;
 }

@@ -171,6 +171,8 @@ void json_add_by_label(json_t *root, const struct symbols *sym,
   }
   json_t *o = json_object();
   json_object_set_new(o, "folded", json_u64(sym->labels.folded));
+  if (sym->labels.folded_more)
+    json_object_set_new(o, "folded_at_least", json_true());
   json_object_set_new(o, "rows", rows);
   json_object_set_new(root, "by_label", o);
 }

@@ -32,9 +32,10 @@ void report_labels_text(struct sbuf *sb, const struct symbols *sym,
   }
   if (sym->labels.folded)
     sbuf_printf(sb,
-                "Folded: %" PRIu64 " label sets past the %d a stream names, "
+                "Folded: %s%" PRIu64 " label sets past the %d a stream names, "
                 "counted as (other)\n",
-                sym->labels.folded, LJ_LABELSETS_MAX);
+                sym->labels.folded_more ? "at least " : "", sym->labels.folded,
+                LJ_LABELSETS_MAX);
   sbuf_add(sb, "\n", 1);
 }
 

@@ -42,6 +42,7 @@ struct labelsets {
   uint32_t *local; /* the stream's set number - 1 -> id */
   size_t nlocal, local_cap;
   uint64_t folded; /* distinct sets folded, as the streams' stats say */
+  int folded_more; /* a stream told LJ_LABELS_FOLDMAX apart: or more */
 };
 
 void labelsets_init(struct labelsets *ls);
