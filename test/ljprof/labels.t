@@ -112,6 +112,16 @@ $r = ljprof_json($folded);
 is($r->{json}{by_label}{folded}, 6, 'json: folded count');
 my ($other) = grep { $_->{folded} } @{ $r->{json}{by_label}{rows} };
 is($other->{samples}, 6, 'json: the folded row');
+# A writer tells 2048 folded sets apart: a count of 2048 is that or more.
+my $saturated = write_file("$dir/saturated.bin", $head . sysprof(4, sp_config(MODE_C, 1000, 0),
+  sp_labelset(1, ['req', 'r1']), sp_labels(1), sp_sample(LFUNC, f_lua(0x100, 5)),
+  sp_labels(LABELS_OTHER), sp_sample(LFUNC, f_lua(0x100, 8)),
+  sp_stats(2, [0, 2], 0, 0, 2_000_000, 2048)));
+$r = ljprof('report', $saturated);
+like($r->{out}, qr/^Folded: at least 2048 label sets past the 1024/m, '2048 folded: at least');
+like($r->{out}, qr/^req=\(other: at least 2048 sets folded\): 1 \(50.0%\)$/m,
+     '2048 folded: the folded value says so too');
+is(ljprof_json($saturated)->{json}{by_label}{folded_at_least}, JSON::PP::true, 'json: folded_at_least');
 
 # Mode D: samples by set before the stats.
 my $d = write_file("$dir/d.bin", $head . sysprof(4, sp_config(MODE_D, 1000, 0),
