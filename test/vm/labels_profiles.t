@@ -14,6 +14,7 @@ use LJProf::Lua;
 use LJProf::Run qw(ljprof);
 
 my $dir = scratch();
+umask 0;  # The streams hold the program's labels: 0600 whatever the umask.
 
 # Collapsed stacks, each with its label's value as its root frame: { root
 # => { stack => count } }.
@@ -68,6 +69,7 @@ while misc.sysprof.report().samples < 600 do a() b() end
 assert(misc.sysprof.stop())
 LUA
   is($run->{rc}, 0, "mode $mode: two coroutines switched 600 samples long") or diag $run->{err};
+  is((stat $bin)[2] & 07777, 0600, "mode $mode: the stream is its owner's only (0600)");
   my $by = by_root($bin, 'route');
   # Collapsed frames name a Lua function's line: work_a's is 2, work_b's 3.
   my ($work_a, $work_b) = (qr/payload\d+\.lua:2\b/, qr/payload\d+\.lua:3\b/);
@@ -107,6 +109,7 @@ LUA
   binmode $fh;
   read $fh, my $head, 1 << 20;
   like($head, qr/ljm\x06/, 'the stream is v6');
+  is((stat $bin)[2] & 07777, 0600, 'memprof: the stream is its owner\'s only (0600)');
   my $by = by_root($bin, 'route', '--count=events');
   my $line = qr/payload\d+\.lua:9\b/;
   my ($a, $b) = (under($by, '/a', $line), under($by, '/b', $line));
