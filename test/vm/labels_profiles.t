@@ -118,6 +118,26 @@ LUA
   is(all_matching($by, $line), $a + $b, 'none of the loop\'s under another set');
 }
 
+# -- each profile, each window, announces its sets afresh ------------------
+
+{
+  my $run = run_lua(<<"LUA", timeout => 120);
+local function spin(n) local x = 0 for i = 1, n do x = x + i % 3 end return x end
+misc.label({ route = "/before" })  -- in force before any profile runs
+for w = 1, 2 do
+  assert(misc.sysprof.start({ mode = "L", interval = 1, path = "$dir/win" .. w .. ".bin" }))
+  while misc.sysprof.report().samples < 50 do spin(10000) end
+  assert(misc.sysprof.stop())
+end
+LUA
+  is($run->{rc}, 0, 'two profiles, one set in force from before the first') or diag $run->{err};
+  for my $w (1, 2) {
+    my $by = by_root("$dir/win$w.bin", 'route');
+    cmp_ok(under($by, '/before', qr/payload\d+\.lua:1\b/), '>=', 45,
+           "profile $w: its samples under route=/before, announced in its stream");
+  }
+}
+
 # -- a set outlives its coroutine ---------------------------------------------
 
 {
