@@ -400,10 +400,10 @@ install-vm: vm
 	@ln -sf $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  --eval 'ljprof-tname: ; @echo $$(INSTALL_TNAME)' ljprof-tname) \
 	  $(DESTDIR)$(PREFIX)/bin/luajit
-	@d=$$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
+	@d=$$(dirname $$($(MAKE) -s --no-print-directory -C $(BUILD)/install-tree \
 	  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) \
-	  --eval 'ljprof-ljlibd: ; @echo $$(INSTALL_LJLIBD)' \
-	  ljprof-ljlibd)/ljprof && install -d $$d && \
+	  --eval 'ljprof-jitlib: ; @echo $$(INSTALL_JITLIB)' \
+	  ljprof-jitlib))/ljprof && install -d $$d && \
 	  install -m 0644 lua/ljprof/*.lua $$d/
 	@rm -rf $(BUILD)/install-tree
 
