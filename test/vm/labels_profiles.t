@@ -55,6 +55,7 @@ for my $mode ('C', 'L') {
 local label = misc.label
 local function work_a(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
 local function work_b(n) local x = 0 for i = 1, n do x = x + i % 5 end return x end
+label({ route = "/main" })  -- first: the coroutines start with it
 local a = coroutine.wrap(function()
   label({ route = "/a" })
   while true do coroutine.yield(work_a(30000)) end
@@ -63,7 +64,6 @@ local b = coroutine.wrap(function()
   label({ route = "/b" })
   while true do coroutine.yield(work_b(10000)) end
 end)
-label({ route = "/main" })
 assert(misc.sysprof.start({ mode = "$mode", interval = 1, path = "$bin" }))
 while misc.sysprof.report().samples < 600 do a() b() end
 assert(misc.sysprof.stop())
