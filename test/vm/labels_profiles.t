@@ -133,8 +133,10 @@ LUA
   is($run->{rc}, 0, 'two profiles, one set in force from before the first') or diag $run->{err};
   for my $w (1, 2) {
     my $by = by_root("$dir/win$w.bin", 'route');
-    cmp_ok(under($by, '/before', qr/payload\d+\.lua:1\b/), '>=', 45,
-           "profile $w: its samples under route=/before, announced in its stream");
+    my $all = all_matching($by, qr/^/);
+    cmp_ok($all, '>=', 45, "profile $w: its samples ($all)");
+    is(under($by, '/before', qr/^/), $all,
+       "profile $w: every one under route=/before, announced in its stream");
   }
 }
 
@@ -158,7 +160,9 @@ assert(misc.sysprof.stop())
 LUA
   is($run->{rc}, 0, 'a coroutine labelled, run and collected') or diag $run->{err};
   my $by = by_root($bin, 'job');
-  cmp_ok(under($by, 'short-lived', qr/payload\d+\.lua:1\b/), '>=', 90,
+  # The coroutine ran until the profile had 100 samples, under its set
+  # from its first line: a few may fall in its start, before the set.
+  cmp_ok(under($by, 'short-lived', qr/^/), '>=', 90,
          'its samples keep its label after it was collected');
 }
 
