@@ -161,8 +161,9 @@ LUA
   is($run->{rc}, 0, 'a coroutine labelled, run and collected') or diag $run->{err};
   my $by = by_root($bin, 'job');
   # The coroutine ran until the profile had 100 samples, under its set
-  # from its first line: a few may fall in its start, before the set.
-  cmp_ok(under($by, 'short-lived', qr/^/), '>=', 90,
+  # from its first line: a few may fall in its start, before the set
+  # (under qemu, 11 of 100 once).
+  cmp_ok(under($by, 'short-lived', qr/^/), '>=', 80,
          'its samples keep its label after it was collected');
 }
 
