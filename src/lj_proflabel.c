@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lj_proflabel.h"
+#include "lj_wbuf.h"
 
 LJ_STATIC_ASSERT(LJ_LABELS_MAXN == LUAM_LABEL_MAXN &&
 		 LJ_LABEL_MAXKEY == LUAM_LABEL_MAXKEY &&
@@ -17,14 +18,6 @@ LJ_STATIC_ASSERT(LJ_LABELS_MAXN == LUAM_LABEL_MAXN &&
 void lj_proflabel_reset(ProfLabels *pl)
 {
   memset(pl, 0, sizeof(*pl));
-}
-
-static uint8_t *proflabel_uleb(uint8_t *p, uint32_t v)
-{
-  for (; v >= 0x80; v >>= 7)
-    *p++ = (uint8_t)(v | 0x80);
-  *p++ = (uint8_t)v;
-  return p;
 }
 
 /* The slot of id: where it is, or the empty one it would go to. Ids are
@@ -59,7 +52,7 @@ uint8_t *lj_proflabel_switch(const ProfLabels *pl, const ProfLabelRecs *r,
       sw->isnew = 1;
       sw->no = pl->nsets + 1;
       memcpy(p, r->set, r->len);
-      p = proflabel_uleb(p + r->len, sw->no);
+      p = lj_wbuf_uleb(p + r->len, sw->no);
       memcpy(p, ls->enc, ls->len);
       p += ls->len;
     } else {
@@ -69,7 +62,7 @@ uint8_t *lj_proflabel_switch(const ProfLabels *pl, const ProfLabelRecs *r,
   }
   if (r->inforce && sw->no != pl->inforceno) {
     memcpy(p, r->labels, r->len);
-    p = proflabel_uleb(p + r->len, sw->no);
+    p = lj_wbuf_uleb(p + r->len, sw->no);
   }
   return p;
 }
