@@ -344,6 +344,8 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
 	@scripts/deps bench/apt-packages
 	@echo "## VM: ours against Debian's and unpatched upstream"
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
+	@echo "## VM: ours against unpatched, instructions, no profile (bench/idle.lua)"
+	@$(BENCH_LUA) bench/idle.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit $(BUILD)/bench
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Memory profiler: call stacks and sampling, steady cost"

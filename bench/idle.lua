@@ -1,0 +1,47 @@
+-- Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
+-- The VM with no profile running against the same tree unpatched, counted
+-- in instructions by callgrind: deterministic, so free of this machine's
+-- noise, where wall time (bench/vm.lua) swings by more than the patches
+-- cost. Each deterministic program of bench/programs at a fifth of its
+-- size (the ratio is the whole run's, start-up included), JIT on and off.
+-- cpu_fib is left out: the JIT's choice of trace for its recursion
+-- changes from run to run (1.9 to 3.1 G instructions for one binary).
+-- Usage: luajit bench/idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR
+local ours, upstream, work = arg[1], arg[2], arg[3]
+assert(ours and upstream and work,
+       "usage: idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR")
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+
+local programs = {
+  { "alloc_churn", 2000000 }, { "alloc_strings", 400000 },
+  { "alloc_tree", 16 }, { "cpu_mandel", 900 },
+}
+
+-- Instructions of a command, from callgrind's totals. LJPROF unset: no
+-- profile may start from the environment.
+local function count(cmd, out)
+  local ok = os.execute(("env -u LJPROF valgrind --tool=callgrind " ..
+                         "--callgrind-out-file=%s %s >/dev/null 2>&1"):format(out, cmd))
+  assert(ok == 0 or ok == true, "callgrind failed: " .. cmd)
+  local f = assert(io.open(out))
+  local text = f:read("*a")
+  f:close()
+  os.remove(out)
+  local n = text:match("\nsummary: (%d+)") or text:match("\ntotals: (%d+)")
+  return assert(tonumber(n), "no totals in " .. out)
+end
+
+print("\n### Ours against unpatched, instructions (callgrind), no profile running\n")
+print("| program | JIT | unpatched (M) | ours (M) | ours / unpatched |")
+print("| --- | --- | ---: | ---: | ---: |")
+os.execute("mkdir -p " .. work)
+for _, mode in ipairs({ { "on", "" }, { "off", "-joff " } }) do
+  for _, p in ipairs(programs) do
+    local script = ("%s %s/programs/%s.lua %d"):format(mode[2], dir, p[1], p[2])
+    local base = count(upstream .. " " .. script, work .. "/idle.cg")
+    local n = count(ours .. " " .. script, work .. "/idle.cg")
+    print(("| %s | %s | %.1f | %.1f | %.4f |"):format(p[1], mode[1], base / 1e6,
+                                                       n / 1e6, n / base))
+    io.stdout:flush()
+  end
+end
