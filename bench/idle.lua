@@ -2,26 +2,26 @@
 -- The VM with no profile running against the same tree unpatched, counted
 -- in instructions by callgrind: deterministic, so free of this machine's
 -- noise, where wall time (bench/vm.lua) swings by more than the patches
--- cost. Each deterministic program of bench/programs at a fifth of its
--- size (the ratio is the whole run's, start-up included), JIT on and off.
--- cpu_fib is left out: the JIT's choice of trace for its recursion
--- changes from run to run (1.9 to 3.1 G instructions for one binary).
--- Usage: luajit bench/idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR
-local ours, upstream, work = arg[1], arg[2], arg[3]
-assert(ours and upstream and work,
-       "usage: idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR")
+-- cost. The programs of bench/programs smaller than bench/vm.lua's (the
+-- ratio is the whole run's, start-up included), JIT on and off, each run
+-- with LuaJIT's PRNG seeded alike (SEED_SO, bench/probe/fixedseed.c): the
+-- counts then repeat exactly, cpu_fib's too.
+-- Usage: luajit bench/idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR SEED_SO
+local ours, upstream, work, seed = arg[1], arg[2], arg[3], arg[4]
+assert(ours and upstream and work and seed,
+       "usage: idle.lua OUR_LUAJIT UNPATCHED_LUAJIT WORKDIR SEED_SO")
 local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 
 local programs = {
   { "alloc_churn", 2000000 }, { "alloc_strings", 400000 },
-  { "alloc_tree", 16 }, { "cpu_mandel", 900 },
+  { "alloc_tree", 16 }, { "cpu_mandel", 900 }, { "cpu_fib", 31 },
 }
 
 -- Instructions of a command, from callgrind's totals. LJPROF unset: no
 -- profile may start from the environment.
 local function count(cmd, out)
-  local ok = os.execute(("env -u LJPROF valgrind --tool=callgrind " ..
-                         "--callgrind-out-file=%s %s >/dev/null 2>&1"):format(out, cmd))
+  local ok = os.execute(("env -u LJPROF LD_PRELOAD=%s valgrind --tool=callgrind " ..
+                         "--callgrind-out-file=%s %s >/dev/null 2>&1"):format(seed, out, cmd))
   assert(ok == 0 or ok == true, "callgrind failed: " .. cmd)
   local f = assert(io.open(out))
   local text = f:read("*a")
