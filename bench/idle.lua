@@ -13,8 +13,8 @@ assert(ours and upstream and work and seed,
 local dir = arg[0]:match("^(.*)/[^/]*$") or "."
 
 local programs = {
-  { "alloc_churn", 2000000 }, { "alloc_strings", 400000 },
-  { "alloc_tree", 16 }, { "cpu_mandel", 900 }, { "cpu_fib", 31 },
+  { "alloc_churn", 1000000 }, { "alloc_strings", 200000 },
+  { "alloc_tree", 15 }, { "cpu_mandel", 600 }, { "cpu_fib", 31 },
 }
 
 -- Instructions of a command, from callgrind's totals. LJPROF unset: no
