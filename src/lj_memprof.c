@@ -4,12 +4,11 @@
 **
 ** While a profile runs, the VM's allocator is replaced by one that calls
 ** the original and then writes the event; a sampled profile's counts the
-** bytes and writes only what is sampled (lj_profmem.h). Without a profile
-** the VM's allocation path is upstream's. A profile per VM, several VMs
-** at once. Where an event
-** comes from is read from the VM state: internal, a Lua function and the
-** line it runs, a C function, or a trace. With stacks, each allocation
-** also names its call stack (lj_memstack.c).
+** bytes and writes only the samples (lj_profmem.h). Without a profile the
+** VM's allocation path is upstream's. A profile per VM, several VMs at
+** once. Where an event comes from is read from the VM state: internal, a
+** Lua function and the line it runs, a C function, or a trace. With
+** stacks, each allocation also names its call stack (lj_memstack.c).
 */
 
 #define _GNU_SOURCE
