@@ -340,10 +340,19 @@ $(BENCH_PROBE): bench/probe/sysprof_probe.c $(STAGED)
 	@mkdir -p $(@D)
 	@$(CC) -O2 -Wall -I$(BUILD)/include -shared -fPIC -o $@ $<
 
-bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE)
+# bench/idle.lua: LuaJIT's PRNG seeded alike in every run (the file says why).
+BENCH_SEED := $(BUILD)/bench/fixedseed.so
+$(BENCH_SEED): bench/probe/fixedseed.c
+	@mkdir -p $(@D)
+	@$(CC) -O2 -Wall -shared -fPIC -o $@ $< -ldl
+
+bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE) $(BENCH_SEED)
 	@scripts/deps bench/apt-packages
 	@echo "## VM: ours against Debian's and unpatched upstream"
 	@$(BENCH_LUA) bench/vm.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit
+	@echo "## VM: ours against unpatched, instructions, no profile (bench/idle.lua)"
+	@$(BENCH_LUA) bench/idle.lua $(BUILD)/bin/luajit $(PRISTINE)/src/luajit \
+	  $(BUILD)/bench $(BENCH_SEED)
 	@echo "## Memory profiler: profiled against unprofiled"
 	@$(BENCH_LUA) bench/memprof.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Memory profiler: call stacks and sampling, steady cost"

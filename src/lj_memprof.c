@@ -3,12 +3,12 @@
 ** Memory profiler.
 **
 ** While a profile runs, the VM's allocator is replaced by one that calls
-** the original and then writes the event; a sampled profile leaves it in
-** place, the VM's allocation path calling us only for what is sampled
-** (lj_profmem.h). A profile per VM, several VMs at once. Where an event
-** comes from is read from the VM state: internal, a Lua function and the
-** line it runs, a C function, or a trace. With stacks, each allocation
-** also names its call stack (lj_memstack.c).
+** the original and then writes the event; a sampled profile's counts the
+** bytes and writes only the samples (lj_profmem.h). Without a profile the
+** VM's allocation path is upstream's. A profile per VM, several VMs at
+** once. Where an event comes from is read from the VM state: internal, a
+** Lua function and the line it runs, a C function, or a trace. With
+** stacks, each allocation also names its call stack (lj_memstack.c).
 */
 
 #define _GNU_SOURCE
@@ -133,7 +133,8 @@ typedef struct Memprof {
   SampledSet sampled;
   MemStats stats;
   uint8_t filter[1u << LJ_PROFMEM_FILTER_BITS];  /* Sampled blocks, by
-					** bucket: g->prof.mem_filter. */
+					** bucket (lj_profmem.h). */
+  int64_t left;			/* Sampled: bytes to the next sample. */
   uint64_t rng;			/* xorshift64* state. */
   int saved_errno;		/* Why the profile halted. */
   lua_Alloc allocf;		/* The VM's own allocator, */
@@ -580,8 +581,7 @@ static void sample_next(Memprof *mp)
   double u = ((double)(sample_rand(mp) >> 11) + 1.0) *
 	     (1.0/9007199254740992.0);  /* In (0, 1]. */
   double d = -log(u) * (double)mp->cfg.sample;
-  mp->g->prof.mem_left = d < 1.0 ? 1 : d > 4e18 ? (int64_t)4e18 :
-					 (int64_t)d;
+  mp->left = d < 1.0 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
 }
 
 /* The bytes a sampled allocation of n bytes stands for: n divided by the
@@ -703,12 +703,21 @@ static LJ_AINLINE void memprof_gcfree(Memprof *mp, void *ptr, size_t osize)
   memprof_written(mp, p);
 }
 
+/* lj_mem_free has no L and sets none (patches/0004): the coroutine that
+** runs frees. */
+static LJ_AINLINE void memprof_freer(Memprof *mp, size_t nsize)
+{
+  if (nsize == 0)
+    setgcrefr(mp->g->prof.mem_L, mp->g->cur_L);
+}
+
 static LJ_NOINLINE void *memprof_allocev(Memprof *mp, void *ptr, size_t osize,
 					  size_t nsize, uintptr_t ra)
 {
   void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
+  memprof_freer(mp, nsize);
   mp->stacks.allocra = ra;
   mp->stacks.gone = ptr;
   memprof_write(mp, nsize == 0 ? AEVENT_FREE :
@@ -729,30 +738,25 @@ static void *memprof_allocf(void *ud, void *ptr, size_t osize, size_t nsize)
 			 (uintptr_t)__builtin_return_address(0));
 }
 
-/* Sampled (lj_profmem.h): the VM's allocation path counts the bytes and
-** comes here only when the count ran out, or for a block that may be a
-** sampled one. The VM's own allocator, then what is recorded: a sampled
-** block's free, and the allocation sampled. A realloc is both: the old
-** block's weight stood for blocks of its size, not of the new one (an
-** array sampled at 16 bytes and grown to 256 KB would stand for a
-** thousand of those); its new bytes were counted like any others. */
-void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
-			 GCSize nsize)
+/* Sampled: the allocation, then what is recorded: a sampled block's free,
+** and the allocation sampled. A realloc is both: the old block's weight
+** stood for blocks of its size, not of the new one (an array sampled at 16
+** bytes and grown to 256 KB would stand for a thousand of those); its new
+** bytes were counted like any others. */
+static LJ_NOINLINE void *memprof_sampledev(Memprof *mp, void *ptr,
+					   size_t osize, size_t nsize,
+					   uintptr_t ra)
 {
-  Memprof *mp = memprof_of(g);
-  void *nptr = g->allocf(g->allocd, ptr, osize, nsize);
-  if (mp == NULL || mp->state != MPS_PROFILE || mp->cfg.sample == 0) {
-    g->prof.mem_left = INT64_MAX;  /* No sampled profile: a new VM. */
-    return nptr;
-  }
+  void *nptr = mp->allocf(mp->allocd, ptr, osize, nsize);
   if (nsize != 0 && nptr == NULL)
     return NULL;  /* Out of memory: nothing happened. */
-  mp->stacks.allocra = (uintptr_t)__builtin_return_address(0);
+  memprof_freer(mp, nsize);
+  mp->stacks.allocra = ra;
   mp->stacks.gone = ptr;
-  if (ptr != NULL && lj_profmem_insample(g, ptr) &&
+  if (ptr != NULL && lj_profmem_insample(mp->filter, ptr) &&
       sampled_del(mp, (uintptr_t)ptr))
     memprof_write(mp, AEVENT_FREE, ptr, osize, NULL, 0, 0);
-  if (nsize != 0 && g->prof.mem_left < 0) {
+  if (nsize != 0 && mp->left < 0 && mp->state == MPS_PROFILE) {
     uint64_t weight = sample_weight(mp, nsize);
     sample_next(mp);
     mp->stats.samples++;
@@ -760,6 +764,20 @@ void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
     memprof_write(mp, AEVENT_ALLOC, NULL, 0, nptr, nsize, weight);
   }
   return nptr;
+}
+
+/* A sampled profile's allocator: it counts the bytes, and leaves the VM's
+** allocator only when the count ran out, or for a block that may be a
+** sampled one. Swapped in at start and out at stop, as the unsampled
+** one: a VM without a profile checks nothing. */
+static void *memprof_samplef(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+  Memprof *mp = (Memprof *)ud;
+  if (LJ_UNLIKELY((mp->left -= (int64_t)nsize) < 0 ||
+		  (ptr != NULL && lj_profmem_insample(mp->filter, ptr))))
+    return memprof_sampledev(mp, ptr, osize, nsize,
+			     (uintptr_t)__builtin_return_address(0));
+  return mp->allocf(mp->allocd, ptr, osize, nsize);
 }
 
 /* -- Start and stop ------------------------------------------------------ */
@@ -798,8 +816,6 @@ static void memprof_release(Memprof *mp)
 {
   mp->g->allocf = mp->allocf;
   mp->g->allocd = mp->allocd;
-  mp->g->prof.mem_filter = NULL;
-  mp->g->prof.mem_left = INT64_MAX;
   lj_memstack_watch(&mp->stacks, NULL, 0);
   lj_symtab_freeobjs(&mp->objs);
   memprof_freetables(mp);
@@ -1029,13 +1045,10 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
     lj_memstack_watch(&mp->stacks, L, 1);
   mp->allocf = g->allocf;
   mp->allocd = g->allocd;
-  if (mp->cfg.sample) {  /* The VM's allocation path counts (lj_profmem.h). */
+  if (mp->cfg.sample)
     sample_next(mp);
-    g->prof.mem_filter = mp->filter;
-  } else {
-    g->allocf = memprof_allocf;
-    g->allocd = mp;
-  }
+  g->allocf = mp->cfg.sample ? memprof_samplef : memprof_allocf;
+  g->allocd = mp;
   mp->state = MPS_PROFILE;
   lj_prof_forkguard();
   return PROFILE_SUCCESS;
@@ -1165,14 +1178,6 @@ LJ_PROF_OFF_SETTER(luaM_memprof_set_stacks, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_native, int)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_sample, uint64_t)
 LJ_PROF_OFF_SETTER(luaM_memprof_set_stack_budget, uint64_t)
-
-/* No profile ever samples: the VM's count ran out (lj_profmem.h). */
-void *lj_memprof_sampled(global_State *g, void *ptr, GCSize osize,
-			 GCSize nsize)
-{
-  g->prof.mem_left = INT64_MAX;
-  return g->allocf(g->allocd, ptr, osize, nsize);
-}
 
 int lj_memprof_follows(int i, global_State **g, MemprofConfig *cfg)
 {

@@ -23,7 +23,8 @@ LUA_API void luaM_metrics(lua_State *L, struct luam_Metrics *m)
   m->gc_udatanum = gc->udatanum;
   m->gc_cdatanum = gc->cdatanum;
   m->gc_total = gc->total;
-  m->gc_freed = gc->freed;
+  /* Not counted (patches/0002): what went less what is live. */
+  m->gc_freed = gc->allocated + sizeof(GG_State) - gc->total;
   m->gc_allocated = gc->allocated;
   m->gc_steps_pause = gc->steps[GCSpause];
   m->gc_steps_propagate = gc->steps[GCSpropagate];

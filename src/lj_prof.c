@@ -41,11 +41,6 @@ void lj_prof_newstate(lua_State *L)
   lj_profenv_open(L);
 }
 
-int lj_prof_gcstep(lua_State *L)
-{
-  return lj_profenv_gcstep(L);
-}
-
 void lj_prof_close(global_State *g)
 {
   lj_profenv_close(g);

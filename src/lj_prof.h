@@ -14,6 +14,7 @@
 #include "lj_obj.h"
 #include "lj_vm.h"
 #include "lj_sysprof.h"
+#include "lj_profenv.h"
 
 struct GCtrace;
 
@@ -97,8 +98,13 @@ enum { LJ_PROF_FLUSH_ASKED, LJ_PROF_FLUSH_MAXTRACE, LJ_PROF_FLUSH_MAXMCODE };
 ** LJPROF_PERFMAP). */
 LJ_FUNC void lj_prof_newstate(lua_State *L);
 /* lj_gc_step: a safe point for profiles toggled by a signal. Nonzero when
-** the step was due to the signal alone: skip it. */
-LJ_FUNC int lj_prof_gcstep(lua_State *L);
+** the step was due to the signal alone: skip it. No call while no VM of
+** the process takes such events: a load and a branch a step. */
+static LJ_AINLINE int lj_prof_gcstep(lua_State *L)
+{
+  return __atomic_load_n(&lj_profenv_npolled, __ATOMIC_RELAXED) != 0 &&
+	 lj_profenv_gcstep(L);
+}
 /* lua_close: profiles of this VM stop and complete their streams. */
 LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the

@@ -507,6 +507,16 @@ static EnvVM env_vms[ENV_VMS];
 static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;  /* VMs come
 							  ** and go on any thread. */
 static int env_nvms;		/* VMs created while LJPROF was set. */
+int lj_profenv_npolled;		/* VMs with polled set. */
+
+/* e's VM takes events at its GC steps, or (NULL) no longer: counted, so
+** that the steps of every VM skip the search while none does. */
+static void env_setpolled(EnvVM *e, global_State *g)
+{
+  if ((atomic_exchange(&e->polled, g) == NULL) != (g == NULL))
+    __atomic_add_fetch(&lj_profenv_npolled, g != NULL ? 1 : -1,
+		       __ATOMIC_RELAXED);
+}
 
 /* The signals armed, each by how many VMs, and what it did before. */
 static struct {
@@ -923,7 +933,7 @@ static void env_quiet(EnvVM *e)
     env_rotate_stop(e);
   if (e->armed)
     env_disarm(e);
-  atomic_store(&e->polled, NULL);
+  env_setpolled(e, NULL);
   if (atomic_exchange(&e->nudge, NUDGE_NONE) == NUDGE_SET)
     e->g->gc.threshold = e->threshold;
 }
@@ -1061,7 +1071,7 @@ static void env_forked(void)
     if (atomic_load(&e->nudge) == NUDGE_SAVING)
       atomic_store(&e->nudge, NUDGE_NONE);
     if (e->follow || e->set.rotsecs || e->set.ondemand) {
-      atomic_store(&e->polled, e->g);
+      env_setpolled(e, e->g);
       env_poke(e, &e->forks);
     }
   }
@@ -1127,7 +1137,7 @@ static void env_takeover(EnvVM *e, const EnvFollow *f)
   e->set.on[f->k] = e->set.follow[f->k] = 1;
   e->set.armed[f->k] = e->set.rotate[f->k] = 0;
   e->follow |= 1 << f->k;
-  atomic_store(&e->polled, e->g);
+  env_setpolled(e, e->g);
   env_poke(e, &e->forks);
 }
 
@@ -1176,7 +1186,7 @@ static void env_follow(EnvVM *e, lua_State *L)
   if (e->set.ondemand && e->ctl.page == NULL)
     env_arm_demand(e);
   if (e->set.signo == 0 && e->set.rotsecs == 0 && e->ctl.page == NULL)
-    atomic_store(&e->polled, NULL);  /* Nothing more to take. */
+    env_setpolled(e, NULL);  /* Nothing more to take. */
 }
 
 int lj_profenv_gcstep(lua_State *L)
@@ -1256,7 +1266,7 @@ static void env_open(lua_State *L, const char *s)
   memset(e->file, 0, sizeof(e->file));
   pthread_once(&once, env_once);
   if (set.signo != 0 || set.rotsecs != 0 || set.ondemand)
-    atomic_store(&e->polled, G(L));
+    env_setpolled(e, G(L));
   if (set.ondemand)
     env_arm_demand(e);
   if (set.signo != 0 && !env_arm(e)) {

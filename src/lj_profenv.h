@@ -16,6 +16,10 @@ LJ_FUNC void lj_profenv_perfmap(global_State *g);
 /* A GC step is due: a safe point to act on the signal. Nonzero when the
 ** step was due to the signal alone: skip it. */
 LJ_FUNC int lj_profenv_gcstep(lua_State *L);
+/* How many VMs of the process take events at their GC steps: while none
+** does, a step does not look (lj_prof_gcstep). Changed atomically, only
+** by the thread of the VM whose events start or end, or a forked child. */
+LJ_DATA int lj_profenv_npolled;
 /* The process exits: heap snapshots at the end of the VMs still open
 ** (before their memory profiles end: those mark the snapshots). */
 LJ_FUNC void lj_profenv_exit(void);
