@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lj_prof.h"
+#include "lj_dispatch.h"
 #include "lj_memprof.h"
 #include "lj_sysprof.h"
 #include "lj_symtab.h"
@@ -39,6 +40,18 @@ void lj_prof_newstate(lua_State *L)
 {
   lj_profenv_perfmap(G(L));
   lj_profenv_open(L);
+}
+
+void lj_prof_statewatch(global_State *g, lua_State *L, int on)
+{
+  if (on) {
+    /* The innermost frame known; the next call or return corrects it. */
+    if (g->prof.statewatch++ == 0)
+      setmref(g->prof.vmbase, L->base);
+  } else {
+    g->prof.statewatch--;
+  }
+  lj_dispatch_profupdate(g);
 }
 
 void lj_prof_close(global_State *g)

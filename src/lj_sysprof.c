@@ -130,6 +130,7 @@ typedef struct Sysprof {
   int signo;
   timer_t timer;
   int perf_fd;			/* A perf cpu-clock event instead, or -1. */
+  int statewatch;		/* lj_prof_statewatch is on for it. */
   _Atomic int timer_alive;
   struct timespec t0;		/* The profile's clock at start. */
   /* Written by the handler only (and read once the profile stopped). */
@@ -585,6 +586,9 @@ static void sysprof_release(Sysprof *sp)
 {
   jit_off(sp);
   jit_end(sp);
+  if (sp->statewatch)
+    lj_prof_statewatch(sp->g, NULL, 0);
+  sp->statewatch = 0;
   if (sp->perf_fd >= 0)
     close(sp->perf_fd);
   lj_symtab_freeobjs(&sp->objs);
@@ -687,6 +691,8 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     return sysprof_finish(sp, 0, err);
   }
   clock_gettime(sysprof_clockid(sp), &sp->t0);
+  lj_prof_statewatch(sp->g, L, 1);  /* Before the first sample. */
+  sp->statewatch = 1;
   atomic_store(&sp->state, SPS_PROFILE);
   jit_on(sp);
   lj_prof_forkguard();
