@@ -817,7 +817,7 @@ static void memprof_release(Memprof *mp)
   mp->g->allocf = mp->allocf;
   mp->g->allocd = mp->allocd;
   lj_memstack_watch(&mp->stacks, NULL, 0);
-  lj_prof_statewatch(mp->g, NULL, 0);
+  lj_prof_statewatch(mp->g, 0);
   lj_symtab_freeobjs(&mp->objs);
   memprof_freetables(mp);
 }
@@ -1042,7 +1042,7 @@ int lj_memprof_start(lua_State *L, const struct luam_Memprof_Options *opt,
     errno = err;
     return PROFILE_ERRIO;
   }
-  lj_prof_statewatch(g, L, 1);
+  lj_prof_statewatch(g, 1);
   if (!mp->cfg.sample)  /* Sampled events are few: returns not watched. */
     lj_memstack_watch(&mp->stacks, L, 1);
   mp->allocf = g->allocf;

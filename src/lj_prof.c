@@ -42,11 +42,13 @@ void lj_prof_newstate(lua_State *L)
   lj_profenv_open(L);
 }
 
-void lj_prof_statewatch(global_State *g, lua_State *L, int on)
+void lj_prof_statewatch(global_State *g, int on)
 {
   if (on) {
-    /* The innermost frame known; the next call or return corrects it. */
-    if (g->prof.statewatch++ == 0)
+    /* The innermost frame known of the coroutine the samplers walk; the
+    ** next call or return corrects it. */
+    lua_State *L = gco2th(gcref(g->cur_L));
+    if (g->prof.statewatch++ == 0 && L != NULL)
       setmref(g->prof.vmbase, L->base);
   } else {
     g->prof.statewatch--;

@@ -107,8 +107,8 @@ static LJ_AINLINE int lj_prof_gcstep(lua_State *L)
 }
 /* A profile that reads g->vmstate and g->prof.vmbase starts (on) or
 ** stops: the interpreter publishes them at calls and returns while one
-** runs (lj_dispatch.c), and from L's base at the start. */
-LJ_FUNC void lj_prof_statewatch(global_State *g, lua_State *L, int on);
+** runs (lj_dispatch.c), and cur_L's base at the start. */
+LJ_FUNC void lj_prof_statewatch(global_State *g, int on);
 /* lua_close: profiles of this VM stop and complete their streams. */
 LJ_FUNC void lj_prof_close(global_State *g);
 /* A profile started: from now on, the child of a fork() forgets the

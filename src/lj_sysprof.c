@@ -587,7 +587,7 @@ static void sysprof_release(Sysprof *sp)
   jit_off(sp);
   jit_end(sp);
   if (sp->statewatch)
-    lj_prof_statewatch(sp->g, NULL, 0);
+    lj_prof_statewatch(sp->g, 0);
   sp->statewatch = 0;
   if (sp->perf_fd >= 0)
     close(sp->perf_fd);
@@ -691,7 +691,7 @@ int lj_sysprof_start(lua_State *L, const SysprofConfig *cfg)
     return sysprof_finish(sp, 0, err);
   }
   clock_gettime(sysprof_clockid(sp), &sp->t0);
-  lj_prof_statewatch(sp->g, L, 1);  /* Before the first sample. */
+  lj_prof_statewatch(sp->g, 1);  /* Before the first sample. */
   sp->statewatch = 1;
   atomic_store(&sp->state, SPS_PROFILE);
   jit_on(sp);
