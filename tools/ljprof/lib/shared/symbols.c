@@ -210,6 +210,10 @@ static uint32_t location_id(struct symbols *s, struct location loc) {
   return id;
 }
 
+uint32_t symbols_location_id(struct symbols *s, struct location loc) {
+  return location_id(s, loc);
+}
+
 static uint32_t resolve_internal(struct symbols *s) {
   return location_id(s, (struct location){.kind = LOC_INTERNAL,
                                           .name = SYMBOLS_NONE});

@@ -304,6 +304,8 @@ static inline uint32_t symbols_loc_code(struct symbols *s, uint64_t addr) {
 /* `TRACE [n] @chunk:LINE`: the start a trace frame carries. */
 uint32_t symbols_loc_trace_frame(struct symbols *s, uint64_t traceno,
                                  uint64_t proto, uint64_t line);
+/* The id of a location, added if new (the resolvers above make theirs). */
+uint32_t symbols_location_id(struct symbols *s, struct location loc);
 /* A fixed text, such as `[GC]`. */
 uint32_t symbols_loc_label(struct symbols *s, const char *text);
 
