@@ -177,9 +177,10 @@ static void put_event_header(unsigned event, struct site s) {
 
 /*
 ** CPU samples (LJP_* of lj_profstream.h, numbers written here): a call
-** tree where proto p is called by proto p / 2, so a stack is a leaf's
-** line, its callers' lines up to proto 0, then the native code below the
-** interpreter; one sample in five is in a C function the leaf called.
+** tree where proto p is called by proto p / 2 at a line of its own, so a
+** stack is a leaf's line, its callers' lines up to proto 0, then the
+** native code below the interpreter; one sample in five is in a C
+** function the leaf called.
 */
 static uint64_t put_samples(uint64_t limit) {
   uint64_t samples = 0;
@@ -192,10 +193,11 @@ static uint64_t put_samples(uint64_t limit) {
     int in_c = below(5) == 0;
     put_byte(in_c ? 3 : 1); /* VM state: C function, Lua function */
     if (in_c) put_byte(2), put_uleb(cfunc_addr(skewed(shape->ncfuncs)));
-    for (; depth < 11; p /= 2, depth++) {
+    unsigned line = skewed(shape->lines_per_proto);
+    for (; depth < 11; line = p % 2 + 1, p /= 2, depth++) {
       put_byte(1);
       put_uleb(proto_addr(p));
-      put_uleb(1 + (p % 8) * 40 + skewed(shape->lines_per_proto));
+      put_uleb(1 + (p % 8) * 40 + line);
       if (p == 0) break;
     }
     put_byte(4);
