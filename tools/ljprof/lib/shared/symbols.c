@@ -15,8 +15,7 @@ static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
 void symbols_init(struct symbols *s) {
   memset(s, 0, sizeof *s);
   bump_generations(s, RAW_INTERNAL, RAW_KINDS);
-  s->resolved = table_calloc(SYMBOLS_RESOLVED_MIN, sizeof *s->resolved);
-  s->resolved_mask = SYMBOLS_RESOLVED_MIN - 1;
+  s->resolved = table_calloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   labelsets_init(&s->labels);
 }
 
@@ -33,7 +32,7 @@ void symbols_free(struct symbols *s) {
   free(s->trace_bindings);
   free(s->locations);
   free(s->location_slots);
-  table_free(s->resolved, s->resolved_mask + 1, sizeof *s->resolved);
+  table_free(s->resolved, SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   free(s->stack_frames);
   free(s->stacks);
   labelsets_free(&s->labels);
@@ -180,20 +179,6 @@ static void grow_location_index(struct symbols *s) {
   s->location_mask = nslots - 1;
 }
 
-/* Sixteen entries per location at least: a bigger cache, what the old
-** one held moved in. */
-static void grow_resolved(struct symbols *s) {
-  struct resolved_location *old = s->resolved;
-  size_t n = s->resolved_mask + 1;
-  if (n >= SYMBOLS_RESOLVED_MAX) return;
-  s->resolved = table_calloc(n * 2, sizeof *s->resolved);
-  s->resolved_mask = n * 2 - 1;
-  for (size_t i = 0; i < n; i++)
-    if (old[i].generation)
-      *symbols_raw_entry(s, old[i].raw_kind, old[i].a, old[i].b) = old[i];
-  table_free(old, n, sizeof *old);
-}
-
 static uint32_t location_id(struct symbols *s, struct location loc) {
   if (!s->location_slots) grow_location_index(s);
   size_t i = location_hash(&loc) & s->location_mask;
@@ -206,7 +191,6 @@ static uint32_t location_id(struct symbols *s, struct location loc) {
   s->locations[id] = loc;
   s->location_slots[i] = (struct location_slot){loc, id + 1};
   if (s->nlocations * 2 > s->location_mask + 1) grow_location_index(s);
-  if (s->nlocations * 16 > s->resolved_mask + 1) grow_resolved(s);
   return id;
 }
 

@@ -106,12 +106,14 @@ struct resolved_location {
   uint32_t loc;
 };
 
-/* Entries: sixteen per location at least, from 4096 (128 KiB) up to 2^18
-** (8 MiB, a worst case's 120 thousand sites): a large program's sites rarely
-** evict each other, and a stream of few touches little memory (several
-** are read at once in a merge). */
-#define SYMBOLS_RESOLVED_MIN (1u << 12)
-#define SYMBOLS_RESOLVED_MAX (1u << 18)
+/* Entries: a large program's sites (some thousands) rarely evict each
+** other, nor a worst case's (120 thousand). 8 MiB, mapped with its pages
+** present (table_calloc()): a lookup reads an entry before a miss writes
+** it, which in a page of calloc's would copy the page, a TLB flush of
+** every core while other threads run (a merge's streams read at once). A
+** size known when compiled keeps the lookup short: a smaller cache that
+** grew with the locations cost 0.7 % more instructions on CPU profiles. */
+#define SYMBOLS_RESOLVED_CACHE (1u << 18)
 
 /*
 ** Memprof v5: the call stacks a stream announced, by stack id, each a run
@@ -182,8 +184,7 @@ struct symbols {
   int code_index_stale;
 
   uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
-  struct resolved_location *resolved; /* resolved_mask + 1 entries */
-  size_t resolved_mask;
+  struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
 
   struct symframe *stack_frames; /* memprof v5 stacks */
   size_t nstack_frames, stack_frames_cap;
@@ -238,7 +239,7 @@ static inline struct resolved_location *
 symbols_raw_entry(const struct symbols *s, enum symbols_raw_kind kind,
                   uint64_t a, uint64_t b) {
   uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
-  return &s->resolved[i & s->resolved_mask];
+  return &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
 }
 
 /* A raw location resolved with the bindings in force now, and cached. */
