@@ -53,7 +53,7 @@ static void read_job(struct stream_job *job, const char *file) {
     return;
   }
   job->started = 1;
-  symbols_init(&job->sym);
+  symbols_init_threaded(&job->sym);
   memagg_init(&job->memagg, &job->sym);
   sysagg_init(&job->sysagg, &job->sym);
   job->kind = stream_decode(fd, &job->reader, &job->sym, &job->memagg,
