@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define THREADS_MAX 256
@@ -26,9 +28,10 @@ struct stream_jobs {
   size_t nthreads;
 };
 
-unsigned stream_jobs_threads(void) {
+unsigned stream_jobs_threads(int *asked) {
   const char *env = getenv("LJPROF_JOBS");
-  if (env && *env) {
+  *asked = env && *env;
+  if (*asked) {
     char *end;
     errno = 0;
     unsigned long n = strtoul(env, &end, 10);
@@ -42,6 +45,19 @@ unsigned stream_jobs_threads(void) {
   }
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   return online < 1 ? 1 : online > THREADS_MAX ? THREADS_MAX : (unsigned)online;
+}
+
+/* The files' total size from which threads pay: a stream of 4 MiB is
+** some tens of milliseconds of reading. */
+#define WORTH_THREADS_FROM (8u << 20)
+
+int stream_jobs_worth(const char *const *files, size_t n) {
+  uint64_t total = 0;
+  struct stat st;
+  for (size_t i = 0; i < n; i++)
+    if (stat(files[i], &st) == 0 && S_ISREG(st.st_mode))
+      total += (uint64_t)st.st_size;
+  return total >= WORTH_THREADS_FROM;
 }
 
 /* A memory profile read on this thread alone; another kind left unread. */

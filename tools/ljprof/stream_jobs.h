@@ -28,9 +28,14 @@ struct stream_job {
 
 struct stream_jobs;
 
-/* The threads to read with: LJPROF_JOBS (1 to 256), else the processors
-** online. 0, said on stderr, when LJPROF_JOBS is not such a number. */
-unsigned stream_jobs_threads(void);
+/* The threads to read with: LJPROF_JOBS (1 to 256; *asked set), else
+** the processors online. 0, said on stderr, when LJPROF_JOBS is not such a
+** number. */
+unsigned stream_jobs_threads(int *asked);
+
+/* Do files[0 .. n) weigh enough for threads (unless LJPROF_JOBS asks for
+** them)? Each thread's start and resolver cost some milliseconds. */
+int stream_jobs_worth(const char *const *files, size_t n);
 
 /* Start reading files[0 .. n) (no "-") on up to `threads` threads;
 ** NULL when none could be started (read them in order then). */

@@ -208,14 +208,15 @@ static int read_jobs(struct stream_set *set, const char *const *names,
   return status;
 }
 
-/* Several files, none from stdin, all kept: read on threads? */
+/* Several files, none from stdin, all kept, asked for or weighing enough:
+** read on threads? */
 static int reads_on_threads(const struct stream_set *set,
                             const char *const *names, size_t n,
-                            unsigned threads) {
+                            unsigned threads, int asked) {
   if (n < 2 || threads < 2 || set->filter.n) return 0;
   for (size_t i = 0; i < n; i++)
     if (!strcmp(names[i], "-")) return 0;
-  return 1;
+  return asked || stream_jobs_worth(names, n);
 }
 
 int stream_set_read(struct stream_set *set, const char *const *names,
@@ -232,11 +233,12 @@ int stream_set_read(struct stream_set *set, const char *const *names,
   for (size_t i = 0; i < n; i++)
     set->origins.items[i].name = strcmp(names[i], "-") ? names[i] : "<stdin>";
   name_sources(set);
-  unsigned threads = stream_jobs_threads();
+  int asked;
+  unsigned threads = stream_jobs_threads(&asked);
   if (!threads) return EXIT_USAGE;
   int status = EXIT_OK;
   size_t first = 0, from = 0;
-  if (reads_on_threads(set, names, n, threads)) {
+  if (reads_on_threads(set, names, n, threads, asked)) {
     status = read_jobs(set, names, n, threads, &first, &from);
     if (status == EXIT_USAGE) return status;
   }
