@@ -1,9 +1,9 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** gen-churn: write a synthetic memprof file (symtab + memprof stream) of
-** allocation churn, for benchmarking the reader.
+** allocation churn, or a sysprof one, for benchmarking the reader.
 **
-**   gen-churn [-k typical|many-sites] [-s MEGABYTES] [-l LIVE_BLOCKS]
+**   gen-churn [-k typical|many-sites|sysprof] [-s MEGABYTES] [-l LIVE_BLOCKS]
 **             [-r SEED] > churn.bin
 **
 ** Lua protos (a few lines of each allocate), C functions, traces and the
@@ -16,6 +16,8 @@
 ** size (about two thousand sites: Lua lines, C functions, traces);
 ** `many-sites` is a worst case for the reader (some 120 thousand sites,
 ** more than any program we know, and half a million (site, owner) pairs).
+** `sysprof` writes a CPU profile (sysprof v3, mode C) of typical's
+** program instead: samples of call stacks 2 to 12 deep, a few hot ones.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -47,6 +49,7 @@ struct shape {
 static const struct shape shapes[] = {
     {"typical", 400, 80, 60, 6},
     {"many-sites", 4000, 600, 300, 30},
+    {"sysprof", 400, 80, 60, 6},
 };
 
 static const struct shape *shape = &shapes[0];
@@ -172,6 +175,39 @@ static void put_event_header(unsigned event, struct site s) {
   }
 }
 
+/*
+** CPU samples (LJP_* of lj_profstream.h, numbers written here): a call
+** tree where proto p is called by proto p / 2 at a line of its own, so a
+** stack is a leaf's line, its callers' lines up to proto 0, then the
+** native code below the interpreter; one sample in five is in a C
+** function the leaf called.
+*/
+static uint64_t put_samples(uint64_t limit) {
+  uint64_t samples = 0;
+  put_byte(0x0E); /* config: mode C, 1 ms, CPU clock */
+  put_uleb(2);
+  put_uleb(1000);
+  put_uleb(0);
+  while (written < limit) {
+    unsigned p = skewed(shape->nprotos), depth = 0;
+    int in_c = below(5) == 0;
+    put_byte(in_c ? 3 : 1); /* VM state: C function, Lua function */
+    if (in_c) put_byte(2), put_uleb(cfunc_addr(skewed(shape->ncfuncs)));
+    unsigned line = skewed(shape->lines_per_proto);
+    for (; depth < 11; line = p % 2 + 1, p /= 2, depth++) {
+      put_byte(1);
+      put_uleb(proto_addr(p));
+      put_uleb(1 + (p % 8) * 40 + line);
+      if (p == 0) break;
+    }
+    put_byte(4);
+    put_uleb(UINT64_C(0x55d4c0001000));
+    put_byte(0x80);
+    samples++;
+  }
+  return samples;
+}
+
 static const struct shape *find_shape(const char *kind) {
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     if (strcmp(shapes[i].kind, kind) == 0) return &shapes[i];
@@ -190,7 +226,7 @@ int main(int argc, char **argv) {
     default: shape = NULL; break;
     }
     if (!shape) {
-      fprintf(stderr, "usage: gen-churn [-k typical|many-sites] [-s MEGABYTES]"
+      fprintf(stderr, "usage: gen-churn [-k typical|many-sites|sysprof] [-s MEGABYTES]"
                       " [-l LIVE_BLOCKS] [-r SEED]\n");
       return 2;
     }
@@ -215,9 +251,19 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < shape->ncfuncs; i++) put_byte(1), put_cfunc_fields(i);
   put_byte(0x80);
 
-  put_prologue("ljm");
   uint64_t limit = megabytes << 20;
   uint64_t events = 0;
+  if (!strcmp(shape->kind, "sysprof")) {
+    put_prologue("ljp");
+    events = put_samples(limit);
+    put_byte(0x80);
+    fflush(stdout);
+    fprintf(stderr, "gen-churn (%s): %llu bytes, %llu events, 0 blocks live\n",
+            shape->kind, (unsigned long long)written,
+            (unsigned long long)events);
+    return 0;
+  }
+  put_prologue("ljm");
   while (written < limit) {
     if (nprotos < shape->nprotos && below(2000) == 0) {
       put_byte(0x08);

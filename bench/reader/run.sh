@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-# Reader throughput: `ljprof report` on synthetic memprof streams of
-# allocation churn (gen_churn.c). Prints two Markdown tables; asserts
+# Reader throughput: `ljprof report` on synthetic streams (gen_churn.c),
+# `ljprof heap` on a heap snapshot. Prints three Markdown tables; asserts
 # nothing.
 #
 #   bench/reader/run.sh LJPROF WORK_DIR
 #
-# Streams (made once, kept in WORK_DIR): `typical`, a program with about
-# two thousand allocation sites, and `many-sites`, a worst case of some 120
-# thousand sites. Each is reported RUNS times (default 3); the first table
-# gives the median time and the median peak RSS, from /usr/bin/time -v.
-# STREAM_MB sets the stream size (default 160 MiB).
+# Streams (made once, kept in WORK_DIR): `typical`, a memprof stream of a
+# program with about two thousand allocation sites; `many-sites`, a worst
+# case of some 120 thousand sites; `sysprof`, a CPU profile of typical's
+# program; with LJPROF's luajit beside it, a heap snapshot of a million
+# objects (bench/heapsnap.lua). Each is reported RUNS times (default 3):
+# the first table gives the median time and peak RSS (/usr/bin/time -v).
+# STREAM_MB sets the streams' size (default 160 MiB).
 #
-# The second table counts the instructions of one report of each kind on a
-# smaller stream (CALLGRIND_MB, default 16 MiB), under valgrind's callgrind:
-# all threads', the whole run (reading, aggregating, the report), per event.
+# The second: eight typical streams of STREAM_MB / 8 each (other seeds)
+# merged, `ljprof report S1 ... S8`, read one after the other
+# (LJPROF_JOBS=1) and on every core (LJPROF_JOBS unset), interleaved RUNS
+# times, medians: the ratio is the merge's speed-up, measured in one run.
+#
+# The third counts the instructions of one report of each kind on smaller
+# streams (CALLGRIND_MB, default 16 MiB; the eight merged of a total that
+# size), under valgrind's callgrind: all threads', the whole run (reading,
+# aggregating, the report), per event (a sample; an object of a snapshot).
 # Unlike time, the count is the same at every run on a busy machine.
 set -euo pipefail
 
@@ -27,6 +35,7 @@ work=$2
 runs=${RUNS:-3}
 mb=${STREAM_MB:-160}
 here=$(cd "$(dirname "$0")" && pwd)
+luajit=$(dirname "$ljprof")/luajit
 
 mkdir -p "$work"
 gen="$work/gen-churn"
@@ -37,32 +46,51 @@ fi
 # The median of numbers, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# The stream of a kind and size (made once), its name in $stream and its
-# event count in $events.
+# The stream of a kind, size in MiB and seed (made once), its name in
+# $stream and its event count in $events.
 make_stream() {
-  stream="$work/churn-$1-$2m.bin"
+  stream="$work/churn-$1-$2m-$3.bin"
   if [ ! -s "$stream" ] || [ "$gen" -nt "$stream" ]; then
-    "$gen" -k "$1" -s "$2" > "$stream" 2> "$stream.log"
+    "$gen" -k "$1" -s "$2" -r "$3" > "$stream" 2> "$stream.log"
   fi
   # gen-churn (KIND): BYTES bytes, EVENTS events, LIVE blocks live
   events=$(awk '{ print $5 }' "$stream.log")
 }
 
+# The heap snapshot (made once, when there is a luajit): $stream, $events.
+make_snapshot() {
+  stream="$work/reader-heap.bin"
+  if [ ! -s "$stream" ]; then
+    "$luajit" "$here/../heapsnap.lua" 1000000 "$stream" > /dev/null
+  fi
+  events=$("$ljprof" heap --format=json --top=1 "$stream" |
+    awk -F'[:,]' '/^  "objects"/ { print $2; exit }')
+}
+
+# The command reading a stream of a kind: report, or heap for a snapshot.
+reader() { if [ "$1" = heap ]; then echo heap; else echo report; fi; }
+
+kinds="typical many-sites sysprof"
+[ -x "$luajit" ] && kinds="$kinds heap"
+
+# Seconds and peak RSS (KiB) of a command, appended to $work/times, /rss.
+timed() {
+  /usr/bin/time -v -o "$work/time-v" "$@" > /dev/null
+  awk -F': ' '/Elapsed \(wall clock\)/ {
+      n = split($2, t, ":"); s = 0
+      for (i = 1; i <= n; i++) s = s * 60 + t[i]
+      print s }' "$work/time-v" >> "$work/times"
+  awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time-v" >> "$work/rss"
+}
+
 echo "| stream | size MB | events | seconds | MB/s | events/s | peak RSS MiB |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-for kind in typical many-sites; do
-  make_stream "$kind" "$mb"
+for kind in $kinds; do
+  if [ "$kind" = heap ]; then make_snapshot; else make_stream "$kind" "$mb" 1; fi
   bytes=$(stat -c %s "$stream")
   : > "$work/times"
   : > "$work/rss"
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -v -o "$work/time-v" "$ljprof" report "$stream" > /dev/null
-    awk -F': ' '/Elapsed \(wall clock\)/ {
-        n = split($2, t, ":"); s = 0
-        for (i = 1; i <= n; i++) s = s * 60 + t[i]
-        print s }' "$work/time-v" >> "$work/times"
-    awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time-v" >> "$work/rss"
-  done
+  for _ in $(seq "$runs"); do timed "$ljprof" "$(reader "$kind")" "$stream"; done
   secs=$(median < "$work/times")
   rss_kb=$(median < "$work/rss")
   awk -v k="$kind" -v b="$bytes" -v e="$events" -v s="$secs" -v r="$rss_kb" 'BEGIN {
@@ -70,20 +98,72 @@ for kind in typical many-sites; do
       k, b / 1e6, e, s, b / s / 1e6, e / s / 1e6, r / 1024 }'
 done
 
+# Eight typical streams of a total size (1 MiB each at least), their
+# names in $merged, their events in $merged_events.
+make_merge() {
+  merged=""
+  merged_events=0
+  for seed in 1 2 3 4 5 6 7 8; do
+    make_stream typical $(($1 >= 16 ? $1 / 8 : 1)) "$seed"
+    merged="$merged $stream"
+    merged_events=$((merged_events + events))
+  done
+}
+
+echo
+echo "| eight typical merged | size MB | seconds | MB/s | peak RSS MiB |"
+echo "|---|---:|---:|---:|---:|"
+make_merge "$mb"
+# shellcheck disable=SC2086 # the streams' names, one a word
+bytes=$(cat $merged | wc -c)
+for jobs in 1 all; do : > "$work/times-$jobs" "$work/rss-$jobs"; done
+for _ in $(seq "$runs"); do
+  for jobs in 1 all; do
+    : > "$work/times"
+    : > "$work/rss"
+    # shellcheck disable=SC2086 # the streams' names, one a word
+    if [ "$jobs" = 1 ]; then timed env LJPROF_JOBS=1 "$ljprof" report $merged
+    else timed env -u LJPROF_JOBS "$ljprof" report $merged; fi
+    cat "$work/times" >> "$work/times-$jobs"
+    cat "$work/rss" >> "$work/rss-$jobs"
+  done
+done
+for jobs in 1 all; do
+  secs=$(median < "$work/times-$jobs")
+  rss_kb=$(median < "$work/rss-$jobs")
+  echo "$secs" > "$work/median-$jobs"
+  name=$([ "$jobs" = 1 ] && echo "one after the other (LJPROF_JOBS=1)" ||
+    echo "on every core ($(nproc) threads)")
+  awk -v k="$name" -v b="$bytes" -v s="$secs" -v r="$rss_kb" 'BEGIN {
+    printf "| %s | %.1f | %.2f | %.0f | %.0f |\n", k, b / 1e6, s, b / s / 1e6, r / 1024 }'
+done
+awk -v a="$(cat "$work/median-1")" -v b="$(cat "$work/median-all")" 'BEGIN {
+  printf "| speed-up | | %.2fx | | |\n", a / b }'
+
 if ! command -v valgrind > /dev/null; then
   echo "(no valgrind: instructions per event not counted)"
   exit 0
 fi
 cmb=${CALLGRIND_MB:-16}
+# Instructions of a command under callgrind: the out file's `summary:`
+# (or `totals:`) line, all threads'.
+instructions() {
+  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.reader" \
+    "$@" > /dev/null 2> "$work/callgrind.log"
+  awk '/^(summary|totals):/ { print $2; exit }' "$work/callgrind.reader"
+}
 echo
 echo "| stream | size MB | events | instructions (M) | per event |"
 echo "|---|---:|---:|---:|---:|"
-for kind in typical many-sites; do
-  make_stream "$kind" "$cmb"
-  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.reader" \
-    "$ljprof" report "$stream" > /dev/null 2> "$work/callgrind.log"
-  # The out file's `summary:` (or `totals:`) line: all threads' instructions.
-  ir=$(awk '/^(summary|totals):/ { print $2; exit }' "$work/callgrind.reader")
-  awk -v k="$kind" -v b="$(stat -c %s "$stream")" -v e="$events" -v i="$ir" 'BEGIN {
+for kind in $kinds merged; do
+  case $kind in
+  heap) make_snapshot; files=$stream ;;
+  merged) make_merge "$cmb"; files=$merged; events=$merged_events ;;
+  *) make_stream "$kind" "$cmb" 1; files=$stream ;;
+  esac
+  # shellcheck disable=SC2086 # the streams' names, one a word
+  ir=$(instructions "$ljprof" "$(reader "$kind")" $files)
+  # shellcheck disable=SC2086
+  awk -v k="$kind" -v b="$(cat $files | wc -c)" -v e="$events" -v i="$ir" 'BEGIN {
     printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
 done

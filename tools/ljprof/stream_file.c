@@ -24,20 +24,26 @@ static int worth_a_thread(int fd) {
 enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct memagg *memagg, struct sysagg *sysagg,
                                struct sysprof_meta *meta,
-                               struct labelfilter *filter) {
+                               struct labelfilter *filter,
+                               const struct decode_limits *limits) {
+  static const struct decode_limits none = {0, STREAM_UNKNOWN};
+  if (!limits) limits = &none;
   reader_init_fd(r, fd, READ_BUFFER_SIZE);
   /* On two threads, the counters by site are kept on the decoder's: the
   ** other thread's share, the live blocks, is the larger. */
   struct memprof_sink sites = {.events = memagg_count_sites, .ud = memagg};
   struct memprof_sink owners = {.events = memagg_count_owners, .ud = memagg};
   struct event_pipe *pipe =
-      worth_a_thread(fd) ? event_pipe_start(&sites, &owners) : NULL;
+      !limits->one_thread && worth_a_thread(fd)
+          ? event_pipe_start(&sites, &owners)
+          : NULL;
   struct stream_sinks sinks = {
       .memprof = pipe ? event_pipe_sink(pipe)
                       : (struct memprof_sink){.events = memagg_events,
                                               .ud = memagg},
       .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta,
-                  sysagg_label_count}};
+                  sysagg_label_count},
+      .only = limits->only};
   /* A filter's gate before the aggregations (on the decoder's thread). */
   struct labelgate gate;
   if (filter) {
@@ -58,7 +64,7 @@ void stream_file_read(struct stream_file *f, int fd) {
   memagg_init(&f->memagg, &f->sym);
   sysagg_init(&f->sysagg, &f->sym);
   f->kind = stream_decode(fd, &f->reader, &f->sym, &f->memagg, &f->sysagg,
-                          &f->sysagg.meta, NULL);
+                          &f->sysagg.meta, NULL, NULL);
 }
 
 void stream_file_free(struct stream_file *f) {

@@ -26,14 +26,24 @@ struct stream_file {
 void stream_file_read(struct stream_file *f, int fd);
 void stream_file_free(struct stream_file *f);
 
+/* For a stream read on a thread of a merge's (stream_jobs.h): no second
+** thread of its own; only a profiler section of one kind (STREAM_UNKNOWN:
+** any), another left unread, its kind returned. */
+struct decode_limits {
+  int one_thread;
+  enum stream_kind only;
+};
+
 /* What stream_file_read() does, into parts the caller keeps (those of
 ** several streams, stream_set.h): read fd with r (reader_free() it),
 ** decode into sym, aggregate into memagg or sysagg (sysprof's own
 ** figures into *meta), finish the aggregation; with a filter (NULL:
-** none), only what it keeps (labels.h). Returns the kind. */
+** none), only what it keeps (labels.h); within limits (NULL: none).
+** Returns the kind. */
 enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct memagg *memagg, struct sysagg *sysagg,
                                struct sysprof_meta *meta,
-                               struct labelfilter *filter);
+                               struct labelfilter *filter,
+                               const struct decode_limits *limits);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "stream_file.h"
+#include "stream_jobs.h"
 
 static const char *kind_name(enum stream_kind kind) {
   return kind == STREAM_MEMPROF ? "a memory profile (memprof)"
@@ -86,16 +87,34 @@ static int note_damage(struct stream_set *set, const char *name,
   return EXIT_FAILED;
 }
 
+static int say_unopened(const struct stream_set *set, size_t i, int err) {
+  fprintf(stderr, "ljprof: %s: %s\n", set->origins.items[i].name,
+          strerror(err));
+  return EXIT_FAILED;
+}
+
+/* Stream i, decoded into mem (a later one: to merge into the set's),
+** checked, counted and merged; its damage said. */
+static int add_stream(struct stream_set *set, size_t i, enum stream_kind kind,
+                      const struct sysprof_meta *meta, uint64_t samples_before,
+                      const struct memagg *mem, int later,
+                      const struct reader *r, size_t *first) {
+  int status = check_merge(set, i, kind, meta, first);
+  if (status == EXIT_OK && is_profile(kind))
+    count_origin(set, i, meta, samples_before, mem);
+  if (status == EXIT_OK && later && kind == STREAM_MEMPROF)
+    memagg_merge(&set->memagg, mem, (uint32_t)i);
+  if (status != EXIT_USAGE)
+    status = note_damage(set, set->origins.items[i].name, r);
+  return status;
+}
+
 /* Read the file numbered i into the set. */
 static int read_stream(struct stream_set *set, size_t i, const char *file,
                        size_t *first) {
-  const char *name = set->origins.items[i].name;
   int stdin_input = !strcmp(file, "-");
   int fd = stdin_input ? STDIN_FILENO : open(file, O_RDONLY);
-  if (fd < 0) {
-    fprintf(stderr, "ljprof: %s: %s\n", name, strerror(errno));
-    return EXIT_FAILED;
-  }
+  if (fd < 0) return say_unopened(set, i, errno);
   set->opened++;
   if (i) symbols_forget_bindings(&set->sym);
   sysagg_next_stream(&set->sysagg, (uint32_t)i);
@@ -110,19 +129,94 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   struct reader r;
   enum stream_kind kind =
       stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta,
-                    set->filter.n ? &set->filter : NULL);
-  int status = check_merge(set, i, kind, &meta, first);
-  if (status == EXIT_OK && is_profile(kind))
-    count_origin(set, i, &meta, samples_before, mem);
-  if (status == EXIT_OK && later && kind == STREAM_MEMPROF)
-    memagg_merge(&set->memagg, &own, (uint32_t)i);
+                    set->filter.n ? &set->filter : NULL, NULL);
+  int status =
+      add_stream(set, i, kind, &meta, samples_before, mem, later, &r, first);
   if (later) memagg_free(&own);
   else if (kind == STREAM_MEMPROF && set->origins.n > 1)
     memagg_forget_blocks(&set->memagg);
-  if (status != EXIT_USAGE) status = note_damage(set, name, &r);
   reader_free(&r);
   if (!stdin_input) close(fd);
   return status;
+}
+
+/*
+** Is stream i, read on a thread of its own as a job of that kind, added
+** here as reading it in order would? Once the set is a memory profile,
+** any (a CPU profile is refused); before, a memory profile only as the
+** first stream (its resolver becomes the set's); a CPU profile never (it
+** was not read).
+*/
+static int adds_as_read(const struct stream_set *set, size_t i,
+                        enum stream_kind kind) {
+  if (set->kind == STREAM_MEMPROF) return 1;
+  if (kind == STREAM_MEMPROF) return i == 0;
+  return kind != STREAM_SYSPROF;
+}
+
+/* Stream i, read as a job: added to the set as read_stream() adds it. */
+static int add_job(struct stream_set *set, size_t i, struct stream_job *job,
+                   size_t *first) {
+  if (job->open_errno) return say_unopened(set, i, job->open_errno);
+  set->opened++;
+  if (i) symbols_forget_bindings(&set->sym);
+  sysagg_next_stream(&set->sysagg, (uint32_t)i);
+  int later = set->kind == STREAM_MEMPROF;
+  if (i == 0 && job->kind == STREAM_MEMPROF) {
+    /* The set's resolver, fresh, would hold what the job's holds. */
+    memagg_free(&set->memagg);
+    symbols_free(&set->sym);
+    set->sym = job->sym;
+    set->memagg = job->memagg;
+    set->memagg.sym = &set->sym;
+    job->taken = 1;
+  } else {
+    struct symimport map;
+    symimport_add(&set->sym, &job->sym, &map);
+    if (job->kind == STREAM_MEMPROF) memagg_remap(&job->memagg, &map);
+    symimport_free(&map);
+  }
+  return add_stream(set, i, job->kind, &job->meta, set->sysagg.samples,
+                    later ? &job->memagg : &set->memagg, later, &job->reader,
+                    first);
+}
+
+/*
+** Read the streams on several threads, added in their order while they
+** add as read in order would (adds_as_read()); *from: the first stream
+** not added, for read_stream() to read. Returns as stream_set_read().
+*/
+static int read_jobs(struct stream_set *set, const char *const *names,
+                     size_t n, unsigned threads, size_t *first,
+                     size_t *from) {
+  int status = EXIT_OK;
+  *from = 0;
+  struct stream_jobs *js = stream_jobs_start(names, n, threads);
+  if (!js) return status;
+  for (; *from < n; ++*from) {
+    struct stream_job *job = stream_jobs_wait(js, *from);
+    if (!job->open_errno && !adds_as_read(set, *from, job->kind)) break;
+    int s = add_job(set, *from, job, first);
+    stream_jobs_release(js, *from);
+    if (s == EXIT_USAGE) {
+      status = s;
+      break;
+    }
+    if (s != EXIT_OK) status = s;
+  }
+  stream_jobs_end(js);
+  return status;
+}
+
+/* Several files, none from stdin, all kept, asked for or weighing enough:
+** read on threads? */
+static int reads_on_threads(const struct stream_set *set,
+                            const char *const *names, size_t n,
+                            unsigned threads, int asked) {
+  if (n < 2 || threads < 2 || set->filter.n) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(names[i], "-")) return 0;
+  return asked || stream_jobs_worth(names, n);
 }
 
 int stream_set_read(struct stream_set *set, const char *const *names,
@@ -139,9 +233,16 @@ int stream_set_read(struct stream_set *set, const char *const *names,
   for (size_t i = 0; i < n; i++)
     set->origins.items[i].name = strcmp(names[i], "-") ? names[i] : "<stdin>";
   name_sources(set);
+  int asked;
+  unsigned threads = stream_jobs_threads(&asked);
+  if (!threads) return EXIT_USAGE;
   int status = EXIT_OK;
-  size_t first = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t first = 0, from = 0;
+  if (reads_on_threads(set, names, n, threads, asked)) {
+    status = read_jobs(set, names, n, threads, &first, &from);
+    if (status == EXIT_USAGE) return status;
+  }
+  for (size_t i = from; i < n; i++) {
     int s = read_stream(set, i, names[i], &first);
     if (s == EXIT_USAGE) return s;
     if (s != EXIT_OK) status = s;

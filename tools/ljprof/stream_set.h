@@ -6,7 +6,9 @@
 ** stream's own addresses and trace numbers forgotten before the next, so
 ** frames merge by what they name) and one aggregation that keeps, for
 ** each sample, the stream it came from (origins.h). Memory grows with
-** what is distinct, never with the sum of the streams.
+** what is distinct, never with the sum of the streams. Memory streams
+** are read on several threads (stream_jobs.h) and added in order, as if
+** read one after the other: the same aggregation.
 */
 #ifndef LJPROF_STREAM_SET_H
 #define LJPROF_STREAM_SET_H
@@ -42,8 +44,9 @@ struct stream_set {
 ** damage, keeping only the samples and events that carry every label
 ** term of terms[0 .. nterms) (labels.h; none: all). Returns EXIT_OK; EXIT_FAILED when one cannot be opened or is
 ** damaged (what was read is kept: report it); EXIT_USAGE when they do
-** not merge (kinds, intervals, modes; nothing to report). Each problem is
-** said on stderr, naming its file. stream_set_free() in every case.
+** not merge (kinds, intervals, modes; nothing to report) or LJPROF_JOBS
+** is bad. Each problem is said on stderr, naming its file.
+** stream_set_free() in every case.
 */
 int stream_set_read(struct stream_set *set, const char *const *names,
                     size_t n, const struct labelterm *terms, size_t nterms);

@@ -333,17 +333,18 @@ static int override_cmp(const void *pa, const void *pb) {
 ** The table is not needed any more: the pairs go to an array grouped by
 ** site, by a counting sort (every site id is below nsites), and only each
 ** site's own pairs are compared. One qsort() of all the pairs took most of
-** the time left after the last event.
+** the time left after the last event. The pairs are in o->items[0 ..
+** nslots), empty slots (no events) among them.
 */
-static void pack_overrides(struct overrides *o, size_t nsites) {
+static void pack_overrides(struct overrides *o, size_t nslots, size_t nsites) {
   /* Counted at start[site + 2], so that after the prefix sums start[site + 1]
   ** is where the site's pairs go, and, once they are placed, where they end. */
   size_t *start = xcalloc(nsites + 2, sizeof *start);
-  for (size_t i = 0; i <= o->mask; i++)
+  for (size_t i = 0; i < nslots; i++)
     if (o->items[i].events) start[o->items[i].site + 2]++;
   for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
   struct override *packed = xmalloc(o->count * sizeof *packed);
-  for (size_t i = 0; i <= o->mask; i++)
+  for (size_t i = 0; i < nslots; i++)
     if (o->items[i].events)
       packed[start[o->items[i].site + 1]++] = o->items[i];
   free(o->items);
@@ -390,8 +391,10 @@ void memagg_finish(struct memagg *agg) {
     stats_of(agg, (uint32_t)i)->owned_frees = agg->owned_frees[i];
   memset(&agg->totals, 0, sizeof agg->totals);
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
-  pack_overrides(&agg->realloc_overrides, agg->nstats);
-  pack_overrides(&agg->free_overrides, agg->nstats);
+  pack_overrides(&agg->realloc_overrides, agg->realloc_overrides.mask + 1,
+                 agg->nstats);
+  pack_overrides(&agg->free_overrides, agg->free_overrides.mask + 1,
+                 agg->nstats);
 }
 
 /* Within a site: by owner, so that one owner's counts meet. */
@@ -459,6 +462,46 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   heapline_free(&into->heap);
   heapline_init(&into->heap);
   heapline_finish(&into->heap);
+}
+
+static int stats_empty(const struct memstats *st) {
+  static const struct memstats none;
+  return !memcmp(st, &none, sizeof none);
+}
+
+/* The counters by location, each moved to the location it maps to. */
+static void remap_stats(struct memagg *agg, const uint32_t *loc) {
+  size_t nstats = 0;
+  for (size_t i = 0; i < agg->nstats; i++)
+    if (!stats_empty(&agg->stats[i]) && loc[i] >= nstats) nstats = loc[i] + 1;
+  struct memstats *stats = xcalloc(nstats ? nstats : 1, sizeof *stats);
+  for (size_t i = 0; i < agg->nstats; i++)
+    if (!stats_empty(&agg->stats[i])) stats[loc[i]] = agg->stats[i];
+  free(agg->stats);
+  agg->stats = stats;
+  agg->nstats = agg->stats_cap = nstats;
+}
+
+static void remap_overrides(struct overrides *o, const uint32_t *loc,
+                            size_t nsites) {
+  for (size_t i = 0; i < o->count; i++) {
+    o->items[i].site = loc[o->items[i].site];
+    o->items[i].owner = loc[o->items[i].owner];
+  }
+  free(o->site_start);
+  pack_overrides(o, o->count, nsites);
+}
+
+void memagg_remap(struct memagg *agg, const struct symimport *map) {
+  remap_stats(agg, map->loc);
+  remap_overrides(&agg->realloc_overrides, map->loc, agg->nstats);
+  remap_overrides(&agg->free_overrides, map->loc, agg->nstats);
+  for (size_t i = 0; i < agg->npairs; i++) {
+    struct stackpair *p = &agg->pairs[i];
+    p->site = map->loc[p->site];
+    if (p->stack != MEMPROF_NO_STACK) p->stack += map->stack_base;
+    p->labels = map->labels[p->labels];
+  }
 }
 
 void memagg_forget_blocks(struct memagg *agg) {

@@ -22,6 +22,7 @@
 #include "shared/livetab.h"
 #include "decode/memprof.h"
 #include "shared/symbols.h"
+#include "shared/symimport.h"
 
 struct memstats {
   uint64_t alloc_events, alloc_bytes;
@@ -122,6 +123,11 @@ void memagg_finish(struct memagg *agg);
 */
 void memagg_merge(struct memagg *into, const struct memagg *from,
                   uint32_t stream);
+
+/* A finished aggregation of a stream read with a resolver of its own,
+** its ids made the merge's (symimport_add()), for memagg_merge() into an
+** aggregation of the merge's resolver. Its heap over time is not. */
+void memagg_remap(struct memagg *agg, const struct symimport *map);
 
 /* After memagg_finish(), for a merge: the live blocks' tables freed; the
 ** figures they gave stay. */

@@ -8,7 +8,7 @@
 #define INITIAL_SLOTS 1024
 
 static void map_init(struct addr_map *m, size_t nslots) {
-  m->slots = xcalloc(nslots, sizeof *m->slots);
+  m->slots = table_calloc(nslots, sizeof *m->slots);
   m->mask = nslots - 1;
   m->count = 0;
 }
@@ -24,7 +24,7 @@ void addr_map_grow(struct addr_map *m) {
     while (m->slots[j].value) j = (j + 1) & m->mask;
     m->slots[j] = old[i];
   }
-  free(old);
+  table_free(old, nold, sizeof *old);
 }
 
 void livetab_init(struct livetab *t) {
@@ -32,9 +32,13 @@ void livetab_init(struct livetab *t) {
   map_init(&t->big_sizes, INITIAL_SLOTS);
 }
 
+static void map_free(struct addr_map *m) {
+  table_free(m->slots, m->mask + 1, sizeof *m->slots);
+}
+
 void livetab_free(struct livetab *t) {
-  free(t->blocks.slots);
-  free(t->big_sizes.slots);
+  map_free(&t->blocks);
+  map_free(&t->big_sizes);
   t->blocks.slots = t->big_sizes.slots = NULL;
 }
 

@@ -12,12 +12,19 @@ static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
   for (unsigned kind = from; kind < to; kind++) s->generation[kind]++;
 }
 
-void symbols_init(struct symbols *s) {
+static void init_resolver(struct symbols *s, int cache_mapped) {
   memset(s, 0, sizeof *s);
   bump_generations(s, RAW_INTERNAL, RAW_KINDS);
-  s->resolved = xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
+  s->cache_mapped = cache_mapped;
+  s->resolved =
+      cache_mapped ? table_calloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved)
+                   : xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   labelsets_init(&s->labels);
 }
+
+void symbols_init(struct symbols *s) { init_resolver(s, 0); }
+
+void symbols_init_threaded(struct symbols *s) { init_resolver(s, 1); }
 
 void symbols_free(struct symbols *s) {
   for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i].data);
@@ -32,7 +39,10 @@ void symbols_free(struct symbols *s) {
   free(s->trace_bindings);
   free(s->locations);
   free(s->location_slots);
-  free(s->resolved);
+  if (s->cache_mapped)
+    table_free(s->resolved, SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
+  else
+    free(s->resolved);
   free(s->stack_frames);
   free(s->stacks);
   labelsets_free(&s->labels);
@@ -192,6 +202,10 @@ static uint32_t location_id(struct symbols *s, struct location loc) {
   s->location_slots[i] = (struct location_slot){loc, id + 1};
   if (s->nlocations * 2 > s->location_mask + 1) grow_location_index(s);
   return id;
+}
+
+uint32_t symbols_location_id(struct symbols *s, struct location loc) {
+  return location_id(s, loc);
 }
 
 static uint32_t resolve_internal(struct symbols *s) {

@@ -1,10 +1,12 @@
 /* Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sort.h"
 
@@ -23,6 +25,23 @@ void *xcalloc(size_t count, size_t size) {
   void *p = calloc(count ? count : 1, size ? size : 1);
   if (!p) out_of_memory(count * size);
   return p;
+}
+
+#define TABLE_MAPPED_FROM (1u << 17)
+
+void *table_calloc(size_t count, size_t size) {
+  size_t bytes = count * size;
+  if (bytes < TABLE_MAPPED_FROM) return xcalloc(count, size);
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) out_of_memory(bytes);
+  return p;
+}
+
+void table_free(void *table, size_t count, size_t size) {
+  if (!table) return;
+  if (count * size < TABLE_MAPPED_FROM) free(table);
+  else munmap(table, count * size);
 }
 
 void *xrealloc(void *ptr, size_t size) {
