@@ -105,7 +105,9 @@ sub start {
   delete local $ENV{LJPROF} unless defined $o{ljprof};
   my $out = `$NGINX -p $self->{prefix} -c conf/nginx.conf 2>&1`;
   if ($? != 0) {
-    $@ = "nginx did not start: $out";
+    my $how = $? & 127 ? "killed by signal " . ($? & 127) : "exit " . ($? >> 8);
+    my $log = `cat '$self->{prefix}/logs/error.log' 2>/dev/null`;
+    $@ = "nginx did not start ($how): $out$log";
     return undef;
   }
   $self->{master} = wait_until('the master', $WAIT, sub { $self->master });
