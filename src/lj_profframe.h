@@ -12,12 +12,16 @@
 #include "lj_obj.h"
 #include "lj_frame.h"
 
-/* The function of a frame, if the frame is one of L's stack. */
+/* The function of a frame, if the frame is one of L's stack. Compared as
+** addresses: a frame made from a register a trace's helper left (a small
+** index, say) must not wrap below the stack, nor straddle two slots. */
 static LJ_AINLINE GCfunc *lj_prof_framefunc(lua_State *L, cTValue *frame)
 {
-  cTValue *fslot = frame - LJ_FR2;
-  if (fslot < tvref(L->stack) || frame >= tvref(L->stack) + L->stacksize ||
-      !tvisfunc(fslot))
+  uintptr_t at = (uintptr_t)frame;
+  uintptr_t lo = (uintptr_t)(tvref(L->stack) + LJ_FR2);
+  uintptr_t hi = (uintptr_t)(tvref(L->stack) + L->stacksize);
+  if (at < lo || at >= hi || ((at - lo) & (sizeof(TValue)-1)) != 0 ||
+      !tvisfunc(frame - LJ_FR2))
     return NULL;
   return frame_func(frame);
 }

@@ -66,4 +66,43 @@ is(scalar @zero, 0, 'no Lua frame at line 0') or diag join "\n", @zero[0 .. ($#z
 is(scalar @unknown, 0, 'no Lua frame whose line is unknown')
   or diag join "\n", @unknown[0 .. ($#unknown < 4 ? $#unknown : 4)];
 
+# A trace calls the VM's own helpers (lj_vm_next for a pairs loop): the
+# interrupted registers are the trace's, not the interpreter's. Returning
+# from lj_vm_next, the interpreter's BASE register holds the next index
+# (8 to 15 for a table of 14 keys): a frame made from it lies just above
+# address 0, and must be refused as one, not read below it.
+my $nbin = scratch() . '/sigstep-next.bin';
+my $nscript = scratch() . '/sigstep-next.lua';
+open $fh, '>', $nscript or die $!;
+print $fh <<"LUA";
+local ffi = require("ffi")
+ffi.cdef("int raise(int sig);")
+local t = {}
+for i = 1, 14 do t["k" .. i] = i end
+local function count(t)
+  local n = 0
+  for _, v in pairs(t) do n = n + v end
+  return n
+end
+local s = 0
+for _ = 1, 2000 do s = s + count(t) end  -- compiled: pairs calls lj_vm_next
+assert(misc.sysprof.start({ mode = "C", interval = 1e6, clock = "wall", path = "$nbin" }))
+ffi.C.raise(10)
+for _ = 1, 3000 do s = s + count(t) end
+local samples = misc.sysprof.report().samples
+assert(misc.sysprof.stop())
+print("samples " .. samples .. " sum " .. s)
+LUA
+close $fh;
+$out = `'$sigstep' 20000 2 '$luajit' '$nscript' 2>&1`;
+is($? >> 8, 0, 'a sample in every other instruction of a pairs loop\'s trace and lj_vm_next: the script finished')
+  or diag $out;
+like($out, qr/sum 525000/, 'and computed what it computes');
+($delivered) = $out =~ /delivered (\d+)/;
+cmp_ok($delivered || 0, '>=', 5000, "the handler ran at $delivered instructions");
+$report = `ljprof report --format=collapsed '$nbin' 2>&1`;
+is($? >> 8, 0, 'that stream reads back complete');
+like($report, qr/\Q$nscript\E:14;\@\Q$nscript\E:\d+;TRACE \[\d+\] \@\Q$nscript\E:7/,
+     'the loop\'s samples show count\'s frame under the loop\'s trace');
+
 done_testing;
