@@ -321,14 +321,19 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   ** after a fast function returned: the base is published, the state not
   ** yet). Calling a function, it has loaded the callee's PC there already,
   ** but has stored its own in the link of the new frame, at BASE. C code
-  ** saved the PC it called from in the C frame. */
+  ** saved the PC it called from in the C frame. A vararg function being
+  ** entered or returning (its caller's base published) has its BASE moved
+  ** above the frame holding that link. */
   if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
       lj_profwalk_invm(pw, LJ_PROFUNW_UCPC(uc))) {
-    cTValue *nb = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE);
+    cTValue *link = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE) - 1;
     cursor_addpc(c, (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC));
-    if (nb-1 > c->frame && lj_prof_framefunc(L, nb-1) != NULL &&
-	frame_islua(nb-1))
-      cursor_addpc(c, frame_pc(nb-1));
+    if (link > c->frame && lj_prof_framefunc(L, link) != NULL &&
+	frame_isvarg(link))
+      link = frame_prevd(link);
+    if (link > c->frame && lj_prof_framefunc(L, link) != NULL &&
+	frame_islua(link))
+      cursor_addpc(c, frame_pc(link));
   }
 #if LJ_HASJIT
   /* The compiler at work: the instruction it records (one ahead, as the

@@ -20,15 +20,50 @@ if ($? >> 8 == 77) {
   plan skip_all => "the kernel refuses what sigstep needs: $probe";
 }
 
-my $bin = scratch() . '/sigstep.bin';
-my $script = scratch() . '/sigstep.lua';
-open my $fh, '>', $script or die $!;
-print $fh <<"LUA";
+# Runs BODY (Lua, after a PROLOGUE run before profiling starts) under
+# sigstep: the signal at every EVERY-th of STEPS instructions. Checks the
+# run and the stream; returns the collapsed report and the script's path.
+sub stepped {
+  my ($name, $prologue, $body, $steps, $every, $min) = @_;
+  my $bin = scratch() . "/$name.bin";
+  my $script = scratch() . "/$name.lua";
+  open my $fh, '>', $script or die $!;
+  print $fh <<"LUA";
 local ffi = require("ffi")
 ffi.cdef("int raise(int sig);")
+$prologue
 -- Only the signals sigstep delivers: the timer is all but silent.
 assert(misc.sysprof.start({ mode = "C", interval = 1e6, clock = "wall", path = "$bin" }))
 ffi.C.raise(10)  -- SIGUSR1: ready
+$body
+local samples = misc.sysprof.report().samples
+assert(misc.sysprof.stop())
+print("samples " .. samples)
+LUA
+  close $fh;
+  my $out = `'$sigstep' $steps $every '$luajit' '$script' 2>&1`;
+  is($? >> 8, 0, "$name: the script survived and finished") or diag $out;
+  my ($delivered, $blocked) = $out =~ /delivered (\d+) blocked (\d+)/;
+  my ($samples) = $out =~ /samples (\d+)/;
+  cmp_ok($delivered || 0, '>=', $min,
+         "$name: the handler ran at ${\($delivered // 0)} chosen instructions");
+  ok(defined $samples && $samples >= $delivered && $samples <= $delivered + $blocked,
+     "$name: every delivery was counted (${\($samples // '?')} samples)");
+  my $report = `ljprof report --format=collapsed '$bin' 2>&1`;
+  is($? >> 8, 0, "$name: the stream reads back complete");
+  # Instruction by instruction: the sampler always knows the line.
+  my @stacks = $report =~ /^(.*) \d+$/mg;
+  my @zero = grep { /\@[^;]*:0(;|$)/ } @stacks;
+  my @unknown = grep { /\(line \?\)/ } @stacks;
+  is(scalar @zero, 0, "$name: no Lua frame at line 0")
+    or diag join "\n", @zero[0 .. ($#zero < 4 ? $#zero : 4)];
+  is(scalar @unknown, 0, "$name: no Lua frame whose line is unknown")
+    or diag join "\n", @unknown[0 .. ($#unknown < 4 ? $#unknown : 4)];
+  return ($report, $script);
+}
+
+# Calls, returns, errors and coroutine switches, JIT on.
+my ($report, $script) = stepped('mixed', '', <<'LUA', 30000, 8, 1500);
 local function leaf(x) return x % 7 end
 local function mid(x) return leaf(x) + #tostring(x) end
 local co = coroutine.wrap(function() while true do coroutine.yield(mid(3)) end end)
@@ -40,43 +75,42 @@ for i = 1, 3000 do
   s = s + select("#", unpack(t)) + (next(t) or 0)
   s = s + #string.rep("ab", i % 5)
 end
-local samples = misc.sysprof.report().samples
-assert(misc.sysprof.stop())
-print("samples " .. samples)
 LUA
-close $fh;
+like($report, qr/\Q$script\E:7/,
+     'samples name the functions the signal landed in');
 
-my $out = `'$sigstep' 30000 8 '$luajit' '$script' 2>&1`;
-my $rc = $? >> 8;
-is($rc, 0, 'the script survived and finished') or diag $out;
-my ($delivered, $blocked) = $out =~ /delivered (\d+) blocked (\d+)/;
-my ($samples) = $out =~ /samples (\d+)/;
-cmp_ok($delivered || 0, '>=', 1500, "the handler ran at $delivered chosen instructions ($blocked found it blocked)");
-ok(defined $samples && $samples >= $delivered && $samples <= $delivered + $blocked,
-   "every delivery was counted ($samples samples)");
-my $report = `ljprof report --format=collapsed '$bin' 2>&1`;
-is($? >> 8, 0, 'the stream reads back complete');
-like($report, qr/\Q$script\E:6/, 'samples name the functions the signal landed in');
-# Instruction by instruction through calls, returns, errors and coroutine
-# switches: the sampler always knows the line.
-my @stacks = $report =~ /^(.*) \d+$/mg;
-my @zero = grep { /\@[^;]*:0(;|$)/ } @stacks;
-my @unknown = grep { /\(line \?\)/ } @stacks;
-is(scalar @zero, 0, 'no Lua frame at line 0') or diag join "\n", @zero[0 .. ($#zero < 4 ? $#zero : 4)];
-is(scalar @unknown, 0, 'no Lua frame whose line is unknown')
-  or diag join "\n", @unknown[0 .. ($#unknown < 4 ? $#unknown : 4)];
+# A vararg function's header moves its base above the frame with its
+# link, and its RET0 moves it back down before returning to its caller:
+# every instruction of both (every other one, in a loop of odd and even
+# lengths), in the interpreter. Then the caller calls C code directly
+# (BC_FNEW's lj_func_newL_gc): its frame, not the vararg function's.
+($report, $script) = stepped('vararg', 'jit.off()', <<'LUA', 20000, 2, 5000);
+local function puts(...)
+  local n = select("#", ...)
+end
+local function work(rounds)
+  local s = 0
+  for i = 1, rounds do
+    puts(i, s)
+    local f = function() return i end
+    s = s + 1
+  end
+  return s
+end
+work(3000)
+LUA
+like($report, qr/\Q$script\E:19;\@\Q$script\E:14;lj_func_newL_gc/,
+     'vararg: a closure made after the vararg call returned is work\'s');
+unlike($report, qr/\Q$script\E:1\d;\@\Q$script\E:[789]\b[^;]*;lj_func_newL_gc/,
+       'vararg: never the returned vararg function\'s')
+  or diag join "\n", grep { /lj_func_newL_gc/ } split /\n/, $report;
 
 # A trace calls the VM's own helpers (lj_vm_next for a pairs loop): the
 # interrupted registers are the trace's, not the interpreter's. Returning
 # from lj_vm_next, the interpreter's BASE register holds the next index
 # (8 to 15 for a table of 14 keys): a frame made from it lies just above
 # address 0, and must be refused as one, not read below it.
-my $nbin = scratch() . '/sigstep-next.bin';
-my $nscript = scratch() . '/sigstep-next.lua';
-open $fh, '>', $nscript or die $!;
-print $fh <<"LUA";
-local ffi = require("ffi")
-ffi.cdef("int raise(int sig);")
+($report, $script) = stepped('next', <<'PRE', <<'LUA', 20000, 2, 5000);
 local t = {}
 for i = 1, 14 do t["k" .. i] = i end
 local function count(t)
@@ -86,23 +120,12 @@ local function count(t)
 end
 local s = 0
 for _ = 1, 2000 do s = s + count(t) end  -- compiled: pairs calls lj_vm_next
-assert(misc.sysprof.start({ mode = "C", interval = 1e6, clock = "wall", path = "$nbin" }))
-ffi.C.raise(10)
+PRE
 for _ = 1, 3000 do s = s + count(t) end
-local samples = misc.sysprof.report().samples
-assert(misc.sysprof.stop())
-print("samples " .. samples .. " sum " .. s)
+assert(s == 525000)
 LUA
-close $fh;
-$out = `'$sigstep' 20000 2 '$luajit' '$nscript' 2>&1`;
-is($? >> 8, 0, 'a sample in every other instruction of a pairs loop\'s trace and lj_vm_next: the script finished')
-  or diag $out;
-like($out, qr/sum 525000/, 'and computed what it computes');
-($delivered) = $out =~ /delivered (\d+)/;
-cmp_ok($delivered || 0, '>=', 5000, "the handler ran at $delivered instructions");
-$report = `ljprof report --format=collapsed '$nbin' 2>&1`;
-is($? >> 8, 0, 'that stream reads back complete');
-like($report, qr/\Q$nscript\E:14;\@\Q$nscript\E:\d+;TRACE \[\d+\] \@\Q$nscript\E:7/,
-     'the loop\'s samples show count\'s frame under the loop\'s trace');
+like($report, qr/\Q$script\E:16;\@\Q$script\E:[5-8];TRACE \[\d+\] \@\Q$script\E:7/,
+     'next: the loop\'s samples show count\'s frame under the loop\'s trace')
+  or diag join "\n", (grep { /TRACE/ } split /\n/, $report)[0 .. 5];
 
 done_testing;
