@@ -408,7 +408,9 @@ static int32_t trace_ofs(const GCtrace *T, uintptr_t ip)
 #define PROTO_SCAN_MAX	65536
 
 /* The snapshot in force at ip in T's machine code: the last one whose
-** code starts at or before ip (the assembler keeps snap->mcofs). */
+** code starts at or before ip (the assembler keeps snap->mcofs). The
+** head, before the first (the entry's stack and GC checks), exits to the
+** first: the state the trace was entered in. */
 static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
 {
   int32_t ofs = trace_ofs(T, ip);
@@ -419,7 +421,7 @@ static const SnapShot *trace_snap(const GCtrace *T, uintptr_t ip)
     SnapNo mid = (lo + hi) >> 1;
     if (ofs < (int32_t)T->snap[mid].mcofs) hi = mid; else lo = mid + 1;
   }
-  return lo > 0 ? &T->snap[lo-1] : NULL;
+  return T->nsnap > 0 ? &T->snap[lo > 0 ? lo-1 : 0] : NULL;
 }
 
 /* mincore is a plain system call, safe in a signal handler. A PC that is
@@ -483,6 +485,8 @@ static int snap_frames(const GCtrace *T, const SnapShot *snap,
 	m >= LJ_PROFTRACE_MAXFRAMES)
       return 0;
     link = ir_k64(&T->ir[ref])->u64;
+    if ((link & FRAME_TYPEP) == FRAME_VARG)
+      continue;  /* A vararg function's moved base: its link is below. */
     if ((link & FRAME_TYPE) != FRAME_LUA)
       return 0;  /* A continuation: its frames are not plain Lua ones. */
     if ((pts[m-1] = pc_proto(pcs[m-1])) == NULL)

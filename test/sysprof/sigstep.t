@@ -22,9 +22,10 @@ if ($? >> 8 == 77) {
 
 # Runs BODY (Lua, after a PROLOGUE run before profiling starts) under
 # sigstep: the signal at every EVERY-th of STEPS instructions. Checks the
-# run and the stream; returns the collapsed report and the script's path.
+# run and the stream (UNKNOWN_OK: stacks with a frame at "line ?" let
+# pass); returns the collapsed report and the script's path.
 sub stepped {
-  my ($name, $prologue, $body, $steps, $every, $min) = @_;
+  my ($name, $prologue, $body, $steps, $every, $min, $unknown_ok) = @_;
   my $bin = scratch() . "/$name.bin";
   my $script = scratch() . "/$name.lua";
   open my $fh, '>', $script or die $!;
@@ -57,7 +58,8 @@ LUA
   my @unknown = grep { /\(line \?\)/ } @stacks;
   is(scalar @zero, 0, "$name: no Lua frame at line 0")
     or diag join "\n", @zero[0 .. ($#zero < 4 ? $#zero : 4)];
-  is(scalar @unknown, 0, "$name: no Lua frame whose line is unknown")
+  cmp_ok(scalar @unknown, '<=', $unknown_ok // 0,
+         "$name: no Lua frame whose line is unknown")
     or diag join "\n", @unknown[0 .. ($#unknown < 4 ? $#unknown : 4)];
   return ($report, $script);
 }
@@ -127,5 +129,40 @@ LUA
 like($report, qr/\Q$script\E:16;\@\Q$script\E:[5-8];TRACE \[\d+\] \@\Q$script\E:7/,
      'next: the loop\'s samples show count\'s frame under the loop\'s trace')
   or diag join "\n", (grep { /TRACE/ } split /\n/, $report)[0 .. 5];
+
+# A guard inside an inlined vararg function fails (its side trace never
+# compiled: hotexit): the exit's snapshot holds the vararg frame, whose
+# link is its base's delta, not a PC; the walk passes it, as in the
+# snapshot of a side trace's head.
+# One instruction of lj_vm_exit_interp, between publishing the restored
+# base and the state, shows the snapshot's frames above the restored ones
+# (the innermost at "line ?"): let one such stack pass.
+($report, $script) = stepped('vexit', <<'PRE', <<'LUA', 30000, 2, 5000, 1);
+jit.opt.start("hotexit=60000")
+local function puts(buf, ...)
+  local a, b, c = ...
+  buf[1] = a
+  if c == 0 then buf[3] = c end
+end
+local function round(i)
+  local buf = {}
+  puts(buf, "a", "b", i % 5)
+  return { buf, i }
+end
+local function work(n)
+  local s = 0
+  for i = 1, n do
+    local r = round(i)
+    s = s + #r[1]
+  end
+  return s
+end
+work(3000)
+PRE
+work(3000)
+LUA
+like($report, qr/:27;\@\Q$script\E:17;\@\Q$script\E:11;\@\Q$script\E:7;TRACE \[\d+\] \@\Q$script\E:16;\[exit\] TRACE \d+ exit/,
+     'vexit: exits from the guard in puts show work, round and puts');
+unlike($report, qr/\(line \?\);\[exit\]/, 'vexit: never a frame at line ? under an exit');
 
 done_testing;
