@@ -3,7 +3,8 @@
 -- from Debian's Lua packages (bench/apt-packages): luacheck on Penlight's
 -- sources (compile-heavy: most samples are in the JIT compiler), dkjson
 -- with markdown.lua rendering documents in a loop (real/docs.lua), and
--- dkjson decoding and encoding beside markdown.lua (real/json.lua).
+-- dkjson decoding and encoding beside markdown.lua (real/json.lua), and
+-- inspect.lua rendering nested tables as text (real/inspect.lua).
 -- Each runs ROUNDS times under LJPROF=cpu:mode=C,interval=1; from the
 -- collapsed stacks: the share of samples with a Lua frame at "line ?"
 -- (inside traces too), and the share whose native stack reaches the
@@ -47,6 +48,9 @@ local programs = {
   { name = "dkjson decode/encode",
     cmd = luajit .. " " .. dir .. "/real/json.lua 2",
     need = share .. "/dkjson.lua" },
+  { name = "inspect.lua rendering",
+    cmd = luajit .. " " .. dir .. "/real/inspect.lua 2",
+    need = share .. "/inspect.lua" },
 }
 
 -- A program's shell command, with the variables VARS: a subshell whose
