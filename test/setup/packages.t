@@ -202,6 +202,7 @@ my @uses = (
   [bench => 'bench/real.lua',          qr{"/pl/\*\.lua"},        '/usr/share/lua/5.1/pl/utils.lua'],
   [bench => 'bench/real.lua',          qr{"/markdown\.lua"},      '/usr/share/lua/5.1/markdown.lua'],
   [bench => 'bench/real/docs.lua',     qr/require\("dkjson"\)/,   '/usr/share/lua/5.1/dkjson.lua'],
+  [bench => 'bench/real/inspect.lua',  qr/require\("inspect"\)/,  '/usr/share/lua/5.1/inspect.lua'],
   [bench => 'bench/nginx.lua',         qr/"wrk -t1 /,             command('wrk')],
   [bench => 'bench/nginx.lua',         qr/" nginx -p "/,          '/usr/sbin/nginx'],
   [bench => 'bench/nginx.lua',         qr{"/ngx_http_lua_module\.so"}, '/usr/lib/nginx/modules/ngx_http_lua_module.so'],
