@@ -804,6 +804,19 @@ int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
   return step_rules(&rs, &f, stk, r);
 }
 
+int lj_profunwind_leafstep(const ProfUnwStack *stk, ProfUnwRegs *r)
+{
+#if LJ_TARGET_ARM64
+  UNUSED(stk);
+  return r->exact && r->lr != 0 &&
+	 regs_caller(r, r->lr, r->sp, r->bp, r->bx, 0);
+#else
+  uintptr_t ra;
+  return r->exact && lj_profunwind_read(stk, r->sp, &ra) &&
+	 regs_caller(r, ra, r->sp + sizeof(uintptr_t), r->bp, r->bx, 0);
+#endif
+}
+
 /* -- Objects ------------------------------------------------------------- */
 
 /* An object's unwind tables, into a segment's description. */

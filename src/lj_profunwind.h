@@ -136,5 +136,8 @@ int lj_profunwind_knownin(const ProfUnwObjs *objs, ProfUnwCache *cache,
 int lj_profunwind_read(const ProfUnwStack *stk, uintptr_t at, uintptr_t *v);
 int lj_profunwind_step(const ProfUnwObjs *objs, ProfUnwCache *cache,
 		       const ProfUnwStack *stk, ProfUnwRegs *r);
+/* Out of a leaf function that r interrupted, which keeps no frame: its
+** return address on the stack (x64), in the link register (ARM64). */
+int lj_profunwind_leafstep(const ProfUnwStack *stk, ProfUnwRegs *r);
 
 #endif

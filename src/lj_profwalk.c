@@ -17,6 +17,9 @@
 #include "lj_profframe.h"
 #include "lj_proftrace.h"
 #include "lj_vm.h"
+#if LJ_HASFFI
+#include "lj_ccallback.h"
+#endif
 
 #define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
@@ -72,6 +75,29 @@ void lj_profwalk_closeprobe(ProfWalk *pw)
   close(pw->probe[1]);
 }
 
+/* The VM's helpers for math, conversions and lj_vm_next follow its trace
+** exit code, up to the FFI's: leaf functions that C code, the interpreter
+** and traces call, with no frame of their own (the interpreter's unwind
+** entry, which covers them, does not hold there). */
+static void vm_leafcode(ProfWalk *pw)
+{
+#if LJ_TARGET_X64
+  pw->leaf_lo = (uintptr_t)(void *)lj_vm_floor;
+#elif LJ_TARGET_ARM64
+  pw->leaf_lo = (uintptr_t)(void *)lj_vm_modi;
+#else
+  pw->leaf_lo = pw->vm_hi;
+#endif
+#if LJ_HASFFI
+  pw->leaf_hi = (uintptr_t)(void *)lj_vm_ffi_callback;
+#else
+  pw->leaf_hi = pw->vm_hi;
+#endif
+  if (!(pw->vm_lo <= pw->leaf_lo && pw->leaf_lo < pw->leaf_hi &&
+	pw->leaf_hi <= pw->vm_hi))
+    pw->leaf_lo = pw->leaf_hi = 0;
+}
+
 void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
 {
   pw->g = g;
@@ -79,6 +105,7 @@ void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
   pw->gone = NULL;
   if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
     pw->vm_lo = pw->vm_hi = 0;
+  vm_leafcode(pw);
   if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
     pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
   lj_profunwind_init(&pw->unw, &pw->unwcache);
@@ -666,6 +693,17 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
     if (!traceno && innermost && stepped && !lost &&
 	!lj_profwalk_invm(pw, ip) && !lj_profwalk_incode(pw, ip))
       traceno = lj_profwalk_traceat(pw, (uintptr_t)ip);
+    /* A leaf helper of the VM's that C code called (a conversion under
+    ** lj_meta_tset): its caller's frame, not an interpreter's. */
+    if (innermost && !traceno && !stepped && ip >= pw->leaf_lo &&
+	ip < pw->leaf_hi) {
+      lj_profwalk_addr(s, FR_NATIVE, ip);
+      lost = !lj_profunwind_leafstep(stk, r);
+      stepped = 1;
+      if (lost)
+	break;
+      continue;
+    }
     /* Compiled code has no unwind entries: a trace, or what it called,
     ** ends the walk, or leads out of the code we know. */
     if (lj_profwalk_invm(pw, ip) ||
