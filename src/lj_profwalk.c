@@ -21,6 +21,9 @@
 #include "lj_ccallback.h"
 #endif
 
+/* Follows lj_vm_cpcall in the VM's code. */
+LJ_ASMF void lj_cont_dispatch(void);
+
 #define WALK_STEPS		256	/* Frames and activations, at most. */
 #define WALK_THREADS		16	/* Coroutines met in one walk. */
 #define WALK_CFRAMES		16	/* C frames searched for a trace's. */
@@ -96,6 +99,11 @@ static void vm_leafcode(ProfWalk *pw)
   if (!(pw->vm_lo <= pw->leaf_lo && pw->leaf_lo < pw->leaf_hi &&
 	pw->leaf_hi <= pw->vm_hi))
     pw->leaf_lo = pw->leaf_hi = 0;
+  pw->cpcall_lo = (uintptr_t)(void *)lj_vm_cpcall;
+  pw->cpcall_hi = (uintptr_t)(void *)lj_cont_dispatch;
+  if (!(pw->vm_lo <= pw->cpcall_lo && pw->cpcall_lo < pw->cpcall_hi &&
+	pw->cpcall_hi - pw->cpcall_lo < 256 && pw->cpcall_hi <= pw->vm_hi))
+    pw->cpcall_lo = pw->cpcall_hi = 0;
 }
 
 void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
@@ -219,6 +227,24 @@ static void cursor_bestpc(LuaCursor *c, const BCIns *pc)
   c->ntoppc++;
 }
 
+/* A call being entered (lj_dispatch_call: a hot call, a call hook) has
+** the callee's frame set up above the cursor's, at the L->base published
+** for the call, and pc, the interpreter's, is the callee's: the cursor
+** moves there. */
+static void cursor_callee(LuaCursor *c, const BCIns *pc)
+{
+  lua_State *L = c->L;
+  cTValue *callee;
+  GCfunc *fn;
+  if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
+      (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
+      lj_proftrace_inproto(funcproto(fn), pc) &&
+      lj_prof_framebelow(L, callee, 0) == c->frame) {
+    c->frame = callee;
+    c->toppt = NULL;
+  }
+}
+
 /* The innermost frame's PC, if a candidate is one of pt's. A candidate
 ** that is the frame's own link (a return PC, or C's frame) says the frame
 ** is returning: *ret. */
@@ -296,6 +322,22 @@ void lj_profwalk_frames(ProfSink *s, LuaCursor *c, int max)
     activation_frames(s, c, 1);
 }
 
+/* The interpreter called C (the JIT: a hot loop or call, an instruction
+** to record), which enters lj_vm_cpcall, in the state of the Lua code:
+** the registers are C's. Each of those calls saved the interpreter's PC
+** in its C frame, L->cframe, until lj_vm_cpcall links its own (at the
+** stack pointer) in front of it. */
+static void top_cpcallpc(LuaCursor *c, lua_State *L, const ucontext_t *uc)
+{
+  void *cf = cframe_raw(L->cframe);
+  if (cf != NULL && (uintptr_t)cf == LJ_PROFUNW_UCSP(uc))
+    cf = cframe_raw(cframe_prev(cf));
+  if (cf != NULL) {
+    cursor_callee(c, cframe_pc(cf));
+    cursor_addpc(c, cframe_pc(cf));
+  }
+}
+
 /* The innermost frame of the coroutine running, from what the VM publishes:
 ** the state, the base of a Lua or fast function, L->base for C; none in
 ** INTERP, the state of a stack being moved (its frames are not where L
@@ -352,7 +394,11 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   ** entered or returning (its caller's base published) has its BASE moved
   ** above the frame holding that link. */
   if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
-      lj_profwalk_invm(pw, LJ_PROFUNW_UCPC(uc))) {
+      LJ_PROFUNW_UCPC(uc) >= pw->cpcall_lo &&
+      LJ_PROFUNW_UCPC(uc) < pw->cpcall_hi) {
+    top_cpcallpc(c, L, uc);
+  } else if (uc != NULL && (st == ~LJ_VMST_LFUNC || st == ~LJ_VMST_FFUNC) &&
+	     lj_profwalk_invm(pw, LJ_PROFUNW_UCPC(uc))) {
     cTValue *link = (cTValue *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_BASE) - 1;
     cursor_addpc(c, (const BCIns *)LJ_PROFUNW_UCREG(uc, CFRAME_GREG_PC));
     if (link > c->frame && lj_prof_framefunc(L, link) != NULL &&
@@ -364,9 +410,13 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   }
 #if LJ_HASJIT
   /* The compiler at work: the instruction it records (one ahead, as the
-  ** VM keeps PCs). L->cframe is then the compiler's own C frame. */
-  if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT || st == ~LJ_VMST_ASM)
+  ** VM keeps PCs). L->cframe is then the compiler's own C frame, in front
+  ** of the interpreter's, which holds the PC it called the JIT from. */
+  if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT || st == ~LJ_VMST_ASM) {
     cursor_addpc(c, G2J(g)->pc + 1);
+    if (L->cframe != NULL && cframe_prev(cframe_raw(L->cframe)) != NULL)
+      cursor_addpc(c, cframe_pc(cframe_raw(cframe_prev(cframe_raw(L->cframe)))));
+  }
 #endif
   /* Not while Lua or a fast function runs: the interpreter updates that
   ** slot only before some of its calls, so it may be stale and yet lie in
@@ -401,27 +451,16 @@ int lj_profwalk_leftrace(ProfWalk *pw, LuaCursor *c, const ucontext_t *uc)
 /* Unwinding C code the interpreter called directly (libm for `^`, its
 ** helpers) has reached the interpreter: the unwinder restored the PC's
 ** register, the best candidate for the innermost frame. A call being
-** entered (lj_dispatch_call: a hot call, a call hook) marks that PC in
-** its low bit; the callee's frame is set up above the frame the cursor
-** has, at the L->base published for the call, and the PC is its. */
+** entered marks that PC in its low bit (cursor_callee). */
 void lj_profwalk_vmreturn(LuaCursor *c, const ProfUnwRegs *r)
 {
   const BCIns *pc = (const BCIns *)(r->bx & ~(uintptr_t)(sizeof(BCIns)-1));
-  lua_State *L = c->L;
-  cTValue *callee;
-  GCfunc *fn;
 #if LJ_TARGET_X64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == REG_RBX);
 #elif LJ_TARGET_ARM64
   LJ_STATIC_ASSERT(CFRAME_GREG_PC == 21);  /* DW_BX of lj_profunwind.c. */
 #endif
-  if (L != NULL && c->frame != NULL && (callee = L->base - 1) > c->frame &&
-      (fn = lj_prof_framefunc(L, callee)) != NULL && isluafunc(fn) &&
-      lj_proftrace_inproto(funcproto(fn), pc) &&
-      lj_prof_framebelow(L, callee, 0) == c->frame) {
-    c->frame = callee;
-    c->toppt = NULL;
-  }
+  cursor_callee(c, pc);
   cursor_bestpc(c, pc);
 }
 

@@ -60,6 +60,7 @@ typedef struct ProfWalk {
   global_State *g;
   uintptr_t vm_lo, vm_hi;	/* The interpreter's code. */
   uintptr_t leaf_lo, leaf_hi;	/* Its leaf helpers' (in it): no frame. */
+  uintptr_t cpcall_lo, cpcall_hi;	/* lj_vm_cpcall's: C calling C. */
   uintptr_t stack_lo, stack_hi;	/* The walking thread's native stack. */
   ProfUnwObjs unw;		/* Objects whose code a step may leave. */
   ProfUnwCache unwcache;
