@@ -732,15 +732,19 @@ void lj_profwalk_callgraph(ProfWalk *pw, ProfSink *s, int32_t st,
     if (!traceno && innermost && stepped && !lost &&
 	!lj_profwalk_invm(pw, ip) && !lj_profwalk_incode(pw, ip))
       traceno = lj_profwalk_traceat(pw, (uintptr_t)ip);
-    /* A leaf helper of the VM's that C code called (a conversion under
-    ** lj_meta_tset): its caller's frame, not an interpreter's. */
+    /* A leaf helper of the VM's: its caller's frame is next, not an
+    ** interpreter's. Named when C code called it (a conversion under
+    ** lj_meta_tset); called by the interpreter (vm_mod for `%`), it is
+    ** part of the instruction the interpreter runs. */
     if (innermost && !traceno && !stepped && ip >= pw->leaf_lo &&
 	ip < pw->leaf_hi) {
-      lj_profwalk_addr(s, FR_NATIVE, ip);
-      lost = !lj_profunwind_leafstep(stk, r);
-      stepped = 1;
-      if (lost)
+      ProfUnwRegs caller = *r;
+      if (!lj_profunwind_leafstep(stk, &caller))
 	break;
+      if (!lj_profwalk_invm(pw, caller.ip))
+	lj_profwalk_addr(s, FR_NATIVE, ip);
+      *r = caller;
+      stepped = 1;
       continue;
     }
     /* Compiled code has no unwind entries: a trace, or what it called,
