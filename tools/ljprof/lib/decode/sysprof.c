@@ -109,6 +109,35 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
   }
 }
 
+/* The longest frame: a tag and four fields. */
+#define FRAME_MAX_BYTES (1 + 4 * ULEB128_MAX_BYTES)
+
+/*
+** The fast path: a frame from a window of at least FRAME_MAX_BYTES, its
+** fields decoded without a bounds check each. Returns the bytes it takes,
+** or 0 for anything else (the end byte, an unknown tag, a malformed
+** field), which the careful path then reads and words.
+*/
+static size_t decode_frame(const uint8_t *window, unsigned last_tag,
+                           struct raw_frame *f) {
+  static const uint8_t nfields[] = {
+      [LJP_FRAME_LUA] = 2,    [LJP_FRAME_CFUNC] = 1, [LJP_FRAME_FFUNC] = 1,
+      [LJP_FRAME_NATIVE] = 1, [LJP_FRAME_TRACE] = 3, [LJP_FRAME_TRACE_LUA] = 4};
+  unsigned tag = window[0];
+  if (tag < LJP_FRAME_LUA || tag > last_tag) return 0;
+  const uint8_t *p = window + 1;
+  uint64_t v[4] = {0};
+  int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
+  for (unsigned i = 0; i < nfields[tag]; i++) {
+    int n = uleb128_decode_unchecked(p, &v[i]);
+    used |= n;
+    p += n;
+  }
+  if (used < 0) return 0;
+  *f = (struct raw_frame){tag, v[0], v[1], v[2], v[3]};
+  return (size_t)(p - window);
+}
+
 /*
 ** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 6),
 ** or the Lua stack of a v2 sample (tags 1 ... 3).
@@ -116,6 +145,20 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
 static int read_tagged_frames(struct decoder *d, unsigned last_tag,
                               const char *what) {
   for (;;) {
+    const uint8_t *window = reader_window(d->r, FRAME_MAX_BYTES);
+    if (window && window[0] == LJP_END) {
+      reader_skip(d->r, 1);
+      return 1;
+    }
+    struct raw_frame fast;
+    size_t used = window && d->nraw < SYSPROF_MAX_FRAMES
+                      ? decode_frame(window, last_tag, &fast)
+                      : 0;
+    if (used) {
+      *add_frame(d, reader_offset(d->r)) = fast;
+      reader_skip(d->r, used);
+      continue;
+    }
     uint8_t tag;
     if (!reader_u8(d->r, &tag, what)) return 0;
     if (tag == LJP_END) return 1;
