@@ -120,22 +120,17 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
 */
 static size_t decode_frame(const uint8_t *window, unsigned last_tag,
                            struct raw_frame *f) {
-  static const uint8_t nfields[] = {
-      [LJP_FRAME_LUA] = 2,    [LJP_FRAME_CFUNC] = 1, [LJP_FRAME_FFUNC] = 1,
-      [LJP_FRAME_NATIVE] = 1, [LJP_FRAME_TRACE] = 3, [LJP_FRAME_TRACE_LUA] = 4};
   unsigned tag = window[0];
   if (tag < LJP_FRAME_LUA || tag > last_tag) return 0;
   const uint8_t *p = window + 1;
-  uint64_t v[4] = {0};
   int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
-  for (unsigned i = 0; i < nfields[tag]; i++) {
-    int n = uleb128_decode_unchecked(p, &v[i]);
-    used |= n;
-    p += n;
-  }
-  if (used < 0) return 0;
-  *f = (struct raw_frame){tag, v[0], v[1], v[2], v[3]};
-  return (size_t)(p - window);
+  *f = (struct raw_frame){.tag = tag};
+  used |= uleb128_take(&p, &f->a);
+  if (tag == LJP_FRAME_LUA || tag >= LJP_FRAME_TRACE)
+    used |= uleb128_take(&p, &f->b);
+  if (tag >= LJP_FRAME_TRACE) used |= uleb128_take(&p, &f->c);
+  if (tag == LJP_FRAME_TRACE_LUA) used |= uleb128_take(&p, &f->d);
+  return used < 0 ? 0 : (size_t)(p - window);
 }
 
 /*
@@ -150,14 +145,14 @@ static int read_tagged_frames(struct decoder *d, unsigned last_tag,
       reader_skip(d->r, 1);
       return 1;
     }
-    struct raw_frame fast;
-    size_t used = window && d->nraw < SYSPROF_MAX_FRAMES
-                      ? decode_frame(window, last_tag, &fast)
-                      : 0;
-    if (used) {
-      *add_frame(d, reader_offset(d->r)) = fast;
-      reader_skip(d->r, used);
-      continue;
+    if (window && d->nraw < SYSPROF_MAX_FRAMES) {
+      grow_array((void **)&d->raw, &d->raw_cap, d->nraw + 1, sizeof *d->raw);
+      size_t used = decode_frame(window, last_tag, &d->raw[d->nraw]);
+      if (used) {
+        d->nraw++;
+        reader_skip(d->r, used);
+        continue;
+      }
     }
     uint8_t tag;
     if (!reader_u8(d->r, &tag, what)) return 0;

@@ -134,6 +134,18 @@ static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
 }
 
 /*
+** The next field of an item, at *p in a window that holds the longest
+** item; *p moves past it. Returns the bytes it took, negative if it is
+** malformed (then *p moves back a byte: it stays in the window); the
+** results of an item's fields or'ed are negative if one is.
+*/
+static inline int uleb128_take(const uint8_t **p, uint64_t *out) {
+  int used = uleb128_decode_unchecked(*p, out);
+  *p += used;
+  return used;
+}
+
+/*
 ** For decoders that check bounds once per item: the unread bytes, if at
 ** least `need` (at most the buffer size) can be buffered, else NULL (near
 ** the end of the stream). Then reader_skip(used).
