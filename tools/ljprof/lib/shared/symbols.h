@@ -265,6 +265,13 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
   return symbols_resolve_raw(s, kind, a, b);
 }
 
+/* A number that changes whenever a binding of any kind does. */
+static inline uint64_t symbols_bindings(const struct symbols *s) {
+  uint64_t sum = 0;
+  for (unsigned kind = 0; kind < RAW_KINDS; kind++) sum += s->generation[kind];
+  return sum;
+}
+
 /* Location ids, resolved with the bindings in force now. */
 static inline uint32_t symbols_loc_internal(struct symbols *s) {
   return symbols_raw_loc(s, RAW_INTERNAL, 0, 0);
