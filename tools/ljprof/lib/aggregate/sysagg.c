@@ -27,7 +27,7 @@ void sysagg_free(struct sysagg *agg) {
   memset(agg, 0, sizeof *agg);
 }
 
-static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
+static uint32_t hash_stack(const struct sysprof_frame *frames, size_t n,
                            uint32_t vmstate, uint64_t trace, uint32_t stream,
                            uint32_t labels) {
   uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8 ^
@@ -42,7 +42,7 @@ static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
 
 struct stack_probe {
   const struct sysagg *agg;
-  const struct sysagg_frame *frames;
+  const struct sysprof_frame *frames;
   size_t n;
   uint32_t vmstate;
   uint64_t trace;
@@ -59,17 +59,29 @@ static int same_stack(const void *ctx, uint32_t id) {
   const struct sysagg_frame *kept = &p->agg->frames[st->first];
   for (size_t i = 0; i < p->n; i++)
     if (kept[i].loc != p->frames[i].loc || kept[i].func != p->frames[i].func ||
-        kept[i].inlined != p->frames[i].inlined)
+        kept[i].inlined != (uint32_t)p->frames[i].inlined)
       return 0;
   return 1;
 }
 
-/* The stack frames[first .. first + n), built past the end of the frames
-** kept: its id, added if new (*added set). */
-static uint32_t stack_id(struct sysagg *agg, size_t first, size_t n,
-                         uint32_t vmstate, uint64_t trace, uint32_t labels,
-                         int *added) {
-  const struct sysagg_frame *frames = &agg->frames[first];
+/* A sample's frames copied past the end of the frames kept: the index of
+** the first. */
+static size_t copy_frames(struct sysagg *agg,
+                          const struct sysprof_frame *frames, size_t n) {
+  size_t first = agg->nframes;
+  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
+             sizeof *agg->frames);
+  for (size_t i = 0; i < n; i++)
+    agg->frames[first + i] = (struct sysagg_frame){
+        frames[i].loc, frames[i].func, (uint32_t)frames[i].inlined,
+        (uint32_t)frames[i].lua};
+  return first;
+}
+
+/* The stack of a sample's frames: its id, added if new (*added set). */
+static uint32_t stack_id(struct sysagg *agg, const struct sysprof_frame *frames,
+                         size_t n, uint32_t vmstate, uint64_t trace,
+                         uint32_t labels, int *added) {
   struct stack_probe probe = {agg, frames, n, vmstate, trace, labels};
   uint32_t hash = hash_stack(frames, n, vmstate, trace, agg->stream, labels);
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
@@ -78,6 +90,7 @@ static uint32_t stack_id(struct sysagg *agg, size_t first, size_t n,
     grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
+    size_t first = copy_frames(agg, frames, n);
     agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0,
                                             vmstate, trace, agg->stream,
                                             labels, 0, 0};
@@ -143,12 +156,11 @@ static void count_stacks(struct sysagg *agg) {
   }
 }
 
-/* Do a stack's frames of Lua differ from those of the sample in
-** sample[0 .. depth)? */
+/* Do a stack's frames of Lua differ from those of a sample of it? */
 static int other_lua_frames(const struct sysagg_frame *kept,
-                            const struct sysagg_frame *sample, size_t depth) {
+                            const struct sysprof_frame *sample, size_t depth) {
   for (size_t i = 0; i < depth; i++)
-    if (kept[i].lua != sample[i].lua) return 1;
+    if (kept[i].lua != (uint32_t)sample[i].lua) return 1;
   return 0;
 }
 
@@ -179,22 +191,15 @@ static void count_sample(struct sysagg *agg, enum vmstate state,
     n = 1;
   }
 
-  size_t first = agg->nframes;
-  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
-             sizeof *agg->frames);
-  struct sysagg_frame *sample = &agg->frames[first];
-  for (size_t i = 0; i < n; i++)
-    sample[i] = (struct sysagg_frame){frames[i].loc, frames[i].func,
-                                      (uint32_t)frames[i].inlined,
-                                      (uint32_t)frames[i].lua};
   int added;
-  uint32_t id = stack_id(agg, first, n, state, trace, labels, &added);
+  uint32_t id = stack_id(agg, frames, n, state, trace, labels, &added);
   struct sysagg_stack *st = &agg->stacks[id];
   st->count = add_sat(st->count, 1);
   /* The tables by function and line count the stack's samples when the
   ** stream ends; by line, one of other frames of Lua is counted now. */
-  if (!added && other_lua_frames(&agg->frames[st->first], sample, n)) {
-    count_lines(agg, sample, n, 1);
+  if (!added && other_lua_frames(&agg->frames[st->first], frames, n)) {
+    size_t copy = copy_frames(agg, frames, n);
+    count_lines(agg, &agg->frames[copy], n, 1);
     st->lines_counted = add_sat(st->lines_counted, 1);
   }
 }
