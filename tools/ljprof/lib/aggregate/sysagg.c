@@ -21,6 +21,7 @@ void sysagg_free(struct sysagg *agg) {
   free(agg->frames);
   free(agg->stacks);
   hashtab_free(&agg->stack_index);
+  keymap_free(&agg->stack_of_frames);
   free(agg->funcs.items);
   free(agg->lines.items);
   free(agg->label_samples);
@@ -175,12 +176,28 @@ void sysagg_label_count(void *ud, uint32_t labels, uint64_t samples) {
   count_labels(ud, labels, samples);
 }
 
+/* A sample's key in stack_of_frames, 0 for none: what tells its stack
+** apart but its frames (the trace a sample in the compiler or an exit
+** names is not among them; label sets from 2^27 on do not fit). */
+static uint64_t frames_key(const struct sysprof_sample *s) {
+  if (!s->frames_id || s->has_jit || s->labels >= UINT32_C(1) << 27) return 0;
+  return (uint64_t)s->labels << 37 | (uint64_t)s->vmstate << 32 | s->frames_id;
+}
+
+/* Count a sample: frames_key() names its stack after the first (0: it is
+** looked up by its frames). */
 static void count_sample(struct sysagg *agg, enum vmstate state,
                          uint64_t trace, uint32_t labels,
-                         const struct sysprof_frame *frames, size_t n) {
+                         const struct sysprof_frame *frames, size_t n,
+                         uint64_t key) {
   agg->samples = add_sat(agg->samples, 1);
   count_labels(agg, labels, 1);
   agg->by_vmstate[state] = add_sat(agg->by_vmstate[state], 1);
+  uint32_t known = key ? keymap_get(&agg->stack_of_frames, key) : HASHTAB_NONE;
+  if (known != HASHTAB_NONE) {
+    agg->stacks[known].count = add_sat(agg->stacks[known].count, 1);
+    return;
+  }
   struct sysprof_frame pseudo;
   if (n == 0) {
     char label[16];
@@ -201,6 +218,8 @@ static void count_sample(struct sysagg *agg, enum vmstate state,
     size_t copy = copy_frames(agg, frames, n);
     count_lines(agg, &agg->frames[copy], n, 1);
     st->lines_counted = add_sat(st->lines_counted, 1);
+  } else if (key) {
+    keymap_put(&agg->stack_of_frames, key, id);
   }
 }
 
@@ -238,7 +257,7 @@ static void count_labelled(struct sysagg *agg, enum vmstate state,
   memcpy(agg->scratch, frames, at * sizeof *frames);
   agg->scratch[at] = (struct sysprof_frame){loc, loc, 0, 0};
   memcpy(agg->scratch + at + 1, frames + at, (n - at) * sizeof *frames);
-  count_sample(agg, state, trace, labels, agg->scratch, n + 1);
+  count_sample(agg, state, trace, labels, agg->scratch, n + 1, 0);
 }
 
 /* `[JIT] trace @chunk:LINE: aborted: REASON` */
@@ -301,7 +320,7 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
                    s->nframes, sbuf_cstr(&agg->label));
   } else {
     count_sample(agg, s->vmstate, sample_trace(agg, s), s->labels, s->frames,
-                 s->nframes);
+                 s->nframes, frames_key(s));
   }
 }
 
@@ -321,6 +340,7 @@ void sysagg_finish(struct sysagg *agg) {
     count_pending(agg, attempt_label(agg, agg->jit.cur.start,
                                      OUTCOME_UNKNOWN, NULL));
   count_stacks(agg);
+  keymap_free(&agg->stack_of_frames); /* the next stream numbers its own */
   jitagg_finish(&agg->jit);
 }
 

@@ -98,6 +98,9 @@ struct sysagg {
   struct sysagg_stack *stacks;
   size_t nstacks, stacks_cap;
   struct hashtab stack_index;
+  /* The stream's samples by frames_id, VM state and label set, to their
+  ** stack. */
+  struct keymap stack_of_frames;
   /* By function and by line (after sysagg_finish()): the stacks' samples
   ** are added to them there, each stack at once. */
   struct sysagg_table funcs, lines;

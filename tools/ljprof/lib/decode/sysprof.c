@@ -70,6 +70,7 @@ struct seen_sample {
   uint32_t bytes, len;      /* at seen.bytes[bytes] */
   uint32_t frames, nframes; /* at seen.frames[frames] */
   uint64_t bindings;        /* what they were resolved with */
+  uint32_t frames_id;       /* sysprof_sample's, while they hold */
 };
 
 struct seen {
@@ -80,6 +81,7 @@ struct seen {
   size_t nbytes, bytes_cap;
   struct sysprof_frame *frames;
   size_t nframes, frames_cap;
+  uint32_t frames_ids; /* given; UINT32_MAX: no more */
 };
 
 /* A sample's bytes as the reader has them, to look up in seen. */
@@ -309,10 +311,11 @@ static int save_bytes(struct seen *seen, const struct seen_key *key) {
 }
 
 /* Keep a sample's frames as resolved with these bindings: a new one
-** (its bytes saved), or in the place of those of others (id). */
-static void remember(struct seen *seen, const struct seen_key *key,
-                     uint32_t id, uint64_t bindings,
-                     const struct sysprof_frame *frames, size_t n) {
+** (its bytes saved), or in the place of those of others (id). Returns
+** their frames_id. */
+static uint32_t remember(struct seen *seen, const struct seen_key *key,
+                         uint32_t id, uint64_t bindings,
+                         const struct sysprof_frame *frames, size_t n) {
   if (id == HASHTAB_NONE) {
     grow_array((void **)&seen->items, &seen->cap, seen->n + 1,
                sizeof *seen->items);
@@ -321,13 +324,16 @@ static void remember(struct seen *seen, const struct seen_key *key,
     id = (uint32_t)seen->n++;
     seen->items[id] = (struct seen_sample){
         (uint32_t)seen->nbytes, (uint32_t)key->len, (uint32_t)seen->nframes,
-        (uint32_t)n, 0};
+        (uint32_t)n, 0, 0};
     seen->nbytes += key->len;
     seen->nframes += n;
     hashtab_add(&seen->index, key->hash, id);
   }
-  seen->items[id].bindings = bindings;
-  memcpy(seen->frames + seen->items[id].frames, frames, n * sizeof *frames);
+  struct seen_sample *e = &seen->items[id];
+  e->bindings = bindings;
+  e->frames_id = seen->frames_ids < UINT32_MAX ? ++seen->frames_ids : 0;
+  memcpy(seen->frames + e->frames, frames, n * sizeof *frames);
+  return e->frames_id;
 }
 
 /*
@@ -348,6 +354,7 @@ static int take_seen(struct decoder *d, struct sysprof_sample *s,
   reader_skip(d->r, e->len);
   s->nframes = e->nframes;
   s->frames = d->seen.frames + e->frames;
+  s->frames_id = e->frames_id;
   return 1;
 }
 
@@ -427,7 +434,7 @@ static int read_sample(struct decoder *d, enum vmstate state, int jit,
   for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
   mark_inlined(d);
   if (key.len && reader_offset(d->r) - at == key.len)
-    remember(&d->seen, &key, id, bindings, d->frames, d->nraw);
+    s.frames_id = remember(&d->seen, &key, id, bindings, d->frames, d->nraw);
   s.nframes = d->nraw;
   s.frames = d->frames;
   sink->sample(sink->ud, &s);
