@@ -64,7 +64,7 @@ struct raw_frame {
 ** those met after the first SEEN_MAX, are decoded each time.
 */
 #define SEEN_MAX_BYTES 256
-#define SEEN_MAX 65536
+#define SEEN_MAX 16384
 
 struct seen_sample {
   uint32_t bytes, len;      /* at seen.bytes[bytes] */
