@@ -340,14 +340,21 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   if (source != ASOURCE_INT) used |= uleb128_take(&p, &loc->a);
   if (source == ASOURCE_LFUNC) used |= uleb128_take(&p, &loc->line);
   if (flags & AFLAG_STACK) used |= uleb128_take(&p, &loc->stack);
-  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  /* Each field set once: resolve_event() sets the location, stack and
+  ** labels. */
+  ev->kind = (enum memprof_event_kind)event;
+  ev->oweight = ev->nweight = 0;
   if (event != MEMPROF_ALLOC) {
     used |= uleb128_take(&p, &ev->oaddr);
     used |= uleb128_take(&p, &ev->osize);
+  } else {
+    ev->oaddr = ev->osize = 0;
   }
   if (event != MEMPROF_FREE) {
     used |= uleb128_take(&p, &ev->naddr);
     used |= uleb128_take(&p, &ev->nsize);
+  } else {
+    ev->naddr = ev->nsize = 0;
   }
   if (flags & AFLAG_WEIGHT) used |= uleb128_take(&p, &loc->weight);
   return used < 0 ? 0 : (size_t)(p - window);
