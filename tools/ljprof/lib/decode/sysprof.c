@@ -250,14 +250,15 @@ static int read_v2_sample(struct decoder *d, enum vmstate state) {
 /*
 ** The bytes of a sample's frames and end byte at the start of a window of
 ** SEEN_MAX_BYTES + FRAME_MAX_BYTES, found without decoding them; 0 for
-** more bytes or an unknown tag. (The fields of these bytes may be
-** malformed: the decoder finds out when it meets them first.)
+** none (nothing to keep), more bytes or an unknown tag. (The fields of
+** these bytes may be malformed: the decoder finds out when it meets them
+** first.)
 */
 static size_t sample_length(const uint8_t *window) {
   size_t at = 0;
   while (at < SEEN_MAX_BYTES) {
     unsigned tag = window[at++];
-    if (tag == LJP_END) return at;
+    if (tag == LJP_END) return at > 1 ? at : 0;
     if (tag < LJP_FRAME_LUA || tag > LJP_FRAME_TRACE_LUA) return 0;
     for (unsigned i = 0; i < frame_fields[tag]; i++) {
       size_t n = uleb128_length(window + at);
