@@ -250,15 +250,14 @@ static int read_v2_sample(struct decoder *d, enum vmstate state) {
 /*
 ** The bytes of a sample's frames and end byte at the start of a window of
 ** SEEN_MAX_BYTES + FRAME_MAX_BYTES, found without decoding them; 0 for
-** none (nothing to keep), more bytes or an unknown tag. (The fields of
-** these bytes may be malformed: the decoder finds out when it meets them
-** first.)
+** more bytes or an unknown tag. (The fields of these bytes may be
+** malformed: the decoder finds out when it meets them first.)
 */
 static size_t sample_length(const uint8_t *window) {
   size_t at = 0;
   while (at < SEEN_MAX_BYTES) {
     unsigned tag = window[at++];
-    if (tag == LJP_END) return at > 1 ? at : 0;
+    if (tag == LJP_END) return at;
     if (tag < LJP_FRAME_LUA || tag > LJP_FRAME_TRACE_LUA) return 0;
     for (unsigned i = 0; i < frame_fields[tag]; i++) {
       size_t n = uleb128_length(window + at);
@@ -289,12 +288,16 @@ static int same_bytes(const void *ctx, uint32_t id) {
 }
 
 /* The sample at the reader in seen: its id, or HASHTAB_NONE (then
-** key->len is 0 if it is not to be kept). */
+** key->len is 0 if it is not to be kept; nor is a sample of no frames,
+** its end byte alone, as cheap to decode again). */
 static uint32_t find_seen(struct decoder *d, struct seen_key *key) {
   *key = (struct seen_key){0};
   const uint8_t *window =
       reader_window(d->r, SEEN_MAX_BYTES + FRAME_MAX_BYTES);
-  if (!window || !(key->len = sample_length(window))) return HASHTAB_NONE;
+  if (!window || (key->len = sample_length(window)) <= 1) {
+    key->len = 0;
+    return HASHTAB_NONE;
+  }
   key->bytes = window;
   key->hash = hash_bytes(window, key->len);
   struct seen_probe probe = {&d->seen, key};
