@@ -131,8 +131,9 @@ static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
 }
 
 static void count_owned_free(struct memagg *agg, uint32_t owner) {
-  reach((void **)&agg->owned_frees, &agg->nowned, &agg->owned_cap, owner,
-        sizeof *agg->owned_frees);
+  if (owner >= agg->nowned)
+    reach((void **)&agg->owned_frees, &agg->nowned, &agg->owned_cap, owner,
+          sizeof *agg->owned_frees);
   agg->owned_frees[owner]++;
 }
 

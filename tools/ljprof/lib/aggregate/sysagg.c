@@ -21,13 +21,14 @@ void sysagg_free(struct sysagg *agg) {
   free(agg->frames);
   free(agg->stacks);
   hashtab_free(&agg->stack_index);
+  keymap_free(&agg->stack_of_frames);
   free(agg->funcs.items);
   free(agg->lines.items);
   free(agg->label_samples);
   memset(agg, 0, sizeof *agg);
 }
 
-static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
+static uint32_t hash_stack(const struct sysprof_frame *frames, size_t n,
                            uint32_t vmstate, uint64_t trace, uint32_t stream,
                            uint32_t labels) {
   uint64_t h = (UINT64_C(0xcbf29ce484222325) ^ vmstate ^ trace << 8 ^
@@ -42,7 +43,7 @@ static uint32_t hash_stack(const struct sysagg_frame *frames, size_t n,
 
 struct stack_probe {
   const struct sysagg *agg;
-  const struct sysagg_frame *frames;
+  const struct sysprof_frame *frames;
   size_t n;
   uint32_t vmstate;
   uint64_t trace;
@@ -52,31 +53,52 @@ struct stack_probe {
 static int same_stack(const void *ctx, uint32_t id) {
   const struct stack_probe *p = ctx;
   const struct sysagg_stack *st = &p->agg->stacks[id];
-  return st->depth == p->n && st->vmstate == p->vmstate &&
-         st->trace == p->trace && st->stream == p->agg->stream &&
-         st->labels == p->labels &&
-         memcmp(&p->agg->frames[st->first], p->frames,
-                p->n * sizeof *p->frames) == 0;
+  if (st->depth != p->n || st->vmstate != p->vmstate ||
+      st->trace != p->trace || st->stream != p->agg->stream ||
+      st->labels != p->labels)
+    return 0;
+  const struct sysagg_frame *kept = &p->agg->frames[st->first];
+  for (size_t i = 0; i < p->n; i++)
+    if (kept[i].loc != p->frames[i].loc || kept[i].func != p->frames[i].func ||
+        kept[i].inlined != (uint32_t)p->frames[i].inlined)
+      return 0;
+  return 1;
 }
 
-/* Count one sample of the stack frames[first .. first + n), built past the
-** end of the frames kept. */
-static void count_stack(struct sysagg *agg, size_t first, size_t n,
-                        uint32_t vmstate, uint64_t trace, uint32_t labels) {
-  const struct sysagg_frame *frames = &agg->frames[first];
+/* A sample's frames copied past the end of the frames kept: the index of
+** the first. */
+static size_t copy_frames(struct sysagg *agg,
+                          const struct sysprof_frame *frames, size_t n) {
+  size_t first = agg->nframes;
+  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
+             sizeof *agg->frames);
+  for (size_t i = 0; i < n; i++)
+    agg->frames[first + i] = (struct sysagg_frame){
+        frames[i].loc, frames[i].func, (uint32_t)frames[i].inlined,
+        (uint32_t)frames[i].lua};
+  return first;
+}
+
+/* The stack of a sample's frames: its id, added if new (*added set). */
+static uint32_t stack_id(struct sysagg *agg, const struct sysprof_frame *frames,
+                         size_t n, uint32_t vmstate, uint64_t trace,
+                         uint32_t labels, int *added) {
   struct stack_probe probe = {agg, frames, n, vmstate, trace, labels};
   uint32_t hash = hash_stack(frames, n, vmstate, trace, agg->stream, labels);
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
-  if (id == HASHTAB_NONE) {
+  *added = id == HASHTAB_NONE;
+  if (*added) {
     grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
-    agg->stacks[id] = (struct sysagg_stack){
-        (uint32_t)first, (uint32_t)n, 0, vmstate, trace, agg->stream, labels};
+    size_t first = copy_frames(agg, frames, n);
+    agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0,
+                                            vmstate, trace, agg->stream,
+                                            labels, 0, 0};
     agg->nframes = first + n; /* keep the new stack's frames */
     hashtab_add(&agg->stack_index, hash, id);
   }
-  agg->stacks[id].count = add_sat(agg->stacks[id].count, 1);
+  return id;
 }
 
 static struct sysagg_counts *counts_of(struct sysagg_table *t, uint32_t loc) {
@@ -85,14 +107,62 @@ static struct sysagg_counts *counts_of(struct sysagg_table *t, uint32_t loc) {
   return &t->items[loc];
 }
 
-/* Count a location in a table for the sample numbered `sample`. */
-static void count_in(struct sysagg_table *t, uint32_t loc, uint64_t sample,
-                     int self) {
+/* Count n samples of a stack at a location of it, their innermost if
+** self: total once however often the stack has it (the stack's mark). */
+static void count_in(struct sysagg_table *t, uint32_t loc, uint64_t mark,
+                     int self, uint64_t n) {
   struct sysagg_counts *c = counts_of(t, loc);
-  if (self) c->self = add_sat(c->self, 1);
-  if (c->last_sample == sample) return;
-  c->last_sample = sample;
-  c->total = add_sat(c->total, 1);
+  if (self) c->self = add_sat(c->self, n);
+  if (c->last_mark == mark) return;
+  c->last_mark = mark;
+  c->total = add_sat(c->total, n);
+}
+
+/* n samples of a stack: by function, and whether a line is unknown. */
+static void count_funcs(struct sysagg *agg, const struct sysagg_frame *frames,
+                        size_t depth, uint64_t n) {
+  uint64_t mark = ++agg->mark;
+  int noline = 0;
+  for (size_t i = 0; i < depth; i++) {
+    const struct location *loc = &agg->sym->locations[frames[i].loc];
+    count_in(&agg->funcs, frames[i].func, mark, i == 0, n);
+    noline |= loc->kind == LOC_LUA_NOLINE ||
+              (loc->kind == LOC_LUA_UNKNOWN && loc->line == SYMBOLS_LINE_UNKNOWN);
+  }
+  if (noline) agg->line_unknown = add_sat(agg->line_unknown, n);
+}
+
+/* n samples of a stack by line: its frames of Lua, the innermost self. */
+static void count_lines(struct sysagg *agg, const struct sysagg_frame *frames,
+                        size_t depth, uint64_t n) {
+  uint64_t mark = ++agg->mark;
+  int self = 1;
+  for (size_t i = 0; i < depth; i++) {
+    if (!frames[i].lua) continue;
+    count_in(&agg->lines, frames[i].loc, mark, self, n);
+    self = 0;
+  }
+}
+
+/* The samples of the stacks not yet in the tables by function and line. */
+static void count_stacks(struct sysagg *agg) {
+  for (size_t i = 0; i < agg->nstacks; i++) {
+    struct sysagg_stack *st = &agg->stacks[i];
+    const struct sysagg_frame *frames = &agg->frames[st->first];
+    if (st->count != st->funcs_counted)
+      count_funcs(agg, frames, st->depth, st->count - st->funcs_counted);
+    if (st->count != st->lines_counted)
+      count_lines(agg, frames, st->depth, st->count - st->lines_counted);
+    st->funcs_counted = st->lines_counted = st->count;
+  }
+}
+
+/* Do a stack's frames of Lua differ from those of a sample of it? */
+static int other_lua_frames(const struct sysagg_frame *kept,
+                            const struct sysprof_frame *sample, size_t depth) {
+  for (size_t i = 0; i < depth; i++)
+    if (kept[i].lua != (uint32_t)sample[i].lua) return 1;
+  return 0;
 }
 
 /* Samples taken under a label set. */
@@ -106,14 +176,28 @@ void sysagg_label_count(void *ud, uint32_t labels, uint64_t samples) {
   count_labels(ud, labels, samples);
 }
 
+/* A sample's key in stack_of_frames, 0 for none: what tells its stack
+** apart but its frames (the trace a sample in the compiler or an exit
+** names is not among them; label sets from 2^27 on do not fit). */
+static uint64_t frames_key(const struct sysprof_sample *s) {
+  if (!s->frames_id || s->has_jit || s->labels >= UINT32_C(1) << 27) return 0;
+  return (uint64_t)s->labels << 37 | (uint64_t)s->vmstate << 32 | s->frames_id;
+}
+
+/* Count a sample: frames_key() names its stack after the first (0: it is
+** looked up by its frames). */
 static void count_sample(struct sysagg *agg, enum vmstate state,
                          uint64_t trace, uint32_t labels,
-                         const struct sysprof_frame *frames, size_t n) {
+                         const struct sysprof_frame *frames, size_t n,
+                         uint64_t key) {
   agg->samples = add_sat(agg->samples, 1);
   count_labels(agg, labels, 1);
   agg->by_vmstate[state] = add_sat(agg->by_vmstate[state], 1);
-  uint64_t sample = agg->samples; /* never 0: marks "not yet counted" */
-
+  uint32_t known = key ? keymap_get(&agg->stack_of_frames, key) : HASHTAB_NONE;
+  if (known != HASHTAB_NONE) {
+    agg->stacks[known].count = add_sat(agg->stacks[known].count, 1);
+    return;
+  }
   struct sysprof_frame pseudo;
   if (n == 0) {
     char label[16];
@@ -124,25 +208,19 @@ static void count_sample(struct sysagg *agg, enum vmstate state,
     n = 1;
   }
 
-  size_t first = agg->nframes;
-  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
-             sizeof *agg->frames);
-  int lua_self = 1, noline = 0;
-  for (size_t i = 0; i < n; i++) {
-    const struct sysprof_frame *f = &frames[i];
-    const struct location *loc = &agg->sym->locations[f->loc];
-    agg->frames[first + i] =
-        (struct sysagg_frame){f->loc, f->func, (uint32_t)f->inlined};
-    count_in(&agg->funcs, f->func, sample, i == 0);
-    if (f->lua) {
-      count_in(&agg->lines, f->loc, sample, lua_self);
-      lua_self = 0;
-    }
-    noline |= loc->kind == LOC_LUA_NOLINE ||
-              (loc->kind == LOC_LUA_UNKNOWN && loc->line == SYMBOLS_LINE_UNKNOWN);
+  int added;
+  uint32_t id = stack_id(agg, frames, n, state, trace, labels, &added);
+  struct sysagg_stack *st = &agg->stacks[id];
+  st->count = add_sat(st->count, 1);
+  /* The tables by function and line count the stack's samples when the
+  ** stream ends; by line, one of other frames of Lua is counted now. */
+  if (!added && other_lua_frames(&agg->frames[st->first], frames, n)) {
+    size_t copy = copy_frames(agg, frames, n);
+    count_lines(agg, &agg->frames[copy], n, 1);
+    st->lines_counted = add_sat(st->lines_counted, 1);
+  } else if (key) {
+    keymap_put(&agg->stack_of_frames, key, id);
   }
-  agg->line_unknown += noline;
-  count_stack(agg, first, n, state, trace, labels);
 }
 
 /* The trace a sample ran, exited or compiled: 0 for none. */
@@ -179,7 +257,7 @@ static void count_labelled(struct sysagg *agg, enum vmstate state,
   memcpy(agg->scratch, frames, at * sizeof *frames);
   agg->scratch[at] = (struct sysprof_frame){loc, loc, 0, 0};
   memcpy(agg->scratch + at + 1, frames + at, (n - at) * sizeof *frames);
-  count_sample(agg, state, trace, labels, agg->scratch, n + 1);
+  count_sample(agg, state, trace, labels, agg->scratch, n + 1, 0);
 }
 
 /* `[JIT] trace @chunk:LINE: aborted: REASON` */
@@ -242,7 +320,7 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s) {
                    s->nframes, sbuf_cstr(&agg->label));
   } else {
     count_sample(agg, s->vmstate, sample_trace(agg, s), s->labels, s->frames,
-                 s->nframes);
+                 s->nframes, frames_key(s));
   }
 }
 
@@ -261,6 +339,8 @@ void sysagg_finish(struct sysagg *agg) {
   if (agg->pending.n)
     count_pending(agg, attempt_label(agg, agg->jit.cur.start,
                                      OUTCOME_UNKNOWN, NULL));
+  count_stacks(agg);
+  keymap_free(&agg->stack_of_frames); /* the next stream numbers its own */
   jitagg_finish(&agg->jit);
 }
 

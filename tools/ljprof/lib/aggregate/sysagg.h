@@ -42,9 +42,11 @@
 ** its proto, `@chunk:FIRSTLINE`; otherwise the frame itself), and whether a
 ** trace's machine code runs it inlined into the next frame (1) or not (0).
 ** Stacks that differ only there are distinct; the counts by function and
-** by line do not tell them apart. */
+** by line do not tell them apart. Whether it is a frame of Lua
+** (sysprof_frame.lua) is not part of the stack either: the stack keeps
+** that of its first sample, what the counts by line of its samples go by. */
 struct sysagg_frame {
-  uint32_t loc, func, inlined;
+  uint32_t loc, func, inlined, lua;
 };
 
 struct sysagg_stack {
@@ -55,6 +57,9 @@ struct sysagg_stack {
   uint64_t trace; /* that ran, exited or was compiled; 0: none */
   uint32_t stream; /* of a merge: which one it came from (0: the first) */
   uint32_t labels; /* the label set it was taken under (labelsets.h) */
+  /* Of count, the samples in the tables by function and by line (a sample
+  ** whose frames of Lua are not the stack's is in the latter at once). */
+  uint64_t funcs_counted, lines_counted;
 };
 
 /* Samples in the compiler waiting for their attempt's outcome. */
@@ -73,7 +78,7 @@ struct sysagg_pending {
 
 struct sysagg_counts {
   uint64_t self, total;
-  uint64_t last_sample; /* the sample that last counted it, + 1 */
+  uint64_t last_mark; /* the stack or sample that last counted it */
 };
 
 struct sysagg_table {
@@ -85,14 +90,21 @@ struct sysagg {
   struct symbols *sym;
   struct sysprof_meta meta;
   uint64_t samples; /* sample records decoded */
-  uint64_t line_unknown; /* of those, with a Lua frame whose line is unknown */
+  uint64_t line_unknown; /* of those, with a Lua frame whose line is unknown
+                            (after sysagg_finish()) */
   uint64_t by_vmstate[VMSTATE_COUNT];
   struct sysagg_frame *frames; /* the stacks' frames, innermost first */
   size_t nframes, frames_cap;
   struct sysagg_stack *stacks;
   size_t nstacks, stacks_cap;
   struct hashtab stack_index;
+  /* The stream's samples by frames_id, VM state and label set, to their
+  ** stack. */
+  struct keymap stack_of_frames;
+  /* By function and by line (after sysagg_finish()): the stacks' samples
+  ** are added to them there, each stack at once. */
   struct sysagg_table funcs, lines;
+  uint64_t mark; /* the last stack or sample counted in them */
   struct jitagg jit;
   struct sysagg_pending pending;
   struct sysprof_frame *scratch; /* a sample with a frame inserted */
@@ -113,7 +125,8 @@ void sysagg_sample(void *ud, const struct sysprof_sample *s);
 void sysagg_jit(void *ud, const struct sysprof_jit_event *e);
 void sysagg_label_count(void *ud, uint32_t labels, uint64_t samples);
 /* At the end of the stream: samples of an attempt still under way are
-** counted without its outcome. */
+** counted without its outcome; the samples of the stream go to the tables
+** by function and by line. */
 void sysagg_finish(struct sysagg *agg);
 
 /* After sysagg_finish(), before the stream numbered `stream` of a merge

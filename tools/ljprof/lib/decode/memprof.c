@@ -304,15 +304,6 @@ static int read_symtab_update(struct reader *r, struct symbols *sym,
 ** payload and a weight. */
 #define EVENT_MAX_BYTES (1 + 8 * ULEB128_MAX_BYTES)
 
-/* The next field of an event in a window of EVENT_MAX_BYTES at *p: the
-** bytes it took, negative if it is malformed (then *p moves back a byte:
-** it stays in the window). */
-static int take_field(const uint8_t **p, uint64_t *out) {
-  int used = uleb128_decode_unchecked(*p, out);
-  *p += used;
-  return used;
-}
-
 /*
 ** Does the fast path take an event with this header? An alloc, free or
 ** realloc of a source and with flags the version has; not the VM's own
@@ -346,19 +337,26 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   loc->source = source;
   loc->a = loc->line = loc->weight = 0;
   loc->stack = UINT64_MAX;
-  if (source != ASOURCE_INT) used |= take_field(&p, &loc->a);
-  if (source == ASOURCE_LFUNC) used |= take_field(&p, &loc->line);
-  if (flags & AFLAG_STACK) used |= take_field(&p, &loc->stack);
-  *ev = (struct memprof_event){.kind = (enum memprof_event_kind)event};
+  if (source != ASOURCE_INT) used |= uleb128_take(&p, &loc->a);
+  if (source == ASOURCE_LFUNC) used |= uleb128_take(&p, &loc->line);
+  if (flags & AFLAG_STACK) used |= uleb128_take(&p, &loc->stack);
+  /* Each field set once: resolve_event() sets the location, stack and
+  ** labels. */
+  ev->kind = (enum memprof_event_kind)event;
+  ev->oweight = ev->nweight = 0;
   if (event != MEMPROF_ALLOC) {
-    used |= take_field(&p, &ev->oaddr);
-    used |= take_field(&p, &ev->osize);
+    used |= uleb128_take(&p, &ev->oaddr);
+    used |= uleb128_take(&p, &ev->osize);
+  } else {
+    ev->oaddr = ev->osize = 0;
   }
   if (event != MEMPROF_FREE) {
-    used |= take_field(&p, &ev->naddr);
-    used |= take_field(&p, &ev->nsize);
+    used |= uleb128_take(&p, &ev->naddr);
+    used |= uleb128_take(&p, &ev->nsize);
+  } else {
+    ev->naddr = ev->nsize = 0;
   }
-  if (flags & AFLAG_WEIGHT) used |= take_field(&p, &loc->weight);
+  if (flags & AFLAG_WEIGHT) used |= uleb128_take(&p, &loc->weight);
   return used < 0 ? 0 : (size_t)(p - window);
 }
 

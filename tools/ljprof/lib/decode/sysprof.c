@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "labelrec.h"
+#include "shared/hashtab.h"
 #include "symtab.h"
 
 static const char *const vmstate_names[VMSTATE_COUNT] = {
@@ -54,6 +55,47 @@ struct raw_frame {
   uint64_t a, b, c, d;
 };
 
+/*
+** The samples met before, by the bytes of their frames (the end byte
+** too): a profile repeats its stacks, a few thousand of them many times
+** each, and finding a stack's bytes costs less than decoding and
+** resolving its frames again. Its frames as resolved hold while no
+** binding changes (symbols_bindings() says). Samples of more bytes, and
+** those met after the first SEEN_MAX, are decoded each time.
+*/
+#define SEEN_MAX_BYTES 256
+#define SEEN_MAX 16384
+
+struct seen_sample {
+  uint32_t bytes, len;      /* at seen.bytes[bytes] */
+  uint32_t frames, nframes; /* at seen.frames[frames] */
+  uint64_t bindings;        /* what they were resolved with */
+  uint32_t frames_id;       /* sysprof_sample's, while they hold */
+};
+
+struct seen {
+  struct hashtab index;
+  struct seen_sample *items;
+  size_t n, cap;
+  uint8_t *bytes;
+  size_t nbytes, bytes_cap;
+  struct sysprof_frame *frames;
+  size_t nframes, frames_cap;
+  uint32_t frames_ids; /* given; UINT32_MAX: no more */
+};
+
+/* A sample's bytes as the reader has them, to look up in seen. */
+struct seen_key {
+  const uint8_t *bytes;
+  size_t len; /* 0: not to be kept */
+  uint32_t hash;
+};
+
+struct seen_probe {
+  const struct seen *seen;
+  const struct seen_key *key;
+};
+
 struct decoder {
   struct reader *r;
   struct symbols *sym;
@@ -64,6 +106,7 @@ struct decoder {
   size_t frames_cap;
   struct sbuf scratch;
   uint32_t labels; /* the label set in force */
+  struct seen seen;
 };
 
 static int corrupt(struct reader *r, uint64_t at, const char *problem,
@@ -109,6 +152,35 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
   }
 }
 
+/* The longest frame: a tag and four fields. */
+#define FRAME_MAX_BYTES (1 + 4 * ULEB128_MAX_BYTES)
+
+/* The fields of a frame by its tag (read_frame_fields() names them). */
+static const uint8_t frame_fields[] = {
+    [LJP_FRAME_LUA] = 2,    [LJP_FRAME_CFUNC] = 1, [LJP_FRAME_FFUNC] = 1,
+    [LJP_FRAME_NATIVE] = 1, [LJP_FRAME_TRACE] = 3, [LJP_FRAME_TRACE_LUA] = 4};
+
+/*
+** The fast path: a frame from a window of at least FRAME_MAX_BYTES, its
+** fields decoded without a bounds check each. Returns the bytes it takes,
+** or 0 for anything else (the end byte, an unknown tag, a malformed
+** field), which the careful path then reads and words.
+*/
+static size_t decode_frame(const uint8_t *window, unsigned last_tag,
+                           struct raw_frame *f) {
+  unsigned tag = window[0];
+  if (tag < LJP_FRAME_LUA || tag > last_tag) return 0;
+  const uint8_t *p = window + 1;
+  int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
+  unsigned fields = frame_fields[tag];
+  *f = (struct raw_frame){.tag = tag};
+  used |= uleb128_take(&p, &f->a);
+  if (fields >= 2) used |= uleb128_take(&p, &f->b);
+  if (fields >= 3) used |= uleb128_take(&p, &f->c);
+  if (fields >= 4) used |= uleb128_take(&p, &f->d);
+  return used < 0 ? 0 : (size_t)(p - window);
+}
+
 /*
 ** Tagged frames up to the end byte: those of a v3 sample (tags 1 ... 6),
 ** or the Lua stack of a v2 sample (tags 1 ... 3).
@@ -116,6 +188,20 @@ static int read_frame_fields(struct reader *r, struct raw_frame *f) {
 static int read_tagged_frames(struct decoder *d, unsigned last_tag,
                               const char *what) {
   for (;;) {
+    const uint8_t *window = reader_window(d->r, FRAME_MAX_BYTES);
+    if (window && window[0] == LJP_END) {
+      reader_skip(d->r, 1);
+      return 1;
+    }
+    if (window && d->nraw < SYSPROF_MAX_FRAMES) {
+      grow_array((void **)&d->raw, &d->raw_cap, d->nraw + 1, sizeof *d->raw);
+      size_t used = decode_frame(window, last_tag, &d->raw[d->nraw]);
+      if (used) {
+        d->nraw++;
+        reader_skip(d->r, used);
+        continue;
+      }
+    }
     uint8_t tag;
     if (!reader_u8(d->r, &tag, what)) return 0;
     if (tag == LJP_END) return 1;
@@ -161,7 +247,128 @@ static int read_v2_sample(struct decoder *d, enum vmstate state) {
   }
 }
 
-/* A frame, not yet known to be inlined (mark_inlined() tells). */
+/*
+** The bytes of a sample's frames and end byte at the start of a window of
+** SEEN_MAX_BYTES + FRAME_MAX_BYTES, found without decoding them; 0 for
+** more bytes or an unknown tag. (The fields of these bytes may be
+** malformed: the decoder finds out when it meets them first.)
+*/
+static size_t sample_length(const uint8_t *window) {
+  size_t at = 0;
+  while (at < SEEN_MAX_BYTES) {
+    unsigned tag = window[at++];
+    if (tag == LJP_END) return at;
+    if (tag < LJP_FRAME_LUA || tag > LJP_FRAME_TRACE_LUA) return 0;
+    for (unsigned i = 0; i < frame_fields[tag]; i++) {
+      size_t n = uleb128_length(window + at);
+      if (!n) return 0;
+      at += n;
+    }
+  }
+  return 0;
+}
+
+static uint32_t hash_bytes(const uint8_t *p, size_t len) {
+  uint64_t h = len;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t word;
+    memcpy(&word, p, sizeof word);
+    h = (h ^ word) * UINT64_C(0x100000001b3);
+  }
+  uint64_t tail = 0;
+  memcpy(&tail, p, len);
+  return hash_u64(h ^ tail);
+}
+
+static int same_bytes(const void *ctx, uint32_t id) {
+  const struct seen_probe *p = ctx;
+  const struct seen_sample *e = &p->seen->items[id];
+  return e->len == p->key->len &&
+         memcmp(p->seen->bytes + e->bytes, p->key->bytes, e->len) == 0;
+}
+
+/* The sample at the reader in seen: its id, or HASHTAB_NONE (then
+** key->len is 0 if it is not to be kept; nor is a sample of no frames,
+** its end byte alone, as cheap to decode again). */
+static uint32_t find_seen(struct decoder *d, struct seen_key *key) {
+  *key = (struct seen_key){0};
+  const uint8_t *window =
+      reader_window(d->r, SEEN_MAX_BYTES + FRAME_MAX_BYTES);
+  if (!window || (key->len = sample_length(window)) <= 1) {
+    key->len = 0;
+    return HASHTAB_NONE;
+  }
+  key->bytes = window;
+  key->hash = hash_bytes(window, key->len);
+  struct seen_probe probe = {&d->seen, key};
+  return hashtab_find(&d->seen.index, key->hash, same_bytes, &probe);
+}
+
+/* A new sample's bytes, copied past those kept before the reader moves
+** on; 0 when seen is full. */
+static int save_bytes(struct seen *seen, const struct seen_key *key) {
+  if (seen->n == SEEN_MAX) return 0;
+  grow_array((void **)&seen->bytes, &seen->bytes_cap, seen->nbytes + key->len,
+             1);
+  memcpy(seen->bytes + seen->nbytes, key->bytes, key->len);
+  return 1;
+}
+
+/* Keep a sample's frames as resolved with these bindings: a new one
+** (its bytes saved), or in the place of those of others (id). Returns
+** their frames_id. */
+static uint32_t remember(struct seen *seen, const struct seen_key *key,
+                         uint32_t id, uint64_t bindings,
+                         const struct sysprof_frame *frames, size_t n) {
+  if (id == HASHTAB_NONE) {
+    grow_array((void **)&seen->items, &seen->cap, seen->n + 1,
+               sizeof *seen->items);
+    grow_array((void **)&seen->frames, &seen->frames_cap, seen->nframes + n,
+               sizeof *seen->frames);
+    id = (uint32_t)seen->n++;
+    seen->items[id] = (struct seen_sample){
+        (uint32_t)seen->nbytes, (uint32_t)key->len, (uint32_t)seen->nframes,
+        (uint32_t)n, 0, 0};
+    seen->nbytes += key->len;
+    seen->nframes += n;
+    hashtab_add(&seen->index, key->hash, id);
+  }
+  struct seen_sample *e = &seen->items[id];
+  e->bindings = bindings;
+  e->frames_id = seen->frames_ids < UINT32_MAX ? ++seen->frames_ids : 0;
+  memcpy(seen->frames + e->frames, frames, n * sizeof *frames);
+  return e->frames_id;
+}
+
+/*
+** The sample at the reader, if its frames' bytes were met before and
+** resolved with these bindings: its frames from seen, the reader past
+** them (1). Else 0, and where to keep the sample once decoded: *key, and
+** *id for an entry of other bindings.
+*/
+static int take_seen(struct decoder *d, struct sysprof_sample *s,
+                     uint64_t bindings, struct seen_key *key, uint32_t *id) {
+  *id = find_seen(d, key);
+  if (*id == HASHTAB_NONE) {
+    if (key->len && !save_bytes(&d->seen, key)) key->len = 0;
+    return 0;
+  }
+  const struct seen_sample *e = &d->seen.items[*id];
+  if (e->bindings != bindings) return 0;
+  reader_skip(d->r, e->len);
+  s->nframes = e->nframes;
+  s->frames = d->seen.frames + e->frames;
+  s->frames_id = e->frames_id;
+  return 1;
+}
+
+static void seen_free(struct seen *seen) {
+  hashtab_free(&seen->index);
+  free(seen->items);
+  free(seen->bytes);
+  free(seen->frames);
+}
+
 static struct sysprof_frame resolve(struct symbols *sym,
                                     const struct raw_frame *f) {
   uint32_t loc;
@@ -210,6 +417,15 @@ static int read_sample(struct decoder *d, enum vmstate state, int jit,
   if (jit && (!reader_uleb(d->r, &s.jit_trace, "sample: trace") ||
               !reader_uleb(d->r, &s.jit_exit, "sample: exit")))
     return 0;
+  struct seen_key key = {0};
+  uint32_t id = HASHTAB_NONE;
+  uint64_t bindings = symbols_bindings(d->sym);
+  if (d->version != LJP_VERSION_REFERENCE &&
+      take_seen(d, &s, bindings, &key, &id)) {
+    sink->sample(sink->ud, &s);
+    return 1;
+  }
+  uint64_t at = reader_offset(d->r);
   d->nraw = 0;
   int ok = d->version == LJP_VERSION_REFERENCE
                ? read_v2_sample(d, state)
@@ -221,6 +437,8 @@ static int read_sample(struct decoder *d, enum vmstate state, int jit,
              sizeof *d->frames);
   for (size_t i = 0; i < d->nraw; i++) d->frames[i] = resolve(d->sym, &d->raw[i]);
   mark_inlined(d);
+  if (key.len && reader_offset(d->r) - at == key.len)
+    s.frames_id = remember(&d->seen, &key, id, bindings, d->frames, d->nraw);
   s.nframes = d->nraw;
   s.frames = d->frames;
   sink->sample(sink->ud, &s);
@@ -438,6 +656,7 @@ int sysprof_read_records(struct reader *r, struct symbols *sym,
   while ((status = read_record(&d, sink)) == 1) continue;
   free(d.raw);
   free(d.frames);
+  seen_free(&d.seen);
   sbuf_free(&d.scratch);
   return status == -1;
 }

@@ -100,6 +100,10 @@ struct sysprof_sample {
   int has_jit;
   uint64_t jit_trace, jit_exit;
   uint32_t labels; /* the label set in force (v4; labelsets.h) */
+  /* The decoder's number for its frames, as the stream goes: samples of
+  ** one number have the same frames (a sink may count them by it); 0 for
+  ** none. */
+  uint32_t frames_id;
 };
 
 /* The trace compiler's events (lj_profstream.h), each as it came. */

@@ -8,6 +8,7 @@
 #include "heapchrome.h"
 #include "heaphtml.h"
 #include "json_out.h"
+#include "shared/sort.h"
 
 struct by_pattern {
   uint32_t pattern;
@@ -134,7 +135,7 @@ static void summarize(const struct heapgraph *h, const struct heapjoin *j,
   for (uint32_t v = 0; v < s->nobj; v++)
     if (h->idom[v] != HS_NONE) ids[n++] = v;
   sort_graph = h;
-  qsort(ids, n, sizeof *ids, by_retained);
+  sort_first_inline(ids, n, top, sizeof *ids, by_retained);
   m->top = ids;
   m->ntop = n < top ? n : (uint32_t)top;
   if (j) summarize_allocs(h, j, top, m);

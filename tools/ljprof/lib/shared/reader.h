@@ -134,6 +134,35 @@ static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
 }
 
 /*
+** The bytes of a ULEB128 at p, where at least ULEB128_MAX_BYTES bytes are
+** readable, without its value; 0 if it has more. Those of up to eight
+** bytes from one word.
+*/
+static inline size_t uleb128_length(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
+  if (last_bytes) return (size_t)__builtin_ctzll(last_bytes) / 8 + 1;
+#endif
+  for (size_t n = 0; n < ULEB128_MAX_BYTES; n++)
+    if (p[n] < 0x80) return n + 1;
+  return 0;
+}
+
+/*
+** The next field of an item, at *p in a window that holds the longest
+** item; *p moves past it. Returns the bytes it took, negative if it is
+** malformed (then *p moves back a byte: it stays in the window); the
+** results of an item's fields or'ed are negative if one is.
+*/
+static inline int uleb128_take(const uint8_t **p, uint64_t *out) {
+  int used = uleb128_decode_unchecked(*p, out);
+  *p += used;
+  return used;
+}
+
+/*
 ** For decoders that check bounds once per item: the unread bytes, if at
 ** least `need` (at most the buffer size) can be buffered, else NULL (near
 ** the end of the stream). Then reader_skip(used).

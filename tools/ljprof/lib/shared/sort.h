@@ -64,4 +64,45 @@ sort_inline(void *base, size_t n, size_t size,
   free(tmp);
 }
 
+/* Of the heap b[0 .. n) (each element after its children), b[i] moved
+** down to its place. */
+static inline __attribute__((always_inline)) void
+sort_sift_down(char *b, size_t i, size_t n, size_t size,
+               int (*cmp)(const void *, const void *)) {
+  char held[SORT_MAX_SIZE];
+  memcpy(held, b + i * size, size);
+  for (size_t c; (c = 2 * i + 1) < n; i = c) {
+    if (c + 1 < n && cmp(b + (c + 1) * size, b + c * size) > 0) c++;
+    if (cmp(b + c * size, held) <= 0) break;
+    memcpy(b + i * size, b + c * size, size);
+  }
+  memcpy(b + i * size, held, size);
+}
+
+/*
+** The first k elements as sort_inline() orders them, the others after
+** them in no order, for an order without ties (cmp never 0): a report's
+** top k of a million elements. The k first so far are kept in a heap, the
+** last of them at its root, which each other element is compared with.
+*/
+static inline __attribute__((always_inline)) void
+sort_first_inline(void *base, size_t n, size_t k, size_t size,
+                  int (*cmp)(const void *, const void *)) {
+  char *b = base, held[SORT_MAX_SIZE];
+  if (k >= n || size > SORT_MAX_SIZE) {
+    sort_inline(base, n, size, cmp);
+    return;
+  }
+  if (k == 0) return;
+  for (size_t i = k / 2; i-- > 0;) sort_sift_down(b, i, k, size, cmp);
+  for (size_t i = k; i < n; i++) {
+    if (cmp(b + i * size, b) >= 0) continue;
+    memcpy(held, b, size);
+    memcpy(b, b + i * size, size);
+    memcpy(b + i * size, held, size);
+    sort_sift_down(b, 0, k, size, cmp);
+  }
+  sort_inline(base, k, size, cmp);
+}
+
 #endif

@@ -10,6 +10,7 @@
 static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
                              enum symbols_raw_kind to) {
   for (unsigned kind = from; kind < to; kind++) s->generation[kind]++;
+  s->bindings++;
 }
 
 static void init_resolver(struct symbols *s, int cache_mapped) {

@@ -182,6 +182,7 @@ struct symbols {
   int code_index_stale;
 
   uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
+  uint64_t bindings; /* bumped with any generation (symbols_bindings()) */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
   int cache_mapped; /* from table_calloc() */
 
@@ -263,6 +264,11 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
       e->a == a && e->b == b)
     return e->loc;
   return symbols_resolve_raw(s, kind, a, b);
+}
+
+/* A number that changes whenever a binding of any kind does. */
+static inline uint64_t symbols_bindings(const struct symbols *s) {
+  return s->bindings;
 }
 
 /* Location ids, resolved with the bindings in force now. */

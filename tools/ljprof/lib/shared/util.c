@@ -50,8 +50,8 @@ void *xrealloc(void *ptr, size_t size) {
   return p;
 }
 
-void grow_array(void **items, size_t *cap, size_t need, size_t elem_size) {
-  if (need <= *cap) return;
+void grow_array_slow(void **items, size_t *cap, size_t need,
+                     size_t elem_size) {
   size_t ncap = *cap ? *cap : 16;
   while (ncap < need) {
     if (ncap > SIZE_MAX / 2 / elem_size) out_of_memory(SIZE_MAX);
@@ -61,10 +61,10 @@ void grow_array(void **items, size_t *cap, size_t need, size_t elem_size) {
   *cap = ncap;
 }
 
-void grow_array_zeroed(void **items, size_t *cap, size_t need,
-                       size_t elem_size) {
+void grow_array_zeroed_slow(void **items, size_t *cap, size_t need,
+                            size_t elem_size) {
   size_t old = *cap;
-  grow_array(items, cap, need, elem_size);
+  grow_array_slow(items, cap, need, elem_size);
   memset((char *)*items + old * elem_size, 0, (*cap - old) * elem_size);
 }
 

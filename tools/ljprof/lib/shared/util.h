@@ -25,11 +25,20 @@ void *xrealloc(void *ptr, size_t size);
 void *table_calloc(size_t count, size_t size);
 void table_free(void *table, size_t count, size_t size);
 
-/* Grow *items (of *cap elements of elem_size bytes) to hold at least need. */
-void grow_array(void **items, size_t *cap, size_t need, size_t elem_size);
+/* Grow *items (of *cap elements of elem_size bytes) to hold at least need.
+** Inline: callers grow per event, and almost always have the room. */
+void grow_array_slow(void **items, size_t *cap, size_t need, size_t elem_size);
+static inline void grow_array(void **items, size_t *cap, size_t need,
+                              size_t elem_size) {
+  if (need > *cap) grow_array_slow(items, cap, need, elem_size);
+}
 /* The same, the elements it adds zeroed: arrays indexed by an id. */
-void grow_array_zeroed(void **items, size_t *cap, size_t need,
-                       size_t elem_size);
+void grow_array_zeroed_slow(void **items, size_t *cap, size_t need,
+                            size_t elem_size);
+static inline void grow_array_zeroed(void **items, size_t *cap, size_t need,
+                                     size_t elem_size) {
+  if (need > *cap) grow_array_zeroed_slow(items, cap, need, elem_size);
+}
 
 /* What a ranking sorts: most first by first, then by second, then the
 ** lower id first. */
