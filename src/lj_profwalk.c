@@ -413,9 +413,11 @@ void lj_profwalk_top(ProfWalk *pw, LuaCursor *c, int32_t st,
   ** VM keeps PCs). L->cframe is then the compiler's own C frame, in front
   ** of the interpreter's, which holds the PC it called the JIT from. */
   if (st == ~LJ_VMST_RECORD || st == ~LJ_VMST_OPT || st == ~LJ_VMST_ASM) {
+    void *interp = L->cframe != NULL ? cframe_prev(cframe_raw(L->cframe)) :
+				       NULL;
     cursor_addpc(c, G2J(g)->pc + 1);
-    if (L->cframe != NULL && cframe_prev(cframe_raw(L->cframe)) != NULL)
-      cursor_addpc(c, cframe_pc(cframe_raw(cframe_prev(cframe_raw(L->cframe)))));
+    if (interp != NULL)
+      cursor_addpc(c, cframe_pc(cframe_raw(interp)));
   }
 #endif
   /* Not while Lua or a fast function runs: the interpreter updates that
