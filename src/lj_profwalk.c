@@ -78,11 +78,12 @@ void lj_profwalk_closeprobe(ProfWalk *pw)
   close(pw->probe[1]);
 }
 
-/* The VM's helpers for math, conversions and lj_vm_next follow its trace
-** exit code, up to the FFI's: leaf functions that C code, the interpreter
-** and traces call, with no frame of their own (the interpreter's unwind
-** entry, which covers them, does not hold there). */
-static void vm_leafcode(ProfWalk *pw)
+/* Code in the VM's that is not the interpreter's. Its helpers for math,
+** conversions and lj_vm_next follow its trace exit code, up to the FFI's:
+** leaf functions that C code, the interpreter and traces call, with no
+** frame of their own (the interpreter's unwind entry, which covers them,
+** does not hold there). lj_vm_cpcall: C calling C. */
+static void vm_otherranges(ProfWalk *pw)
 {
 #if LJ_TARGET_X64
   pw->leaf_lo = (uintptr_t)(void *)lj_vm_floor;
@@ -113,7 +114,7 @@ void lj_profwalk_setcode(ProfWalk *pw, global_State *g, int onthread)
   pw->gone = NULL;
   if (!lj_profunwind_vmcode(&pw->vm_lo, &pw->vm_hi))
     pw->vm_lo = pw->vm_hi = 0;
-  vm_leafcode(pw);
+  vm_otherranges(pw);
   if (!lj_profunwind_threadstack(&pw->stack_lo, &pw->stack_hi))
     pw->stack_lo = pw->stack_hi = 0;  /* Every stack read probed. */
   lj_profunwind_init(&pw->unw, &pw->unwcache);

@@ -268,18 +268,6 @@ static size_t sample_length(const uint8_t *window) {
   return 0;
 }
 
-static uint32_t hash_bytes(const uint8_t *p, size_t len) {
-  uint64_t h = len;
-  for (; len >= 8; p += 8, len -= 8) {
-    uint64_t word;
-    memcpy(&word, p, sizeof word);
-    h = (h ^ word) * UINT64_C(0x100000001b3);
-  }
-  uint64_t tail = 0;
-  memcpy(&tail, p, len);
-  return hash_u64(h ^ tail);
-}
-
 static int same_bytes(const void *ctx, uint32_t id) {
   const struct seen_probe *p = ctx;
   const struct seen_sample *e = &p->seen->items[id];

@@ -64,14 +64,6 @@ void symbols_forget_bindings(struct symbols *s) {
   labelsets_forget_stream(&s->labels);
 }
 
-/* FNV-1a, folded to 32 bits. */
-static uint32_t hash_bytes(const void *data, size_t len) {
-  const uint8_t *p = data;
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
-  for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-  return hash_u64(h);
-}
-
 struct string_probe {
   const struct symbols *s;
   const char *str;

@@ -97,4 +97,19 @@ static inline uint32_t hash_u64(uint64_t key) {
   return (uint32_t)(key >> 32);
 }
 
+/* Bytes hashed a word at a time (FNV-1a's multiply), folded to 32 bits:
+** the interned strings' keys, a sample's frames. */
+static inline uint32_t hash_bytes(const void *data, size_t len) {
+  const uint8_t *p = data;
+  uint64_t h = UINT64_C(0xcbf29ce484222325) ^ len;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t word;
+    memcpy(&word, p, sizeof word);
+    h = (h ^ word) * UINT64_C(0x100000001b3);
+  }
+  uint64_t tail = 0;
+  memcpy(&tail, p, len);
+  return hash_u64(h ^ tail);
+}
+
 #endif
