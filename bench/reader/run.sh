@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Reader throughput: `ljprof report` on synthetic streams (gen_churn.c),
-# `ljprof heap` on a heap snapshot. Prints three Markdown tables; asserts
+# `ljprof heap` on a heap snapshot. Prints four Markdown tables; asserts
 # nothing.
 #
 #   bench/reader/run.sh LJPROF WORK_DIR
@@ -14,12 +14,13 @@
 # the first table gives the median time and peak RSS (/usr/bin/time -v).
 # STREAM_MB sets the streams' size (default 160 MiB).
 #
-# The second: eight typical streams of STREAM_MB / 8 each (other seeds)
-# merged, `ljprof report S1 ... S8`, read one after the other
-# (LJPROF_JOBS=1) and on every core (LJPROF_JOBS unset), interleaved RUNS
-# times, medians: the ratio is the merge's speed-up, measured in one run.
+# The second and third: eight typical streams of STREAM_MB / 8 each
+# (other seeds) merged, `ljprof report S1 ... S8`, read one after the
+# other (LJPROF_JOBS=1) and on every core (LJPROF_JOBS unset), interleaved
+# RUNS times, medians: the ratio is the merge's speed-up, measured in one
+# run; then eight sysprof streams alike.
 #
-# The third counts the instructions of one report of each kind on smaller
+# The last counts the instructions of one report of each kind on smaller
 # streams (CALLGRIND_MB, default 16 MiB; the eight merged of a total that
 # size), under valgrind's callgrind: all threads', the whole run (reading,
 # aggregating, the report), per event (a sample; an object of a snapshot).
@@ -98,47 +99,49 @@ for kind in $kinds; do
       k, b / 1e6, e, s, b / s / 1e6, e / s / 1e6, r / 1024 }'
 done
 
-# Eight typical streams of a total size (1 MiB each at least), their
-# names in $merged, their events in $merged_events.
+# Eight streams of a kind (typical, sysprof) of a total size (1 MiB each
+# at least), their names in $merged, their events in $merged_events.
 make_merge() {
   merged=""
   merged_events=0
   for seed in 1 2 3 4 5 6 7 8; do
-    make_stream typical $(($1 >= 16 ? $1 / 8 : 1)) "$seed"
+    make_stream "$1" $(($2 >= 16 ? $2 / 8 : 1)) "$seed"
     merged="$merged $stream"
     merged_events=$((merged_events + events))
   done
 }
 
-echo
-echo "| eight typical merged | size MB | seconds | MB/s | peak RSS MiB |"
-echo "|---|---:|---:|---:|---:|"
-make_merge "$mb"
-# shellcheck disable=SC2086 # the streams' names, one a word
-bytes=$(cat $merged | wc -c)
-for jobs in 1 all; do : > "$work/times-$jobs" "$work/rss-$jobs"; done
-for _ in $(seq "$runs"); do
-  for jobs in 1 all; do
-    : > "$work/times"
-    : > "$work/rss"
-    # shellcheck disable=SC2086 # the streams' names, one a word
-    if [ "$jobs" = 1 ]; then timed env LJPROF_JOBS=1 "$ljprof" report $merged
-    else timed env -u LJPROF_JOBS "$ljprof" report $merged; fi
-    cat "$work/times" >> "$work/times-$jobs"
-    cat "$work/rss" >> "$work/rss-$jobs"
+for kind in typical sysprof; do
+  echo
+  echo "| eight $kind merged | size MB | seconds | MB/s | peak RSS MiB |"
+  echo "|---|---:|---:|---:|---:|"
+  make_merge "$kind" "$mb"
+  # shellcheck disable=SC2086 # the streams' names, one a word
+  bytes=$(cat $merged | wc -c)
+  for jobs in 1 all; do : > "$work/times-$jobs" "$work/rss-$jobs"; done
+  for _ in $(seq "$runs"); do
+    for jobs in 1 all; do
+      : > "$work/times"
+      : > "$work/rss"
+      # shellcheck disable=SC2086 # the streams' names, one a word
+      if [ "$jobs" = 1 ]; then timed env LJPROF_JOBS=1 "$ljprof" report $merged
+      else timed env -u LJPROF_JOBS "$ljprof" report $merged; fi
+      cat "$work/times" >> "$work/times-$jobs"
+      cat "$work/rss" >> "$work/rss-$jobs"
+    done
   done
+  for jobs in 1 all; do
+    secs=$(median < "$work/times-$jobs")
+    rss_kb=$(median < "$work/rss-$jobs")
+    echo "$secs" > "$work/median-$jobs"
+    name=$([ "$jobs" = 1 ] && echo "one after the other (LJPROF_JOBS=1)" ||
+      echo "on every core ($(nproc) threads)")
+    awk -v k="$name" -v b="$bytes" -v s="$secs" -v r="$rss_kb" 'BEGIN {
+      printf "| %s | %.1f | %.2f | %.0f | %.0f |\n", k, b / 1e6, s, b / s / 1e6, r / 1024 }'
+  done
+  awk -v a="$(cat "$work/median-1")" -v b="$(cat "$work/median-all")" 'BEGIN {
+    printf "| speed-up | | %.2fx | | |\n", a / b }'
 done
-for jobs in 1 all; do
-  secs=$(median < "$work/times-$jobs")
-  rss_kb=$(median < "$work/rss-$jobs")
-  echo "$secs" > "$work/median-$jobs"
-  name=$([ "$jobs" = 1 ] && echo "one after the other (LJPROF_JOBS=1)" ||
-    echo "on every core ($(nproc) threads)")
-  awk -v k="$name" -v b="$bytes" -v s="$secs" -v r="$rss_kb" 'BEGIN {
-    printf "| %s | %.1f | %.2f | %.0f | %.0f |\n", k, b / 1e6, s, b / s / 1e6, r / 1024 }'
-done
-awk -v a="$(cat "$work/median-1")" -v b="$(cat "$work/median-all")" 'BEGIN {
-  printf "| speed-up | | %.2fx | | |\n", a / b }'
 
 if ! command -v valgrind > /dev/null; then
   echo "(no valgrind: instructions per event not counted)"
@@ -158,7 +161,7 @@ echo "|---|---:|---:|---:|---:|"
 for kind in $kinds merged; do
   case $kind in
   heap) make_snapshot; files=$stream ;;
-  merged) make_merge "$cmb"; files=$merged; events=$merged_events ;;
+  merged) make_merge typical "$cmb"; files=$merged; events=$merged_events ;;
   *) make_stream "$kind" "$cmb" 1; files=$stream ;;
   esac
   # shellcheck disable=SC2086 # the streams' names, one a word

@@ -26,7 +26,7 @@ enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct sysprof_meta *meta,
                                struct labelfilter *filter,
                                const struct decode_limits *limits) {
-  static const struct decode_limits none = {0, STREAM_UNKNOWN};
+  static const struct decode_limits none = {0};
   if (!limits) limits = &none;
   reader_init_fd(r, fd, READ_BUFFER_SIZE);
   /* On two threads, the counters by site are kept on the decoder's: the
@@ -42,8 +42,7 @@ enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                       : (struct memprof_sink){.events = memagg_events,
                                               .ud = memagg},
       .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta,
-                  sysagg_label_count},
-      .only = limits->only};
+                  sysagg_label_count}};
   /* A filter's gate before the aggregations (on the decoder's thread). */
   struct labelgate gate;
   if (filter) {

@@ -27,11 +27,9 @@ void stream_file_read(struct stream_file *f, int fd);
 void stream_file_free(struct stream_file *f);
 
 /* For a stream read on a thread of a merge's (stream_jobs.h): no second
-** thread of its own; only a profiler section of one kind (STREAM_UNKNOWN:
-** any), another left unread, its kind returned. */
+** thread of its own. */
 struct decode_limits {
   int one_thread;
-  enum stream_kind only;
 };
 
 /* What stream_file_read() does, into parts the caller keeps (those of

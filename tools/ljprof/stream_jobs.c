@@ -60,9 +60,9 @@ int stream_jobs_worth(const char *const *files, size_t n) {
   return total >= WORTH_THREADS_FROM;
 }
 
-/* A memory profile read on this thread alone; another kind left unread. */
-static void read_job(struct stream_job *job, const char *file) {
-  static const struct decode_limits limits = {1, STREAM_MEMPROF};
+/* The stream numbered i of the merge, read on this thread alone. */
+static void read_job(struct stream_job *job, const char *file, size_t i) {
+  static const struct decode_limits limits = {1};
   int fd = open(file, O_RDONLY);
   if (fd < 0) {
     job->open_errno = errno;
@@ -72,6 +72,7 @@ static void read_job(struct stream_job *job, const char *file) {
   symbols_init_threaded(&job->sym);
   memagg_init(&job->memagg, &job->sym);
   sysagg_init(&job->sysagg, &job->sym);
+  sysagg_next_stream(&job->sysagg, (uint32_t)i);
   job->kind = stream_decode(fd, &job->reader, &job->sym, &job->memagg,
                             &job->sysagg, &job->meta, NULL, &limits);
   close(fd);
@@ -87,7 +88,7 @@ static void *run(void *arg) {
     if (js->stopped || js->next == js->n) break;
     size_t i = js->next++;
     pthread_mutex_unlock(&js->lock);
-    read_job(&js->jobs[i], js->files[i]);
+    read_job(&js->jobs[i], js->files[i], i);
     pthread_mutex_lock(&js->lock);
     js->jobs[i].done = 1;
     pthread_cond_broadcast(&js->done);
@@ -125,10 +126,8 @@ struct stream_job *stream_jobs_wait(struct stream_jobs *js, size_t i) {
 static void free_job(struct stream_job *job) {
   if (!job->started) return;
   sysagg_free(&job->sysagg);
-  if (!job->taken) {
-    memagg_free(&job->memagg);
-    symbols_free(&job->sym);
-  }
+  memagg_free(&job->memagg);
+  symbols_free(&job->sym);
   reader_free(&job->reader);
   job->started = 0;
 }

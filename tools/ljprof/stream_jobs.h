@@ -1,10 +1,10 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
-** The memory profiles of a merge read on several threads: each stream
-** decoded and aggregated with a resolver and an aggregation of its own
-** (its live blocks dropped once finished), for stream_set.c to add to the
-** merge in the streams' order, as if read there one after the other. A
-** CPU profile is left unread (its kind said): those are read in order.
+** The profiles of a merge read on several threads: each stream decoded
+** and aggregated with a resolver and an aggregation of its own (a memory
+** profile's live blocks dropped once finished), for stream_set.c to add
+** to the merge in the streams' order, as if read there one after the
+** other.
 */
 #ifndef LJPROF_STREAM_JOBS_H
 #define LJPROF_STREAM_JOBS_H
@@ -19,11 +19,10 @@ struct stream_job {
   struct reader reader; /* its status: whether, and where, it is damaged */
   struct symbols sym;
   struct memagg memagg; /* finished, without its blocks */
-  struct sysagg sysagg; /* empty */
+  struct sysagg sysagg; /* finished */
   struct sysprof_meta meta;
   int done; /* under the pool's lock */
   int started;
-  int taken; /* sym and memagg moved out by the caller: not freed here */
 };
 
 struct stream_jobs;

@@ -142,16 +142,32 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
 
 /*
 ** Is stream i, read on a thread of its own as a job of that kind, added
-** here as reading it in order would? Once the set is a memory profile,
-** any (a CPU profile is refused); before, a memory profile only as the
-** first stream (its resolver becomes the set's); a CPU profile never (it
-** was not read).
+** here as reading it in order would? A memory profile, once the set is
+** one, or as the first stream (its resolver becomes the set's); any
+** other (a CPU profile is merged, or refused as reading it would be).
 */
 static int adds_as_read(const struct stream_set *set, size_t i,
                         enum stream_kind kind) {
-  if (set->kind == STREAM_MEMPROF) return 1;
-  if (kind == STREAM_MEMPROF) return i == 0;
-  return kind != STREAM_SYSPROF;
+  if (kind == STREAM_MEMPROF) return set->kind == STREAM_MEMPROF || i == 0;
+  return 1;
+}
+
+/* The first stream's job: its resolver and aggregation become the set's
+** (fresh, they would hold the same); the set's go to the job, to free. */
+static void take_job(struct stream_set *set, struct stream_job *job) {
+  struct symbols sym = set->sym;
+  set->sym = job->sym;
+  job->sym = sym;
+  if (job->kind == STREAM_MEMPROF) {
+    struct memagg mem = set->memagg;
+    set->memagg = job->memagg;
+    job->memagg = mem;
+  } else {
+    struct sysagg sys = set->sysagg;
+    set->sysagg = job->sysagg;
+    job->sysagg = sys;
+  }
+  set->memagg.sym = set->sysagg.sym = set->sysagg.jit.sym = &set->sym;
 }
 
 /* Stream i, read as a job: added to the set as read_stream() adds it. */
@@ -162,21 +178,18 @@ static int add_job(struct stream_set *set, size_t i, struct stream_job *job,
   if (i) symbols_forget_bindings(&set->sym);
   sysagg_next_stream(&set->sysagg, (uint32_t)i);
   int later = set->kind == STREAM_MEMPROF;
-  if (i == 0 && job->kind == STREAM_MEMPROF) {
-    /* The set's resolver, fresh, would hold what the job's holds. */
-    memagg_free(&set->memagg);
-    symbols_free(&set->sym);
-    set->sym = job->sym;
-    set->memagg = job->memagg;
-    set->memagg.sym = &set->sym;
-    job->taken = 1;
+  uint64_t samples_before = set->sysagg.samples;
+  if (i == 0 && is_profile(job->kind)) {
+    take_job(set, job);
   } else {
     struct symimport map;
     symimport_add(&set->sym, &job->sym, &map);
     if (job->kind == STREAM_MEMPROF) memagg_remap(&job->memagg, &map);
+    if (job->kind == STREAM_SYSPROF)
+      sysagg_merge(&set->sysagg, &job->sysagg, &map);
     symimport_free(&map);
   }
-  return add_stream(set, i, job->kind, &job->meta, set->sysagg.samples,
+  return add_stream(set, i, job->kind, &job->meta, samples_before,
                     later ? &job->memagg : &set->memagg, later, &job->reader,
                     first);
 }

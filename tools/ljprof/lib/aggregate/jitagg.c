@@ -27,14 +27,19 @@ void jitagg_free(struct jitagg *j) {
 }
 
 /* Few distinct reasons meet at one place: a list is enough. */
-static void reasons_add(struct jit_reasons *r, uint32_t reason) {
+static void reasons_count(struct jit_reasons *r, uint32_t reason,
+                          uint64_t n) {
   for (size_t i = 0; i < r->n; i++)
     if (r->items[i].reason == reason) {
-      r->items[i].count = add_sat(r->items[i].count, 1);
+      r->items[i].count = add_sat(r->items[i].count, n);
       return;
     }
   grow_array((void **)&r->items, &r->cap, r->n + 1, sizeof *r->items);
-  r->items[r->n++] = (struct jit_reason_count){reason, 1};
+  r->items[r->n++] = (struct jit_reason_count){reason, n};
+}
+
+static void reasons_add(struct jit_reasons *r, uint32_t reason) {
+  reasons_count(r, reason, 1);
 }
 
 static int by_reason_count(const void *a, const void *b) {
@@ -149,11 +154,12 @@ static int same_exit(const void *ctx, uint32_t id) {
          x->exit == p->key.exit;
 }
 
-static void on_exit(struct jitagg *j, const struct sysprof_jit_event *e) {
-  uint32_t start = keymap_get(&j->trace_start, e->trace);
-  struct exit_probe probe = {j, {start, e->loc, e->exit, 0, e->trace}};
-  uint32_t hash = hash_u64(((uint64_t)start << 32 | e->loc) ^
-                           (e->exit * UINT64_C(0x9E3779B97F4A7C15)));
+/* The exit told apart by start, loc and exit: its index, added if new. */
+static uint32_t exit_of(struct jitagg *j, uint32_t start, uint32_t loc,
+                        uint64_t exit) {
+  struct exit_probe probe = {j, {start, loc, exit, 0, 0}};
+  uint32_t hash = hash_u64(((uint64_t)start << 32 | loc) ^
+                           (exit * UINT64_C(0x9E3779B97F4A7C15)));
   uint32_t i = hashtab_find(&j->exit_index, hash, same_exit, &probe);
   if (i == HASHTAB_NONE) {
     grow_array((void **)&j->exits, &j->exits_cap, j->nexits + 1,
@@ -162,8 +168,15 @@ static void on_exit(struct jitagg *j, const struct sysprof_jit_event *e) {
     j->exits[i] = probe.key;
     hashtab_add(&j->exit_index, hash, i);
   }
-  j->exits[i].trace = e->trace;
-  j->exits[i].count = add_sat(j->exits[i].count, e->count);
+  return i;
+}
+
+static void on_exit(struct jitagg *j, const struct sysprof_jit_event *e) {
+  uint32_t start = keymap_get(&j->trace_start, e->trace);
+  uint32_t i = exit_of(j, start, e->loc, e->exit); /* may move exits */
+  struct jit_exit *x = &j->exits[i];
+  x->trace = e->trace;
+  x->count = add_sat(x->count, e->count);
   j->exits_total = add_sat(j->exits_total, e->count);
 }
 
@@ -259,4 +272,99 @@ uint32_t *jitagg_rank_exits(const struct jitagg *j) {
   for (size_t i = 0; i < j->nexits; i++)
     items[i] = (struct rank_item){j->exits[i].count, 0, (uint32_t)i};
   return rank_ids(items, j->nexits);
+}
+
+/* -- Merging ---------------------------------------------------------- */
+
+static void reasons_merge(struct jit_reasons *into,
+                          const struct jit_reasons *from,
+                          const uint32_t *strings) {
+  for (size_t i = 0; i < from->n; i++)
+    reasons_count(into, strings[from->items[i].reason], from->items[i].count);
+}
+
+static void sum(uint64_t *into, uint64_t n) { *into = add_sat(*into, n); }
+
+/* The stream's starts added: *starts maps its indices to the merge's. */
+static uint32_t *merge_starts(struct jitagg *into, const struct jitagg *from,
+                              const struct symimport *map) {
+  uint32_t *starts = xmalloc((from->nstarts + 1) * sizeof *starts);
+  for (size_t i = 0; i < from->nstarts; i++) {
+    const struct jit_start *f = &from->starts[i];
+    starts[i] = (uint32_t)start_of(into, map->loc[f->loc],
+                                   symimport_loc(map, f->func), f->kind);
+    struct jit_start *t = &into->starts[starts[i]];
+    sum(&t->attempts, f->attempts);
+    sum(&t->compiled, f->compiled);
+    sum(&t->aborted, f->aborted);
+    sum(&t->blacklisted, f->blacklisted);
+    for (int o = 0; o < 3; o++) sum(&t->samples[o], f->samples[o]);
+    reasons_merge(&t->reasons, &f->reasons, map->strings);
+    /* Its aborts' reasons, which the stream gave its function, go to
+    ** that of the start as the merge knows it (first seen). */
+    if (t->func != SYMBOLS_NONE)
+      reasons_merge(func_of(into, t->func), &f->reasons, map->strings);
+  }
+  return starts;
+}
+
+/* A blacklisting in the stream that found no root started at its line
+** there (the line counts it, the start does not) finds one the streams
+** before made (as read after them: below `had` of the merge's starts). */
+static void credit_blacklists(struct jitagg *into, const struct jitagg *from,
+                              uint32_t from_loc, uint32_t loc, size_t had) {
+  uint64_t found = 0;
+  uint32_t i = keymap_get(&from->start_index,
+                          (uint64_t)from_loc << 2 | LJP_TRACE_ROOT);
+  if (i != HASHTAB_NONE) found = from->starts[i].blacklisted;
+  i = keymap_get(&into->start_index, (uint64_t)loc << 2 | LJP_TRACE_ROOT);
+  if (i != HASHTAB_NONE && i < had)
+    sum(&into->starts[i].blacklisted,
+        from->lines[from_loc].blacklisted - found);
+}
+
+static void merge_lines(struct jitagg *into, const struct jitagg *from,
+                        const struct symimport *map, size_t had) {
+  for (uint32_t i = 0; i < from->lines_cap; i++) {
+    const struct jit_line *f = &from->lines[i];
+    if (!f->interpreted && !f->blacklisted && !f->reasons.n) continue;
+    if (f->blacklisted) credit_blacklists(into, from, i, map->loc[i], had);
+    struct jit_line *t = line_of(into, map->loc[i]);
+    sum(&t->interpreted, f->interpreted);
+    sum(&t->blacklisted, f->blacklisted);
+    reasons_merge(&t->reasons, &f->reasons, map->strings);
+    if (f->func != SYMBOLS_NONE) t->func = map->loc[f->func];
+  }
+}
+
+static void merge_exits(struct jitagg *into, const struct jitagg *from,
+                        const struct symimport *map, const uint32_t *starts) {
+  for (size_t i = 0; i < from->nexits; i++) {
+    const struct jit_exit *f = &from->exits[i];
+    uint32_t start = f->start == HASHTAB_NONE ? f->start : starts[f->start];
+    uint32_t x = exit_of(into, start, symimport_loc(map, f->loc), f->exit);
+    struct jit_exit *t = &into->exits[x];
+    t->trace = f->trace;
+    sum(&t->count, f->count);
+  }
+  sum(&into->exits_total, from->exits_total);
+}
+
+void jitagg_merge(struct jitagg *into, const struct jitagg *from,
+                  const struct symimport *map) {
+  into->has_events |= from->has_events;
+  into->jit_on |= from->jit_on;
+  sum(&into->started, from->started);
+  sum(&into->compiled, from->compiled);
+  sum(&into->aborted, from->aborted);
+  sum(&into->blacklisted, from->blacklisted);
+  for (int f = 0; f < 3; f++) into->flushes[f] += from->flushes[f];
+  sum(&into->compile_samples, from->compile_samples);
+  sum(&into->compile_unattributed, from->compile_unattributed);
+  reasons_merge(&into->reasons, &from->reasons, map->strings);
+  size_t had = into->nstarts;
+  uint32_t *starts = merge_starts(into, from, map);
+  merge_lines(into, from, map, had);
+  merge_exits(into, from, map, starts);
+  free(starts);
 }

@@ -19,6 +19,7 @@
 
 #include "shared/hashtab.h"
 #include "shared/symbols.h"
+#include "shared/symimport.h"
 #include "decode/sysprof.h"
 
 /* What became of an attempt to compile a trace. */
@@ -108,6 +109,11 @@ size_t jitagg_sample(struct jitagg *j, const struct sysprof_sample *s);
 ** outcome unknown; the trace numbers are forgotten (a next stream's, in a
 ** merge, are another process's). */
 void jitagg_finish(struct jitagg *j);
+
+/* After jitagg_finish() of both: a stream's story, its ids made the
+** merge's by map, added to the merge's as if read after it there. */
+void jitagg_merge(struct jitagg *into, const struct jitagg *from,
+                  const struct symimport *map);
 
 /* A line's story, NULL when it has none. */
 static inline const struct jit_line *jitagg_line(const struct jitagg *j,

@@ -348,6 +348,56 @@ void sysagg_next_stream(struct sysagg *agg, uint32_t stream) {
   agg->stream = stream;
 }
 
+/* The stream's stacks after the merge's: a stream's stacks are its own,
+** so none is met again (nor looked up: stack_index leaves them out). */
+static void merge_stacks(struct sysagg *into, const struct sysagg *from,
+                         const struct symimport *map) {
+  size_t base = into->nframes;
+  grow_array((void **)&into->frames, &into->frames_cap, base + from->nframes,
+             sizeof *into->frames);
+  for (size_t i = 0; i < from->nframes; i++) {
+    struct sysagg_frame f = from->frames[i];
+    f.loc = map->loc[f.loc];
+    f.func = map->loc[f.func];
+    into->frames[base + i] = f;
+  }
+  into->nframes = base + from->nframes;
+  grow_array((void **)&into->stacks, &into->stacks_cap,
+             into->nstacks + from->nstacks, sizeof *into->stacks);
+  for (size_t i = 0; i < from->nstacks; i++) {
+    struct sysagg_stack st = from->stacks[i];
+    st.first += (uint32_t)base;
+    st.labels = map->labels[st.labels];
+    into->stacks[into->nstacks++] = st;
+  }
+}
+
+static void merge_table(struct sysagg_table *into,
+                        const struct sysagg_table *from, const uint32_t *loc) {
+  for (size_t i = 0; i < from->cap; i++) {
+    const struct sysagg_counts *f = &from->items[i];
+    if (!f->total) continue;
+    struct sysagg_counts *t = counts_of(into, loc[i]);
+    t->self = add_sat(t->self, f->self);
+    t->total = add_sat(t->total, f->total);
+  }
+}
+
+void sysagg_merge(struct sysagg *into, const struct sysagg *from,
+                  const struct symimport *map) {
+  merge_stacks(into, from, map);
+  merge_table(&into->funcs, &from->funcs, map->loc);
+  merge_table(&into->lines, &from->lines, map->loc);
+  into->samples = add_sat(into->samples, from->samples);
+  into->line_unknown = add_sat(into->line_unknown, from->line_unknown);
+  for (unsigned s = 0; s < VMSTATE_COUNT; s++)
+    into->by_vmstate[s] = add_sat(into->by_vmstate[s], from->by_vmstate[s]);
+  for (size_t i = 0; i < from->label_cap; i++)
+    if (from->label_samples[i])
+      count_labels(into, map->labels[i], from->label_samples[i]);
+  jitagg_merge(&into->jit, &from->jit, map);
+}
+
 static int wall_clock(const struct sysprof_meta *m) {
   return m->clock == SYSPROF_CLOCK_MONOTONIC;
 }

@@ -134,6 +134,15 @@ void sysagg_finish(struct sysagg *agg);
 void sysagg_next_stream(struct sysagg *agg, uint32_t stream);
 
 /*
+** After sysagg_finish() of both: a stream of a merge read into an
+** aggregation of its own (sysagg_next_stream() told it its number), its
+** ids made the merge's by map (symimport_add()), added to the merge's as
+** if read after it into that one. Its own figures: sysagg_merge_meta().
+*/
+void sysagg_merge(struct sysagg *into, const struct sysagg *from,
+                  const struct symimport *map);
+
+/*
 ** A merge's figures: a stream's own (m) added to those of the streams
 ** before it (*into, zeroed before the first). Samples of one interval
 ** and one kind of clock (thread CPU time, or wall time) add up; others

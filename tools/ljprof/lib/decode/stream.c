@@ -86,7 +86,6 @@ enum stream_kind stream_read(struct reader *r, struct symbols *sym,
   unsigned version = sec ? read_version(r, sec) : 0;
   if (!version) return so_far;
   enum stream_kind kind = sec == &SYSPROF ? STREAM_SYSPROF : STREAM_MEMPROF;
-  if (sinks->only != STREAM_UNKNOWN && kind != sinks->only) return kind;
   int complete = sec == &SYSPROF
                      ? sysprof_read_records(r, sym, version, &sinks->sysprof)
                      : memprof_read_events(r, sym, version, &sinks->memprof);

@@ -24,9 +24,6 @@ enum stream_kind {
 struct stream_sinks {
   struct memprof_sink memprof;
   struct sysprof_sink sysprof;
-  /* STREAM_UNKNOWN: read any profiler section; else only one of this
-  ** kind, another left unread (its kind returned, the reader not failed) */
-  enum stream_kind only;
 };
 
 /*

@@ -66,17 +66,17 @@ static void import_labels(struct labelsets *into, const struct labelsets *from,
 
 void symimport_add(struct symbols *into, const struct symbols *from,
                    struct symimport *map) {
-  uint32_t *strings = import_strings(into, from);
-  import_locations(into, from, strings, map);
+  map->strings = import_strings(into, from);
+  import_locations(into, from, map->strings, map);
   import_stacks(into, from, map);
-  import_labels(&into->labels, &from->labels, strings, map);
-  free(strings);
+  import_labels(&into->labels, &from->labels, map->strings, map);
   into->memprof = from->memprof;
   into->process = from->process;
 }
 
 void symimport_free(struct symimport *map) {
+  free(map->strings);
   free(map->loc);
   free(map->labels);
-  map->loc = map->labels = NULL;
+  map->strings = map->loc = map->labels = NULL;
 }

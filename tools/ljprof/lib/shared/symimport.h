@@ -17,6 +17,7 @@
 
 /* The stream's ids to the merge's. */
 struct symimport {
+  uint32_t *strings; /* by the stream's string id */
   uint32_t *loc;    /* by the stream's location id */
   uint32_t *labels; /* by the stream's label set id */
   uint32_t stack_base; /* the merge's id of the stream's stack 0 */
@@ -27,5 +28,11 @@ struct symimport {
 void symimport_add(struct symbols *into, const struct symbols *from,
                    struct symimport *map);
 void symimport_free(struct symimport *map);
+
+/* A location id of the stream's (or SYMBOLS_NONE) as the merge's. */
+static inline uint32_t symimport_loc(const struct symimport *map,
+                                     uint32_t loc) {
+  return loc == SYMBOLS_NONE ? loc : map->loc[loc];
+}
 
 #endif
