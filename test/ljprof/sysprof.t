@@ -210,6 +210,28 @@ $frames{ $_->{name} }++ for @{ $speedscope->{shared}{frames} };
 is_deeply([grep { $frames{$_} > 1 } sort keys %frames], [], 'inlined: speedscope has each frame once, inlined or not');
 is(scalar keys %frames, 10, 'inlined: speedscope has every frame');
 
+# Samples met again are found by their bytes, first guessed by their
+# innermost frames: stacks that share those (three native frames, more
+# bytes than the guess reads) but not their callers, interleaved, and a
+# sample shorter than the guess before other records, each counted as
+# itself.
+{
+  my @inner = (f_native(0x7f0000004010), f_native(0x7f0000003020), f_native(0x402110));
+  my %of = (a => sp_sample(CFUNC, @inner, f_lua(0x100, 3), f_native(0x401050)),
+            b => sp_sample(CFUNC, @inner, f_lua(0x200, 7), f_native(0x401050)),
+            c => sp_sample(CFUNC, @inner, f_native(0x401050)),
+            s => sp_sample(LFUNC, f_lua(0x100, 2)));
+  my $order = 'abaabcbbacsasbsc' x 5;
+  my $file = write_file("$dir/guess.bin", $syms . sysprof(3, sp_config(MODE_C, 1000, 0),
+                                                           map { $of{$_} } split //, $order));
+  is(ljprof('report', '--format=collapsed', $file)->{out}, <<'OUT', 'met again: each stack counted as itself');
+main;@a.lua:3;lua_call;cmod_call;cmod_helper 25
+main;@b.lua:7;lua_call;cmod_call;cmod_helper 25
+main;lua_call;cmod_call;cmod_helper 15
+@a.lua:2 15
+OUT
+}
+
 # End marks (docs/formats.md): past a function's end an object's code is
 # object+0xOFFSET, past an empty name it is no object's.
 my $marks = symtab(

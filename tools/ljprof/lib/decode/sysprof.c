@@ -62,9 +62,17 @@ struct raw_frame {
 ** resolving its frames again. Its frames as resolved hold while no
 ** binding changes (symbols_bindings() says). Samples of more bytes, and
 ** those met after the first SEEN_MAX, are decoded each time.
+**
+** Before the bytes are measured and hashed, a guess: the sample met last
+** whose first GUESS_BYTES bytes (its innermost frames) are these. Frames
+** are encoded so that no sample's bytes begin another's (they are read
+** to their end byte, the same bytes the same way), so a kept sample whose
+** bytes begin the window is the sample there.
 */
 #define SEEN_MAX_BYTES 256
 #define SEEN_MAX 16384
+#define GUESS_BYTES 16
+#define GUESS_BITS 16
 
 struct seen_sample {
   uint32_t bytes, len;      /* at seen.bytes[bytes] */
@@ -82,6 +90,7 @@ struct seen {
   struct sysprof_frame *frames;
   size_t nframes, frames_cap;
   uint32_t frames_ids; /* given; UINT32_MAX: no more */
+  uint32_t *guess; /* by the hash of a window's first bytes: an id + 1 */
 };
 
 /* A sample's bytes as the reader has them, to look up in seen. */
@@ -275,6 +284,12 @@ static int same_bytes(const void *ctx, uint32_t id) {
          memcmp(p->seen->bytes + e->bytes, p->key->bytes, e->len) == 0;
 }
 
+static uint32_t *guess_slot(struct seen *seen, const uint8_t *window) {
+  if (!seen->guess) seen->guess = xcalloc(1u << GUESS_BITS, sizeof *seen->guess);
+  uint32_t h = hash_bytes(window, GUESS_BYTES);
+  return &seen->guess[h >> (32 - GUESS_BITS)];
+}
+
 /* The sample at the reader in seen: its id, or HASHTAB_NONE (then
 ** key->len is 0 if it is not to be kept; nor is a sample of no frames,
 ** its end byte alone, as cheap to decode again). */
@@ -282,14 +297,26 @@ static uint32_t find_seen(struct decoder *d, struct seen_key *key) {
   *key = (struct seen_key){0};
   const uint8_t *window =
       reader_window(d->r, SEEN_MAX_BYTES + FRAME_MAX_BYTES);
-  if (!window || (key->len = sample_length(window)) <= 1) {
+  if (!window) return HASHTAB_NONE;
+  uint32_t *guess = guess_slot(&d->seen, window);
+  if (*guess && *guess <= d->seen.n) { /* else one never remembered */
+    const struct seen_sample *e = &d->seen.items[*guess - 1];
+    if (memcmp(d->seen.bytes + e->bytes, window, e->len) == 0) {
+      *key = (struct seen_key){window, e->len, 0};
+      return *guess - 1;
+    }
+  }
+  if ((key->len = sample_length(window)) <= 1) {
     key->len = 0;
     return HASHTAB_NONE;
   }
   key->bytes = window;
   key->hash = hash_bytes(window, key->len);
   struct seen_probe probe = {&d->seen, key};
-  return hashtab_find(&d->seen.index, key->hash, same_bytes, &probe);
+  uint32_t id = hashtab_find(&d->seen.index, key->hash, same_bytes, &probe);
+  /* A new one is guessed once remembered (its id then seen.n). */
+  *guess = (id != HASHTAB_NONE ? id : (uint32_t)d->seen.n) + 1;
+  return id;
 }
 
 /* A new sample's bytes, copied past those kept before the reader moves
@@ -351,6 +378,7 @@ static int take_seen(struct decoder *d, struct sysprof_sample *s,
 }
 
 static void seen_free(struct seen *seen) {
+  free(seen->guess);
   hashtab_free(&seen->index);
   free(seen->items);
   free(seen->bytes);
