@@ -337,7 +337,10 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   loc->source = source;
   loc->a = loc->line = loc->weight = 0;
   loc->stack = UINT64_MAX;
-  if (source != ASOURCE_INT) used |= uleb128_take(&p, &loc->a);
+  if (source == ASOURCE_LFUNC || source == ASOURCE_CFUNC)
+    used |= uleb128_take_wide(&p, &loc->a); /* an address */
+  else if (source != ASOURCE_INT)
+    used |= uleb128_take(&p, &loc->a); /* a trace or its location */
   if (source == ASOURCE_LFUNC) used |= uleb128_take(&p, &loc->line);
   if (flags & AFLAG_STACK) used |= uleb128_take(&p, &loc->stack);
   /* Each field set once: resolve_event() sets the location, stack and
@@ -345,13 +348,13 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   ev->kind = (enum memprof_event_kind)event;
   ev->oweight = ev->nweight = 0;
   if (event != MEMPROF_ALLOC) {
-    used |= uleb128_take(&p, &ev->oaddr);
+    used |= uleb128_take_wide(&p, &ev->oaddr);
     used |= uleb128_take(&p, &ev->osize);
   } else {
     ev->oaddr = ev->osize = 0;
   }
   if (event != MEMPROF_FREE) {
-    used |= uleb128_take(&p, &ev->naddr);
+    used |= uleb128_take_wide(&p, &ev->naddr);
     used |= uleb128_take(&p, &ev->nsize);
   } else {
     ev->naddr = ev->nsize = 0;
