@@ -255,22 +255,20 @@ static int read_location(struct reader *r, struct raw_location *loc) {
 /* The caller checked that a trace location was announced. */
 static uint32_t resolve_location(struct symbols *sym, struct decoder *d,
                                  const struct raw_location *loc) {
-  switch (loc->source) {
-  case ASOURCE_INT: /* one location, whatever the bindings */
+  /* Tests in the order of how often each comes, not a jump table. */
+  if (loc->source == ASOURCE_LFUNC)
+    return symbols_loc_lua(sym, loc->a, loc->line);
+  if (loc->source == ASOURCE_INT) { /* one location, whatever the bindings */
     if (d->internal == SYMBOLS_NONE) d->internal = symbols_loc_internal(sym);
     return d->internal;
-  case ASOURCE_TRACE_LUA: /* the line is what the reports name */
+  }
+  if (loc->source == ASOURCE_CFUNC) return symbols_loc_cfunc(sym, loc->a);
+  if (loc->source == ASOURCE_TRACE_LUA) /* the line is what reports name */
     return d->tl.loc[loc->a];
-  case ASOURCE_LFUNC:
-    return symbols_loc_lua(sym, loc->a, loc->line);
-  case ASOURCE_CFUNC:
-    return symbols_loc_cfunc(sym, loc->a);
-  case ASOURCE_VM:
+  if (loc->source == ASOURCE_VM)
     return symbols_loc_vm(sym, (unsigned)loc->a, loc->traceno, loc->proto,
                           loc->line);
-  default:
-    return symbols_loc_trace(sym, loc->a);
-  }
+  return symbols_loc_trace(sym, loc->a);
 }
 
 static int read_payload(struct reader *r, struct memprof_event *ev) {
