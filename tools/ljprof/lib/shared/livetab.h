@@ -35,6 +35,7 @@ struct addr_slot {
 struct addr_map {
   struct addr_slot *slots; /* aligned to a cache line */
   size_t mask;             /* slot count - 1 */
+  unsigned shift;          /* 64 - log2(slot count) */
   size_t count;
 };
 
@@ -49,9 +50,10 @@ void livetab_free(struct livetab *t);
 /* The size field of a block whose size is in big_sizes. */
 #define LIVETAB_BIG_SIZE UINT32_MAX
 
-/* Where the search for addr starts. */
+/* Where the search for addr starts: the top bits of a Fibonacci multiply,
+** which every bit of the address reaches (so no mixing before it). */
 static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
-  return hash_u64(addr) & m->mask;
+  return (size_t)(addr * UINT64_C(0x9E3779B97F4A7C15) >> m->shift);
 }
 
 /* Where the search for addr starts: prefetch it ahead of a put or take. */
