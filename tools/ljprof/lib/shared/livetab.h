@@ -50,10 +50,9 @@ void livetab_free(struct livetab *t);
 /* The size field of a block whose size is in big_sizes. */
 #define LIVETAB_BIG_SIZE UINT32_MAX
 
-/* Where the search for addr starts: the top bits of a Fibonacci multiply,
-** which every bit of the address reaches (so no mixing before it). */
+/* Where the search for addr starts. */
 static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
-  return (size_t)(addr * UINT64_C(0x9E3779B97F4A7C15) >> m->shift);
+  return hash_home(addr, m->shift);
 }
 
 /* Where the search for addr starts: prefetch it ahead of a put or take. */
