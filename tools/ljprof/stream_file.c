@@ -29,18 +29,13 @@ enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
   static const struct decode_limits none = {0};
   if (!limits) limits = &none;
   reader_init_fd(r, fd, READ_BUFFER_SIZE);
-  /* On two threads, the counters by site are kept on the decoder's: the
-  ** other thread's share, the live blocks, is the larger. */
-  struct memprof_sink sites = {.events = memagg_count_sites, .ud = memagg};
-  struct memprof_sink owners = {.events = memagg_count_owners, .ud = memagg};
-  struct event_pipe *pipe =
-      !limits->one_thread && worth_a_thread(fd)
-          ? event_pipe_start(&sites, &owners)
-          : NULL;
+  /* On two threads, one decodes and names, the other aggregates. */
+  struct memprof_sink aggregate = {.events = memagg_events, .ud = memagg};
+  struct event_pipe *pipe = !limits->one_thread && worth_a_thread(fd)
+                                ? event_pipe_start(&aggregate)
+                                : NULL;
   struct stream_sinks sinks = {
-      .memprof = pipe ? event_pipe_sink(pipe)
-                      : (struct memprof_sink){.events = memagg_events,
-                                              .ud = memagg},
+      .memprof = pipe ? event_pipe_sink(pipe) : aggregate,
       .sysprof = {sysagg_sample, sysagg_jit, sysagg, meta,
                   sysagg_label_count}};
   /* A filter's gate before the aggregations (on the decoder's thread). */

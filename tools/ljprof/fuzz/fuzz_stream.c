@@ -76,13 +76,10 @@ static char *memprof_text(const uint8_t *data, size_t size, int piped,
   reader_init_mem(&r, data, size);
   symbols_init(&sym);
   memagg_init(&memagg, &sym);
-  struct memprof_sink sites = {.events = memagg_count_sites, .ud = &memagg};
-  struct memprof_sink owners = {.events = memagg_count_owners, .ud = &memagg};
-  struct event_pipe *pipe = piped ? event_pipe_start(&sites, &owners) : NULL;
-  struct stream_sinks sinks = {
-      .memprof = pipe ? event_pipe_sink(pipe)
-                      : (struct memprof_sink){.events = memagg_events,
-                                              .ud = &memagg}};
+  struct memprof_sink aggregate = {.events = memagg_events, .ud = &memagg};
+  struct event_pipe *pipe = piped ? event_pipe_start(&aggregate) : NULL;
+  struct stream_sinks sinks = {.memprof = pipe ? event_pipe_sink(pipe)
+                                               : aggregate};
   stream_read(&r, &sym, &sinks);
   if (pipe) event_pipe_finish(pipe);
   memagg_finish(&memagg);

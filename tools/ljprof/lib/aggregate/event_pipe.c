@@ -20,7 +20,7 @@ struct chunk {
 };
 
 struct event_pipe {
-  struct memprof_sink near, far;
+  struct memprof_sink far;
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t filled;  /* a chunk was sent, or the pipe closed */
@@ -83,7 +83,7 @@ static struct memprof_event *next_batch(void *ud) {
 /* A batch written where next_batch() said. */
 static void take_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct event_pipe *p = ud;
-  p->near.events(p->near.ud, evs, n);
+  (void)evs;
   filling(p)->count += n;
 }
 
@@ -94,10 +94,8 @@ static void free_pipe(struct event_pipe *p) {
   free(p);
 }
 
-struct event_pipe *event_pipe_start(const struct memprof_sink *near,
-                                    const struct memprof_sink *far) {
+struct event_pipe *event_pipe_start(const struct memprof_sink *far) {
   struct event_pipe *p = xmalloc(sizeof *p);
-  p->near = *near;
   p->far = *far;
   p->sent = p->delivered = 0;
   p->closed = 0;

@@ -1,18 +1,15 @@
 /*
 ** Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 ** Event pipe: a memprof sink that hands the events to a second thread,
-** which delivers them to the far sink in the same order; the near sink
-** gets them first, on the caller's thread. Decoding, naming and the near
-** sink's share of aggregation then overlap with the far sink's share: on
-** two cores a long stream takes about the time of the slower thread, and
-** the near sink is how the two are balanced. Each sink sees exactly the
+** which delivers them to the far sink in the same order. Decoding and
+** naming then overlap with aggregation: on two cores a long stream takes
+** about the time of the slower thread. The far sink sees exactly the
 ** events it would see without the pipe, so reports do not change.
 **
 ** Events travel in chunks of a small ring: the decoder fills one while the
 ** aggregator works through the others, and waits when the ring is full, so
 ** the pipe's memory is fixed. The far sink must not share mutable state
-** with the decoder or the near sink (memagg's halves do not: they keep
-** location ids, not names, and count in separate arrays).
+** with the decoder (memagg does not: it keeps location ids, not names).
 */
 #ifndef LJPROF_EVENT_PIPE_H
 #define LJPROF_EVENT_PIPE_H
@@ -22,8 +19,7 @@
 struct event_pipe;
 
 /* Start the thread delivering to `far`; NULL if it cannot be started. */
-struct event_pipe *event_pipe_start(const struct memprof_sink *near,
-                                    const struct memprof_sink *far);
+struct event_pipe *event_pipe_start(const struct memprof_sink *far);
 
 /* The sink to decode into (valid until event_pipe_finish()). */
 struct memprof_sink event_pipe_sink(struct event_pipe *p);

@@ -43,7 +43,6 @@ static void overrides_free(struct overrides *o) {
 
 void memagg_free(struct memagg *agg) {
   free(agg->stats);
-  free(agg->owned_frees);
   livetab_free(&agg->live);
   livetab_free(&agg->pair_live);
   livetab_free(&agg->scaled);
@@ -127,14 +126,7 @@ static void prefetch_stats(const struct memagg *agg,
 }
 
 static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
-  if (owner < agg->nowned) __builtin_prefetch(&agg->owned_frees[owner]);
-}
-
-static void count_owned_free(struct memagg *agg, uint32_t owner) {
-  if (owner >= agg->nowned)
-    reach((void **)&agg->owned_frees, &agg->nowned, &agg->owned_cap, owner,
-          sizeof *agg->owned_frees);
-  agg->owned_frees[owner]++;
+  if (owner < agg->nstats) __builtin_prefetch(&agg->stats[owner].owned_frees);
 }
 
 static struct overrides *overrides_of(struct memagg *agg,
@@ -211,31 +203,24 @@ static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
   }
 }
 
-void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n) {
-  struct memagg *agg = ud;
-  prefetch_stats(agg, evs, n);
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    if (ev->kind == MEMPROF_MARK) continue;
-    struct memstats *st = stats_of(agg, ev->loc);
-    switch (ev->kind) {
-    case MEMPROF_ALLOC:
-      st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
-      st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
-      break;
-    case MEMPROF_FREE:
-      st->free_events = add_sat(st->free_events, old_objects(ev));
-      st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
-      break;
-    case MEMPROF_REALLOC:
-      st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
-      st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
-      st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
-      break;
-    case MEMPROF_MARK: /* skipped above: it has no site */
-      break;
-    }
-  }
+/* The counters of the event's own location, by the kind of event. */
+static void count_alloc(struct memagg *agg, const struct memprof_event *ev) {
+  struct memstats *st = stats_of(agg, ev->loc);
+  st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
+  st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
+}
+
+static void count_free(struct memagg *agg, const struct memprof_event *ev) {
+  struct memstats *st = stats_of(agg, ev->loc);
+  st->free_events = add_sat(st->free_events, old_objects(ev));
+  st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
+}
+
+static void count_realloc(struct memagg *agg, const struct memprof_event *ev) {
+  struct memstats *st = stats_of(agg, ev->loc);
+  st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
+  st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
+  st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
 }
 
 /* Heap over time: what an event moved, for the block's owner (known: the
@@ -252,14 +237,16 @@ static void count_heap(struct memagg *agg, const struct memprof_event *ev,
 ** A batch goes through three passes, each prefetching what the next one
 ** touches: the tables are far bigger than the caches, and one event at a
 ** time would wait for memory at every step.
-**   1. prefetch the live-table slots of the addresses;
-**   2. the live table, in stream order: who owned each block let go;
+**   1. prefetch the live-table slots of the addresses (and, with many
+**      locations, their counters);
+**   2. in stream order: the counters of the event's location; the live
+**      table: who owned each block let go;
 **   3. count, in the owners' frees and in the (site, owner) overrides.
 */
-void memagg_count_owners(void *ud, const struct memprof_event *evs,
-                         size_t n) {
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
   uint32_t owner[MEMPROF_BATCH];
+  prefetch_stats(agg, evs, n);
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (ev->kind == MEMPROF_MARK) continue;
@@ -275,17 +262,21 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs,
       continue;
     }
     if (ev->kind == MEMPROF_ALLOC) {
+      count_alloc(agg, ev);
       livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
       if (timed) count_heap(agg, ev, 0, ev->loc);
       continue;
     }
     int known = livetab_take(&agg->live, ev->oaddr, &old);
     owner[i] = known ? old.owner : agg->before_start;
-    if (ev->kind == MEMPROF_REALLOC)
+    if (ev->kind == MEMPROF_REALLOC) {
+      count_realloc(agg, ev);
       /* A block from before the start is adopted by its reallocator. */
       livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
-    else if (known)
-      prefetch_owned_frees(agg, old.owner);
+    } else {
+      count_free(agg, ev);
+      if (known) prefetch_owned_frees(agg, old.owner);
+    }
     if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
     prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
   }
@@ -294,17 +285,12 @@ void memagg_count_owners(void *ud, const struct memprof_event *evs,
     if (ev->kind == MEMPROF_ALLOC || ev->kind == MEMPROF_MARK) continue;
     /* (The before-start pseudo-location never owns a block.) */
     if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
-      count_owned_free(agg, owner[i]);
+      stats_of(agg, owner[i])->owned_frees++;
     override_add(overrides_of(agg, ev->kind), ev->loc, owner[i],
                  old_bytes(ev));
   }
   if (memagg_has_stacks(agg)) count_pairs(agg, evs, n);
   if (agg->sym->memprof.sample) count_scaled(agg, evs, n);
-}
-
-void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
-  memagg_count_sites(ud, evs, n);
-  memagg_count_owners(ud, evs, n);
 }
 
 static void stats_add(struct memstats *sum, const struct memstats *st) {
@@ -388,8 +374,6 @@ void memagg_finish(struct memagg *agg) {
     p->live_bytes = add_sat(p->live_bytes, bytes);
     p->live_objects = add_sat(p->live_objects, blocks);
   }
-  for (size_t i = 0; i < agg->nowned; i++)
-    stats_of(agg, (uint32_t)i)->owned_frees = agg->owned_frees[i];
   memset(&agg->totals, 0, sizeof agg->totals);
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
   pack_overrides(&agg->realloc_overrides, agg->realloc_overrides.mask + 1,

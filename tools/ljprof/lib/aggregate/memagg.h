@@ -70,11 +70,6 @@ struct memagg {
   struct symbols *sym;
   struct memstats *stats; /* by location id */
   size_t nstats, stats_cap;
-  /* By owner id, until memagg_finish() copies them into stats: kept apart
-  ** because memagg_count_owners() may run on another thread than
-  ** memagg_count_sites(). */
-  uint64_t *owned_frees;
-  size_t nowned, owned_cap;
   struct memstats totals; /* set by memagg_finish() */
   struct livetab live;
   struct overrides realloc_overrides, free_overrides;
@@ -100,15 +95,6 @@ void memagg_free(struct memagg *agg);
 
 /* A memprof sink: pass the memagg as ud. */
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n);
-
-/*
-** The two halves of memagg_events(), each a sink of its own, that may run
-** on two threads (each batch reaching both, in stream order): the counters
-** of the event's own location (stats' events and bytes), and what needs
-** the owner of the memory (the live blocks, owned frees, overrides).
-*/
-void memagg_count_sites(void *ud, const struct memprof_event *evs, size_t n);
-void memagg_count_owners(void *ud, const struct memprof_event *evs, size_t n);
 
 /* After the last event: compute live figures and totals, order overrides. */
 void memagg_finish(struct memagg *agg);

@@ -255,22 +255,20 @@ static int read_location(struct reader *r, struct raw_location *loc) {
 /* The caller checked that a trace location was announced. */
 static uint32_t resolve_location(struct symbols *sym, struct decoder *d,
                                  const struct raw_location *loc) {
-  switch (loc->source) {
-  case ASOURCE_INT: /* one location, whatever the bindings */
+  /* Tests in the order of how often each comes, not a jump table. */
+  if (loc->source == ASOURCE_LFUNC)
+    return symbols_loc_lua(sym, loc->a, loc->line);
+  if (loc->source == ASOURCE_INT) { /* one location, whatever the bindings */
     if (d->internal == SYMBOLS_NONE) d->internal = symbols_loc_internal(sym);
     return d->internal;
-  case ASOURCE_TRACE_LUA: /* the line is what the reports name */
+  }
+  if (loc->source == ASOURCE_CFUNC) return symbols_loc_cfunc(sym, loc->a);
+  if (loc->source == ASOURCE_TRACE_LUA) /* the line is what reports name */
     return d->tl.loc[loc->a];
-  case ASOURCE_LFUNC:
-    return symbols_loc_lua(sym, loc->a, loc->line);
-  case ASOURCE_CFUNC:
-    return symbols_loc_cfunc(sym, loc->a);
-  case ASOURCE_VM:
+  if (loc->source == ASOURCE_VM)
     return symbols_loc_vm(sym, (unsigned)loc->a, loc->traceno, loc->proto,
                           loc->line);
-  default:
-    return symbols_loc_trace(sym, loc->a);
-  }
+  return symbols_loc_trace(sym, loc->a);
 }
 
 static int read_payload(struct reader *r, struct memprof_event *ev) {
@@ -337,7 +335,10 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   loc->source = source;
   loc->a = loc->line = loc->weight = 0;
   loc->stack = UINT64_MAX;
-  if (source != ASOURCE_INT) used |= uleb128_take(&p, &loc->a);
+  if (source == ASOURCE_LFUNC || source == ASOURCE_CFUNC)
+    used |= uleb128_take_wide(&p, &loc->a); /* an address */
+  else if (source != ASOURCE_INT)
+    used |= uleb128_take(&p, &loc->a); /* a trace or its location */
   if (source == ASOURCE_LFUNC) used |= uleb128_take(&p, &loc->line);
   if (flags & AFLAG_STACK) used |= uleb128_take(&p, &loc->stack);
   /* Each field set once: resolve_event() sets the location, stack and
@@ -345,13 +346,13 @@ static size_t decode_event(const uint8_t *window, const struct decoder *d,
   ev->kind = (enum memprof_event_kind)event;
   ev->oweight = ev->nweight = 0;
   if (event != MEMPROF_ALLOC) {
-    used |= uleb128_take(&p, &ev->oaddr);
+    used |= uleb128_take_wide(&p, &ev->oaddr);
     used |= uleb128_take(&p, &ev->osize);
   } else {
     ev->oaddr = ev->osize = 0;
   }
   if (event != MEMPROF_FREE) {
-    used |= uleb128_take(&p, &ev->naddr);
+    used |= uleb128_take_wide(&p, &ev->naddr);
     used |= uleb128_take(&p, &ev->nsize);
   } else {
     ev->naddr = ev->nsize = 0;

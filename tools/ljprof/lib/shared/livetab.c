@@ -10,6 +10,7 @@
 static void map_init(struct addr_map *m, size_t nslots) {
   m->slots = table_calloc(nslots, sizeof *m->slots);
   m->mask = nslots - 1;
+  m->shift = 64 - (unsigned)__builtin_ctzll(nslots);
   m->count = 0;
 }
 

@@ -35,6 +35,7 @@ struct addr_slot {
 struct addr_map {
   struct addr_slot *slots; /* aligned to a cache line */
   size_t mask;             /* slot count - 1 */
+  unsigned shift;          /* 64 - log2(slot count) */
   size_t count;
 };
 
@@ -51,7 +52,7 @@ void livetab_free(struct livetab *t);
 
 /* Where the search for addr starts. */
 static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
-  return hash_u64(addr) & m->mask;
+  return hash_home(addr, m->shift);
 }
 
 /* Where the search for addr starts: prefetch it ahead of a put or take. */

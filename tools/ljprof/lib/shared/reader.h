@@ -98,11 +98,28 @@ static inline int uleb128_decode(const uint8_t *p, size_t avail,
 
 /*
 ** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
-** readable: as uleb128_decode(), without a check per byte. Values of one
-** and two bytes (sizes, lines, numbers) are taken as they are; longer ones
-** of up to eight bytes (addresses) are gathered from one word, without
-** branches.
+** readable: as uleb128_decode(), without a check per byte. One of up to
+** eight bytes (an address takes seven) is gathered from one word without
+** branches: the bytes past its last masked off, then its 7-bit groups
+** pulled together in pairs, pairs of pairs and halves.
 */
+static inline int uleb128_decode_wide(const uint8_t *p, uint64_t *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
+  if (last_bytes) {
+    uint64_t v = word & (last_bytes - 1) & UINT64_C(0x7f7f7f7f7f7f7f7f);
+    v -= v >> 1 & UINT64_C(0x3f803f803f803f80);
+    v -= (v >> 2 & UINT64_C(0x0fffc0000fffc000)) * 3;
+    *out = (uint32_t)v | (v >> 32) << 28;
+    return (int)((unsigned)__builtin_ctzll(last_bytes) / 8 + 1);
+  }
+#endif
+  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
+}
+
+/* The same for a field that is mostly one or two bytes (a size, a line). */
 static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
   if (p[0] < 0x80) {
     *out = p[0];
@@ -112,25 +129,7 @@ static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
     *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
     return 2;
   }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t word;
-  memcpy(&word, p, sizeof word);
-  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
-  if (last_bytes) {
-    /* The bytes up to the first without its high bit, their 7-bit groups. */
-    uint64_t v = word & (last_bytes ^ (last_bytes - 1)) &
-                 UINT64_C(0x7f7f7f7f7f7f7f7f);
-    v = (v & UINT64_C(0x007f007f007f007f)) |
-        (v & UINT64_C(0x7f007f007f007f00)) >> 1;
-    v = (v & UINT64_C(0x00003fff00003fff)) |
-        (v & UINT64_C(0x3fff00003fff0000)) >> 2;
-    v = (v & UINT64_C(0x000000000fffffff)) |
-        (v & UINT64_C(0x0fffffff00000000)) >> 4;
-    *out = v;
-    return (__builtin_ctzll(last_bytes) + 1) / 8;
-  }
-#endif
-  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
+  return uleb128_decode_wide(p, out);
 }
 
 /*
@@ -158,6 +157,13 @@ static inline size_t uleb128_length(const uint8_t *p) {
 */
 static inline int uleb128_take(const uint8_t **p, uint64_t *out) {
   int used = uleb128_decode_unchecked(*p, out);
+  *p += used;
+  return used;
+}
+
+/* The same for a field that is mostly wide (an address). */
+static inline int uleb128_take_wide(const uint8_t **p, uint64_t *out) {
+  int used = uleb128_decode_wide(*p, out);
   *p += used;
   return used;
 }

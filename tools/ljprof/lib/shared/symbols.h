@@ -111,7 +111,8 @@ struct resolved_location {
 ** used is ever touched (symbols_init_threaded(): all of it). A size known
 ** when compiled keeps the lookup short: a smaller cache that grew with the
 ** locations cost 0.7 % more instructions on CPU profiles. */
-#define SYMBOLS_RESOLVED_CACHE (1u << 18)
+#define SYMBOLS_RESOLVED_BITS 18
+#define SYMBOLS_RESOLVED_CACHE (1u << SYMBOLS_RESOLVED_BITS)
 
 /*
 ** Memprof v5: the call stacks a stream announced, by stack id, each a run
@@ -246,8 +247,8 @@ void symbols_bind_ffunc(struct symbols *s, uint64_t id, const char *name,
 static inline struct resolved_location *
 symbols_raw_entry(const struct symbols *s, enum symbols_raw_kind kind,
                   uint64_t a, uint64_t b) {
-  uint32_t i = hash_u64(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind);
-  return &s->resolved[i & (SYMBOLS_RESOLVED_CACHE - 1)];
+  return &s->resolved[hash_home(a ^ b * UINT64_C(0xff51afd7ed558ccd) ^ kind,
+                                64 - SYMBOLS_RESOLVED_BITS)];
 }
 
 /* A raw location resolved with the bindings in force now, and cached. */

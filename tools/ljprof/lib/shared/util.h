@@ -90,6 +90,15 @@ static inline uint64_t add_sat(uint64_t a, uint64_t b) {
   return sum < a ? UINT64_MAX : sum;
 }
 
+/*
+** Where a key's search starts in a table of 2^(64 - shift) slots: the top
+** bits of a Fibonacci multiply, which every bit of the key reaches (so no
+** mixing before it).
+*/
+static inline size_t hash_home(uint64_t key, unsigned shift) {
+  return (size_t)(key * UINT64_C(0x9E3779B97F4A7C15) >> shift);
+}
+
 /* A 64-bit to 32-bit mixing hash (a Fibonacci multiply, high bits kept). */
 static inline uint32_t hash_u64(uint64_t key) {
   key ^= key >> 29;
