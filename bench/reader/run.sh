@@ -158,10 +158,12 @@ instructions() {
 echo
 echo "| stream | size MB | events | instructions (M) | per event |"
 echo "|---|---:|---:|---:|---:|"
-for kind in $kinds merged; do
+for kind in $kinds merged merged-sysprof; do
   case $kind in
   heap) make_snapshot; files=$stream ;;
   merged) make_merge typical "$cmb"; files=$merged; events=$merged_events ;;
+  merged-sysprof)
+    make_merge sysprof "$cmb"; files=$merged; events=$merged_events ;;
   *) make_stream "$kind" "$cmb" 1; files=$stream ;;
   esac
   # shellcheck disable=SC2086 # the streams' names, one a word
