@@ -358,7 +358,7 @@ void jitagg_merge(struct jitagg *into, const struct jitagg *from,
   sum(&into->compiled, from->compiled);
   sum(&into->aborted, from->aborted);
   sum(&into->blacklisted, from->blacklisted);
-  for (int f = 0; f < 3; f++) into->flushes[f] += from->flushes[f];
+  for (int f = 0; f < 3; f++) sum(&into->flushes[f], from->flushes[f]);
   sum(&into->compile_samples, from->compile_samples);
   sum(&into->compile_unattributed, from->compile_unattributed);
   reasons_merge(&into->reasons, &from->reasons, map->strings);
