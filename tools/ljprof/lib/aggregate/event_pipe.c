@@ -20,7 +20,7 @@ struct chunk {
 };
 
 struct event_pipe {
-  struct memprof_sink far;
+  struct memprof_sink to; /* the sink the second thread delivers to */
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t filled;  /* a chunk was sent, or the pipe closed */
@@ -39,7 +39,7 @@ static struct chunk *filling(struct event_pipe *p) {
 static void deliver_chunk(struct event_pipe *p, const struct chunk *c) {
   for (size_t i = 0; i < c->count; i += MEMPROF_BATCH) {
     size_t n = c->count - i < MEMPROF_BATCH ? c->count - i : MEMPROF_BATCH;
-    p->far.events(p->far.ud, c->events + i, n);
+    p->to.events(p->to.ud, c->events + i, n);
   }
 }
 
@@ -94,9 +94,9 @@ static void free_pipe(struct event_pipe *p) {
   free(p);
 }
 
-struct event_pipe *event_pipe_start(const struct memprof_sink *far) {
+struct event_pipe *event_pipe_start(const struct memprof_sink *to) {
   struct event_pipe *p = xmalloc(sizeof *p);
-  p->far = *far;
+  p->to = *to;
   p->sent = p->delivered = 0;
   p->closed = 0;
   filling(p)->count = 0;
