@@ -106,6 +106,24 @@ static uint32_t intersect(const uint32_t *idom, const uint32_t *post,
   return a;
 }
 
+/* The dominator of v from those of its predecessors found so far, in *d;
+** 0 if one has none yet. */
+static int dominator_of(const struct heapgraph *h, const uint32_t *post,
+                        const uint32_t *off, const uint32_t *pred, uint32_t v,
+                        uint32_t *d) {
+  int all = 1;
+  *d = HS_NONE;
+  for (uint32_t k = off[v]; k < off[v + 1]; k++) {
+    uint32_t p = pred[k];
+    if (h->idom[p] == HS_NONE) {
+      all = 0;
+      continue;
+    }
+    *d = *d == HS_NONE ? p : intersect(h->idom, post, p, *d);
+  }
+  return all;
+}
+
 static void dominators(struct heapgraph *h) {
   const struct heapsnap *s = h->snap;
   uint32_t n = h->root + 1;
@@ -115,21 +133,38 @@ static void dominators(struct heapgraph *h) {
   h->idom = xmalloc(n * sizeof *h->idom);
   for (uint32_t v = 0; v < n; v++) h->idom[v] = HS_NONE;
   h->idom[h->root] = h->root;
-  for (int changed = 1; changed;) {
+  /* The first pass finds a node's dominator from those of its
+  ** predecessors that come before it; the nodes that also have some after
+  ** (by an edge back: a cycle) are listed, by their place. Until one
+  ** changes, a later pass needs only them: the rest depend on nodes before
+  ** them, none changed (most heaps' bulk is a tree under a few cycles). */
+  uint32_t *back = NULL, nback = 0;
+  size_t back_cap = 0;
+  for (uint32_t i = 1; i < count; i++) {
+    uint32_t d;
+    if (!dominator_of(h, post, off, pred, rpo[i], &d)) {
+      grow_array((void **)&back, &back_cap, nback + 1, sizeof *back);
+      back[nback++] = i;
+    }
+    h->idom[rpo[i]] = d;
+  }
+  for (int changed = nback > 0; changed;) {
     changed = 0;
-    for (uint32_t i = 1; i < count; i++) {
-      uint32_t v = rpo[i], d = HS_NONE;
-      for (uint32_t k = off[v]; k < off[v + 1]; k++) {
-        uint32_t p = pred[k];
-        if (h->idom[p] == HS_NONE) continue;
-        d = d == HS_NONE ? p : intersect(h->idom, post, p, d);
+    for (uint32_t i = 1, j = 0; i < count; i++) {
+      if (!changed) { /* on to the next node with an edge back */
+        while (j < nback && back[j] < i) j++;
+        if (j == nback) break;
+        i = back[j];
       }
+      uint32_t v = rpo[i], d;
+      dominator_of(h, post, off, pred, v, &d);
       if (d != h->idom[v]) {
         h->idom[v] = d;
         changed = 1;
       }
     }
   }
+  free(back);
   /* Children before their dominators: reverse of the reverse postorder. */
   h->retained = xcalloc(n, sizeof *h->retained);
   for (uint32_t i = count; i-- > 0;) {
