@@ -76,13 +76,6 @@ static size_t override_home(const struct overrides *o, uint32_t site,
   return hash_u64((uint64_t)site << 32 | owner) & o->mask;
 }
 
-static void prefetch_override(const struct overrides *o, uint32_t site,
-                              uint32_t owner) {
-  const char *slot = (const char *)&o->items[override_home(o, site, owner)];
-  __builtin_prefetch(slot);
-  __builtin_prefetch(slot + sizeof(struct override) - 1);
-}
-
 static void grow_overrides(struct overrides *o) {
   struct override *old = o->items;
   size_t nold = o->mask + 1;
@@ -112,21 +105,6 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
   ov->bytes = add_sat(ov->bytes, bytes);
   /* Load at most one half. */
   if (o->count * 2 > o->mask + 1) grow_overrides(o);
-}
-
-/* From this many locations on, the counters outgrow the caches: each
-** batch fetches its own ahead. */
-#define STATS_PREFETCH_FROM 16384
-
-static void prefetch_stats(const struct memagg *agg,
-                           const struct memprof_event *evs, size_t n) {
-  if (agg->nstats < STATS_PREFETCH_FROM) return;
-  for (size_t i = 0; i < n; i++)
-    if (evs[i].loc < agg->nstats) __builtin_prefetch(&agg->stats[evs[i].loc]);
-}
-
-static void prefetch_owned_frees(const struct memagg *agg, uint32_t owner) {
-  if (owner < agg->nstats) __builtin_prefetch(&agg->stats[owner].owned_frees);
 }
 
 static struct overrides *overrides_of(struct memagg *agg,
@@ -171,56 +149,25 @@ static uint32_t pair_of(struct memagg *agg, uint32_t site, uint32_t stack,
 /* Streams with stacks: the pair of each allocation counts it and owns the
 ** block; a reallocation counts for its own pair, the block keeps its
 ** owner (or is adopted, as by site). */
-static void count_pairs(struct memagg *agg, const struct memprof_event *evs,
-                        size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    struct live_block old;
-    int known = 0;
-    if (ev->kind == MEMPROF_MARK) continue;
-    if (ev->kind != MEMPROF_ALLOC)
-      known = livetab_take(&agg->pair_live, ev->oaddr, &old);
-    if (ev->kind == MEMPROF_FREE) continue;
-    uint32_t pair = pair_of(agg, ev->loc, ev->stack, ev->labels);
-    struct stackpair *p = &agg->pairs[pair];
-    p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
-    p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
-    livetab_put(&agg->pair_live, ev->naddr, ev->nsize,
-                known ? old.owner : pair);
-  }
+static void count_pair(struct memagg *agg, const struct memprof_event *ev) {
+  struct live_block old;
+  int known = 0;
+  if (ev->kind != MEMPROF_ALLOC)
+    known = livetab_take(&agg->pair_live, ev->oaddr, &old);
+  if (ev->kind == MEMPROF_FREE) return;
+  uint32_t pair = pair_of(agg, ev->loc, ev->stack, ev->labels);
+  struct stackpair *p = &agg->pairs[pair];
+  p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
+  p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
+  livetab_put(&agg->pair_live, ev->naddr, ev->nsize, known ? old.owner : pair);
 }
 
 /* Sampled streams: what each live block stands for. */
-static void count_scaled(struct memagg *agg, const struct memprof_event *evs,
-                         size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    struct live_block old;
-    if (ev->kind == MEMPROF_MARK) continue;
-    if (ev->kind != MEMPROF_ALLOC) livetab_take(&agg->scaled, ev->oaddr, &old);
-    if (ev->kind != MEMPROF_FREE && ev->nweight)
-      livetab_put(&agg->scaled, ev->naddr, ev->nweight, 0);
-  }
-}
-
-/* The counters of the event's own location, by the kind of event. */
-static void count_alloc(struct memagg *agg, const struct memprof_event *ev) {
-  struct memstats *st = stats_of(agg, ev->loc);
-  st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
-  st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
-}
-
-static void count_free(struct memagg *agg, const struct memprof_event *ev) {
-  struct memstats *st = stats_of(agg, ev->loc);
-  st->free_events = add_sat(st->free_events, old_objects(ev));
-  st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
-}
-
-static void count_realloc(struct memagg *agg, const struct memprof_event *ev) {
-  struct memstats *st = stats_of(agg, ev->loc);
-  st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
-  st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
-  st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
+static void count_scaled(struct memagg *agg, const struct memprof_event *ev) {
+  struct live_block old;
+  if (ev->kind != MEMPROF_ALLOC) livetab_take(&agg->scaled, ev->oaddr, &old);
+  if (ev->kind != MEMPROF_FREE && ev->nweight)
+    livetab_put(&agg->scaled, ev->naddr, ev->nweight, 0);
 }
 
 /* Heap over time: what an event moved, for the block's owner (known: the
@@ -233,64 +180,60 @@ static void count_heap(struct memagg *agg, const struct memprof_event *ev,
   if (ev->kind != MEMPROF_FREE) heapline_add(&agg->heap, owner, new_bytes(ev));
 }
 
-/*
-** A batch goes through three passes, each prefetching what the next one
-** touches: the tables are far bigger than the caches, and one event at a
-** time would wait for memory at every step.
-**   1. prefetch the live-table slots of the addresses (and, with many
-**      locations, their counters);
-**   2. in stream order: the counters of the event's location; the live
-**      table: who owned each block let go;
-**   3. count, in the owners' frees and in the (site, owner) overrides.
-*/
+/* An allocation: counted for its location, which owns the block. */
+static void count_alloc(struct memagg *agg, const struct memprof_event *ev,
+                        int timed) {
+  struct memstats *st = stats_of(agg, ev->loc);
+  st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
+  st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
+  livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
+  if (timed) count_heap(agg, ev, 0, ev->loc);
+}
+
+/* A free or a reallocation: counted for its location, and for the
+** (location, owner) pair of the block it let go; a reallocated block keeps
+** its owner, or, from before the start, is adopted by its reallocator. */
+static void count_release(struct memagg *agg, const struct memprof_event *ev,
+                          int timed) {
+  struct live_block old;
+  int known = livetab_take(&agg->live, ev->oaddr, &old);
+  uint32_t owner = known ? old.owner : agg->before_start;
+  struct memstats *st = stats_of(agg, ev->loc);
+  if (ev->kind == MEMPROF_REALLOC) {
+    st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
+    st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
+    st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
+    livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
+  } else {
+    st->free_events = add_sat(st->free_events, old_objects(ev));
+    st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
+    /* (The before-start pseudo-location never owns a block.) */
+    if (known) stats_of(agg, owner)->owned_frees++;
+  }
+  if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
+  override_add(overrides_of(agg, ev->kind), ev->loc, owner, old_bytes(ev));
+}
+
+/* Each event in stream order, at once: the tables stay in the caches'
+** reach (the last level holds them), where passes that prefetch ahead
+** cost more instructions than the waits they hide. */
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
   struct memagg *agg = ud;
-  uint32_t owner[MEMPROF_BATCH];
-  prefetch_stats(agg, evs, n);
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    if (ev->kind == MEMPROF_MARK) continue;
-    if (ev->kind != MEMPROF_FREE) livetab_prefetch(&agg->live, ev->naddr);
-    if (ev->kind != MEMPROF_ALLOC) livetab_prefetch(&agg->live, ev->oaddr);
-  }
   int timed = agg->sym->memprof.has_config; /* v5: time marks may come */
+  int stacks = memagg_has_stacks(agg), sampled = agg->sym->memprof.sample != 0;
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
-    struct live_block old;
     if (ev->kind == MEMPROF_MARK) {
       heapline_mark(&agg->heap, ev->naddr);
       continue;
     }
-    if (ev->kind == MEMPROF_ALLOC) {
-      count_alloc(agg, ev);
-      livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
-      if (timed) count_heap(agg, ev, 0, ev->loc);
-      continue;
-    }
-    int known = livetab_take(&agg->live, ev->oaddr, &old);
-    owner[i] = known ? old.owner : agg->before_start;
-    if (ev->kind == MEMPROF_REALLOC) {
-      count_realloc(agg, ev);
-      /* A block from before the start is adopted by its reallocator. */
-      livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
-    } else {
-      count_free(agg, ev);
-      if (known) prefetch_owned_frees(agg, old.owner);
-    }
-    if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
-    prefetch_override(overrides_of(agg, ev->kind), ev->loc, owner[i]);
+    if (ev->kind == MEMPROF_ALLOC)
+      count_alloc(agg, ev, timed);
+    else
+      count_release(agg, ev, timed);
+    if (stacks) count_pair(agg, ev);
+    if (sampled) count_scaled(agg, ev);
   }
-  for (size_t i = 0; i < n; i++) {
-    const struct memprof_event *ev = &evs[i];
-    if (ev->kind == MEMPROF_ALLOC || ev->kind == MEMPROF_MARK) continue;
-    /* (The before-start pseudo-location never owns a block.) */
-    if (ev->kind == MEMPROF_FREE && owner[i] != agg->before_start)
-      stats_of(agg, owner[i])->owned_frees++;
-    override_add(overrides_of(agg, ev->kind), ev->loc, owner[i],
-                 old_bytes(ev));
-  }
-  if (memagg_has_stacks(agg)) count_pairs(agg, evs, n);
-  if (agg->sym->memprof.sample) count_scaled(agg, evs, n);
 }
 
 static void stats_add(struct memstats *sum, const struct memstats *st) {

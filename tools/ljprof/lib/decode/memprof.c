@@ -252,23 +252,29 @@ static int read_location(struct reader *r, struct raw_location *loc) {
   }
 }
 
-/* The caller checked that a trace location was announced. */
-static uint32_t resolve_location(struct symbols *sym, struct decoder *d,
-                                 const struct raw_location *loc) {
-  /* Tests in the order of how often each comes, not a jump table. */
-  if (loc->source == ASOURCE_LFUNC)
-    return symbols_loc_lua(sym, loc->a, loc->line);
-  if (loc->source == ASOURCE_INT) { /* one location, whatever the bindings */
+/* The location a source names other than a Lua line or the VM's work;
+** the caller checked that a trace location was announced. Tests in the
+** order of how often each comes, not a jump table. */
+static inline uint32_t resolve_other(struct symbols *sym, struct decoder *d,
+                                     unsigned source, uint64_t a) {
+  if (source == ASOURCE_INT) { /* one location, whatever the bindings */
     if (d->internal == SYMBOLS_NONE) d->internal = symbols_loc_internal(sym);
     return d->internal;
   }
-  if (loc->source == ASOURCE_CFUNC) return symbols_loc_cfunc(sym, loc->a);
-  if (loc->source == ASOURCE_TRACE_LUA) /* the line is what reports name */
-    return d->tl.loc[loc->a];
+  if (source == ASOURCE_CFUNC) return symbols_loc_cfunc(sym, a);
+  if (source == ASOURCE_TRACE_LUA) /* the line is what reports name */
+    return d->tl.loc[a];
+  return symbols_loc_trace(sym, a);
+}
+
+static uint32_t resolve_location(struct symbols *sym, struct decoder *d,
+                                 const struct raw_location *loc) {
+  if (loc->source == ASOURCE_LFUNC)
+    return symbols_loc_lua(sym, loc->a, loc->line);
   if (loc->source == ASOURCE_VM)
     return symbols_loc_vm(sym, (unsigned)loc->a, loc->traceno, loc->proto,
                           loc->line);
-  return symbols_loc_trace(sym, loc->a);
+  return resolve_other(sym, d, loc->source, loc->a);
 }
 
 static int read_payload(struct reader *r, struct memprof_event *ev) {
@@ -316,49 +322,82 @@ static int fast_header(const struct decoder *d, unsigned header) {
          !((flags & AFLAG_WEIGHT) && event != MEMPROF_ALLOC);
 }
 
+static uint64_t scale(uint64_t weight, uint64_t from, uint64_t to) {
+  if (!weight || !from) return weight;
+  double w = (double)weight * (double)to / (double)from;
+  return w >= 1.8e19 ? UINT64_MAX : (uint64_t)w;
+}
+
+/* A sampled stream: what each block stands for follows it, through
+** reallocations (at the same scale) to its free. */
+static void follow_weights(struct decoder *d, struct memprof_event *ev,
+                           uint64_t weight) {
+  struct live_block old;
+  if (ev->kind != MEMPROF_ALLOC && livetab_take(&d->weights, ev->oaddr, &old))
+    ev->oweight = old.size;
+  if (ev->kind == MEMPROF_FREE) return;
+  ev->nweight = weight ? weight : scale(ev->oweight, ev->osize, ev->nsize);
+  if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
+}
+
 /*
 ** The fast path: an alloc, free or realloc event from a window of at
-** least EVENT_MAX_BYTES, with one bounds check for the whole event and
-** one table look-up for its header. Returns the bytes it takes, or 0 for
-** anything else (a symtab update, the end, an event of the VM's own,
-** damage), which the careful path then decodes and words.
+** least EVENT_MAX_BYTES, decoded and resolved at once: one bounds check
+** for the whole event, one table look-up for its header, the fields kept
+** in registers. Returns the bytes it takes, or 0 for anything else (a
+** symtab update, the end, an event of the VM's own, one that names what
+** was not announced, damage), which the careful path then decodes and
+** words. An event the fast path gives up on leaves no trace: the location
+** is resolved last.
 */
-static size_t decode_event(const uint8_t *window, const struct decoder *d,
-                           struct raw_location *loc,
-                           struct memprof_event *ev) {
-  uint8_t header = window[0];
+static size_t decode_event(const uint8_t *window, struct decoder *d,
+                           struct symbols *sym, struct memprof_event *ev) {
+  unsigned header = window[0];
   if (!d->fast[header]) return 0;
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
-  unsigned flags = HEADER_FLAGS(header);
   const uint8_t *p = window + 1;
+  uint64_t a = 0, line = 0, stack = UINT64_MAX, weight = 0;
+  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
   int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
-  loc->source = source;
-  loc->a = loc->line = loc->weight = 0;
-  loc->stack = UINT64_MAX;
-  if (source == ASOURCE_LFUNC || source == ASOURCE_CFUNC)
-    used |= uleb128_take_wide(&p, &loc->a); /* an address */
-  else if (source != ASOURCE_INT)
-    used |= uleb128_take(&p, &loc->a); /* a trace or its location */
-  if (source == ASOURCE_LFUNC) used |= uleb128_take(&p, &loc->line);
-  if (flags & AFLAG_STACK) used |= uleb128_take(&p, &loc->stack);
-  /* Each field set once: resolve_event() sets the location, stack and
-  ** labels. */
+  if (source == ASOURCE_LFUNC) {
+    used |= uleb128_take_wide(&p, &a); /* an address */
+    used |= uleb128_take(&p, &line);
+  } else if (source == ASOURCE_CFUNC) {
+    used |= uleb128_take_wide(&p, &a); /* an address */
+  } else if (source != ASOURCE_INT) {
+    used |= uleb128_take(&p, &a); /* a trace or its location */
+  }
+  if (header & AFLAG_STACK) used |= uleb128_take(&p, &stack);
+  if (event & AEVENT_FREE) { /* a free or a realloc: the old block */
+    used |= uleb128_take_wide(&p, &oaddr);
+    used |= uleb128_take(&p, &osize);
+  }
+  if (event & AEVENT_ALLOC) { /* an alloc or a realloc: the new block */
+    used |= uleb128_take_wide(&p, &naddr);
+    used |= uleb128_take(&p, &nsize);
+  }
+  if (header & AFLAG_WEIGHT) used |= uleb128_take(&p, &weight);
+  if (used < 0 || (source == ASOURCE_TRACE_LUA && a >= d->tl.n) ||
+      (stack != UINT64_MAX && stack >= sym->nstacks - sym->stack_base))
+    return 0;
   ev->kind = (enum memprof_event_kind)event;
+  ev->loc = source == ASOURCE_LFUNC ? symbols_loc_lua(sym, a, line)
+                                    : resolve_other(sym, d, source, a);
+  ev->oaddr = oaddr;
+  ev->osize = osize;
+  ev->naddr = naddr;
+  ev->nsize = nsize;
   ev->oweight = ev->nweight = 0;
-  if (event != MEMPROF_ALLOC) {
-    used |= uleb128_take_wide(&p, &ev->oaddr);
-    used |= uleb128_take(&p, &ev->osize);
-  } else {
-    ev->oaddr = ev->osize = 0;
+  ev->stack = MEMPROF_NO_STACK;
+  ev->labels = LABELS_NONE;
+  if (header & AFLAG_MASK) { /* v5 on: what the stack and weight carry */
+    if (stack != UINT64_MAX)
+      ev->stack = (uint32_t)(sym->stack_base + stack);
+    if (event != MEMPROF_FREE && (stack != UINT64_MAX || weight))
+      ev->labels = d->labels;
   }
-  if (event != MEMPROF_FREE) {
-    used |= uleb128_take_wide(&p, &ev->naddr);
-    used |= uleb128_take(&p, &ev->nsize);
-  } else {
-    ev->naddr = ev->nsize = 0;
-  }
-  if (flags & AFLAG_WEIGHT) used |= uleb128_take(&p, &loc->weight);
-  return used < 0 ? 0 : (size_t)(p - window);
+  if (sym->memprof.sample) follow_weights(d, ev, weight);
+  return (size_t)(p - window);
 }
 
 /* What the careful path met. */
@@ -405,24 +444,6 @@ static int unannounced(struct reader *r, uint64_t at, const char *what,
   return 0;
 }
 
-static uint64_t scale(uint64_t weight, uint64_t from, uint64_t to) {
-  if (!weight || !from) return weight;
-  double w = (double)weight * (double)to / (double)from;
-  return w >= 1.8e19 ? UINT64_MAX : (uint64_t)w;
-}
-
-/* A sampled stream: what each block stands for follows it, through
-** reallocations (at the same scale) to its free. */
-static void follow_weights(struct decoder *d, struct memprof_event *ev,
-                           uint64_t weight) {
-  struct live_block old;
-  if (ev->kind != MEMPROF_ALLOC && livetab_take(&d->weights, ev->oaddr, &old))
-    ev->oweight = old.size;
-  if (ev->kind == MEMPROF_FREE) return;
-  ev->nweight = weight ? weight : scale(ev->oweight, ev->osize, ev->nsize);
-  if (ev->nweight) livetab_put(&d->weights, ev->naddr, ev->nweight, 0);
-}
-
 /* An event read whole, its `used` bytes just before the reader's
 ** position: what it names must have been announced; then its location
 ** and stack are resolved, so that a damaged event leaves no trace.
@@ -447,6 +468,14 @@ static int resolve_event(struct reader *r, struct symbols *sym,
   return 1;
 }
 
+/* A full batch to the sink; where the next one goes. */
+static struct memprof_event *deliver(const struct memprof_sink *sink,
+                                     struct memprof_event *batch, size_t *n) {
+  sink->events(sink->ud, batch, *n);
+  *n = 0;
+  return sink->next_batch ? sink->next_batch(sink->ud) : batch;
+}
+
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
   int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
@@ -468,35 +497,37 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
   livetab_init(&d.weights);
   if (v5 && sym->nstacks == sym->stack_base) add_full_stack(sym);
   for (;;) {
+    /* The fast path, while a longest event fits in the buffered bytes. */
+    const uint8_t *p = reader_window(r, EVENT_MAX_BYTES);
+    if (p) {
+      const uint8_t *last = r->end - EVENT_MAX_BYTES;
+      size_t used = 1;
+      while (p <= last && (used = decode_event(p, &d, sym, &batch[n])) != 0) {
+        p += used;
+        if (++n == MEMPROF_BATCH) batch = deliver(sink, batch, &n);
+      }
+      r->pos = p;
+      if (used) continue; /* past the last window: buffer more */
+    }
+    /* The careful path: one item, whatever it is. */
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];
-    const uint8_t *window = reader_window(r, EVENT_MAX_BYTES);
-    size_t used = window ? decode_event(window, &d, &loc, ev) : 0;
-    item = ITEM_EVENT;
-    if (used) {
-      reader_skip(r, used);
-    } else {
-      uint64_t at = reader_offset(r);
-      item = read_item(r, sym, &d, &loc, ev);
-      if (item == ITEM_SYMTAB_UPDATE && d.mark) item = ITEM_MARK;
-      if (item == ITEM_SYMTAB_UPDATE) continue;
-      if (item != ITEM_EVENT && item != ITEM_MARK) break;
-      used = (size_t)(reader_offset(r) - at);
-    }
+    uint64_t at = reader_offset(r);
+    item = read_item(r, sym, &d, &loc, ev);
+    if (item == ITEM_SYMTAB_UPDATE && d.mark) item = ITEM_MARK;
+    if (item == ITEM_SYMTAB_UPDATE) continue;
+    if (item != ITEM_EVENT && item != ITEM_MARK) break;
     if (item == ITEM_MARK) { /* in stream order with the events */
       *ev = (struct memprof_event){
           .kind = MEMPROF_MARK, .naddr = d.mark_ns, .oaddr = d.snapshot};
       d.mark = 0;
       d.snapshot = 0;
-    } else if (!resolve_event(r, sym, &d, used, &loc, ev)) {
+    } else if (!resolve_event(r, sym, &d, (size_t)(reader_offset(r) - at),
+                              &loc, ev)) {
       item = ITEM_DAMAGED;
       break;
     }
-    if (++n == MEMPROF_BATCH) {
-      sink->events(sink->ud, batch, n);
-      if (sink->next_batch) batch = sink->next_batch(sink->ud);
-      n = 0;
-    }
+    if (++n == MEMPROF_BATCH) batch = deliver(sink, batch, &n);
   }
   if (n > 0) sink->events(sink->ud, batch, n);
   free(d.tl.loc);
