@@ -1,7 +1,8 @@
 #!/usr/bin/env perl
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # A long input, or one from a pipe, is aggregated on a second thread (the
-# event pipe): its reports are those of one thread, damaged or not.
+# event pipe), unless LJPROF_JOBS=1: its reports are those of one thread,
+# damaged or not.
 use strict;
 use warnings;
 use FindBin;
@@ -72,5 +73,23 @@ like($r->{out}, qr/^Totals: $n allocations \(@{[24 * $n]} bytes\), 0 reallocatio
      'long: totals');
 like($r->{out}, qr/^\@long\.lua:3 holds 24000 bytes \(100\.0%\) in 1000 blocks: $n allocs, @{[$n - 1000]} frees$/m,
      'long: the heap summary');
+
+# LJPROF_JOBS=1: one thread in all, the long stream counted on the thread
+# that decodes it (strace counts the threads started), the report the same.
+SKIP: {
+  skip 'no strace (scripts/apt-packages-test)', 4
+    unless system('strace -V >/dev/null 2>&1') == 0;
+  my %threads;
+  for my $jobs ('', 1) {
+    local $ENV{LJPROF_JOBS} = $jobs;
+    my $trace = "$dir/trace-$jobs";
+    my $t = run_program('strace', '-f', '-qq', '-e', 'trace=clone,clone3', '-o', $trace,
+                        'ljprof', 'report', $file);
+    is($t->{out}, $r->{out}, "LJPROF_JOBS='$jobs': the long stream's report");
+    $threads{$jobs} = () = LJProf::Run::slurp($trace) =~ /^\d+\s+clone3?\(/mg;
+  }
+  is($threads{''}, 1, 'the long stream: one thread started, to count');
+  is($threads{1}, 0, 'LJPROF_JOBS=1: no thread started');
+}
 
 done_testing();

@@ -111,7 +111,7 @@ static int add_stream(struct stream_set *set, size_t i, enum stream_kind kind,
 
 /* Read the file numbered i into the set. */
 static int read_stream(struct stream_set *set, size_t i, const char *file,
-                       size_t *first) {
+                       const struct decode_limits *limits, size_t *first) {
   int stdin_input = !strcmp(file, "-");
   int fd = stdin_input ? STDIN_FILENO : open(file, O_RDONLY);
   if (fd < 0) return say_unopened(set, i, errno);
@@ -129,7 +129,7 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   struct reader r;
   enum stream_kind kind =
       stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta,
-                    set->filter.n ? &set->filter : NULL, NULL);
+                    set->filter.n ? &set->filter : NULL, limits);
   int status =
       add_stream(set, i, kind, &meta, samples_before, mem, later, &r, first);
   if (later) memagg_free(&own);
@@ -255,8 +255,10 @@ int stream_set_read(struct stream_set *set, const char *const *names,
     status = read_jobs(set, names, n, threads, &first, &from);
     if (status == EXIT_USAGE) return status;
   }
+  /* LJPROF_JOBS=1: one thread in all, not a second to aggregate on. */
+  struct decode_limits limits = {.one_thread = asked && threads == 1};
   for (size_t i = from; i < n; i++) {
-    int s = read_stream(set, i, names[i], &first);
+    int s = read_stream(set, i, names[i], &limits, &first);
     if (s == EXIT_USAGE) return s;
     if (s != EXIT_OK) status = s;
   }
