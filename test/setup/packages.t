@@ -194,6 +194,7 @@ my @uses = (
   [test  => 'Makefile',                qr/\bnpm ci\b/,           command('npm')],
   [test  => 'test/heap/heapsnapshot.t', qr/'node'/,              command('node')],
   [test  => 'test/setup/deb.t',        qr/'unshare', '--mount'/, command('unshare')],
+  [test  => 'test/ljprof/pipe.t',      qr/'strace', '-f'/,       command('strace')],
   [test  => 'test/lib/LJProf/Nginx.pm', qr{'/usr/sbin/nginx'},    '/usr/sbin/nginx'],
   [test  => 'test/lib/LJProf/Nginx.pm', qr{/ngx_http_lua_module\.so}, '/usr/lib/nginx/modules/ngx_http_lua_module.so'],
   [bench => 'bench/reader/run.sh',     qr{/usr/bin/time -v},     '/usr/bin/time'],
