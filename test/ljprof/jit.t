@@ -131,4 +131,15 @@ $r = ljprof('report', '--jit', $hostile);
 is($r->{rc}, 1, 'hostile: exit 1');
 like($r->{out}, qr/^FLUSHES: 1$/m, 'hostile: the flush before the damage is counted');
 
+# A compiler sample without frames, the first its attempt keeps (the
+# array of waiting frames still empty): under the outcome's frame alone.
+my $frameless = write_file("$dir/frameless.bin", $head . sysprof(3,
+  sp_config(MODE_C, 1000, 2), sp_jit(1), sp_start(1, 0, 0, 0, $M, 12),
+  sp_jit_sample(RECORD, 1, 0), sp_jit_sample(RECORD, 1, 0, f_lua($M, 12)),
+  sp_end(1, 2, 1, 40, 300)));
+$r = ljprof('report', '--format=collapsed', $frameless);
+is($r->{rc}, 0, 'frameless compiler sample: exit 0') or diag $r->{err};
+is($r->{out}, "[JIT] trace \@m.lua:12: compiled 1\n\@m.lua:12;[JIT] trace \@m.lua:12: compiled 1\n",
+   'frameless compiler sample: counted under its outcome, before the one with frames');
+
 done_testing();

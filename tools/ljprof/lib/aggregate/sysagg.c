@@ -246,6 +246,13 @@ static size_t label_at(const struct sysagg *agg,
   return n;
 }
 
+/* Frames copied: none from a sample that has none (its array may be
+** NULL, which memcpy may not be given). */
+static void copy_raw_frames(struct sysprof_frame *to,
+                        const struct sysprof_frame *from, size_t n) {
+  if (n) memcpy(to, from, n * sizeof *from);
+}
+
 static void count_labelled(struct sysagg *agg, enum vmstate state,
                            uint64_t trace, uint32_t labels,
                            const struct sysprof_frame *frames, size_t n,
@@ -254,9 +261,9 @@ static void count_labelled(struct sysagg *agg, enum vmstate state,
   size_t at = label_at(agg, frames, n);
   grow_array((void **)&agg->scratch, &agg->scratch_cap, n + 1,
              sizeof *agg->scratch);
-  memcpy(agg->scratch, frames, at * sizeof *frames);
+  copy_raw_frames(agg->scratch, frames, at);
   agg->scratch[at] = (struct sysprof_frame){loc, loc, 0, 0};
-  memcpy(agg->scratch + at + 1, frames + at, (n - at) * sizeof *frames);
+  if (n > at) copy_raw_frames(agg->scratch + at + 1, frames + at, n - at);
   count_sample(agg, state, trace, labels, agg->scratch, n + 1, 0);
 }
 
@@ -285,8 +292,8 @@ static void count_pending(struct sysagg *agg, const char *label) {
   struct sysagg_pending *p = &agg->pending;
   for (size_t i = 0; i < p->n; i++) {
     const struct sysagg_waiting *w = &p->samples[i];
-    count_labelled(agg, w->vmstate, w->trace, w->labels, p->frames + w->first,
-                   w->n, label);
+    count_labelled(agg, w->vmstate, w->trace, w->labels,
+                   w->n ? p->frames + w->first : NULL, w->n, label);
   }
   p->n = p->nframes = 0;
 }
@@ -302,7 +309,7 @@ static void wait_outcome(struct sysagg *agg, const struct sysprof_sample *s) {
   grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof *p->samples);
   grow_array((void **)&p->frames, &p->frames_cap, p->nframes + s->nframes,
              sizeof *p->frames);
-  memcpy(p->frames + p->nframes, s->frames, s->nframes * sizeof *s->frames);
+  if (s->nframes) copy_raw_frames(p->frames + p->nframes, s->frames, s->nframes);
   p->samples[p->n++] = (struct sysagg_waiting){
       s->vmstate, s->labels, sample_trace(agg, s), p->nframes, s->nframes};
   p->nframes += s->nframes;
