@@ -220,7 +220,7 @@ static void count_release(struct memagg *agg, const struct memprof_event *ev,
 #define PREFETCH_AHEAD 8
 
 /* (A time mark's kind has neither bit: it touches no block.) */
-PREFETCH_INLINE void prefetch_blocks(const struct memagg *agg,
+ALWAYS_INLINE void prefetch_blocks(const struct memagg *agg,
                                      const struct memprof_event *ev) {
   if (ev->kind & AEVENT_FREE) livetab_prefetch(&agg->live, ev->oaddr);
   if (ev->kind & AEVENT_ALLOC) livetab_prefetch(&agg->live, ev->naddr);

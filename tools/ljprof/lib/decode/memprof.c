@@ -342,18 +342,18 @@ static void follow_weights(struct decoder *d, struct memprof_event *ev,
 
 /*
 ** The fast path: an alloc, free or realloc event from a window of at
-** least EVENT_MAX_BYTES, decoded and resolved at once: one bounds check
-** for the whole event, one table look-up for its header, the fields kept
-** in registers. Returns the bytes it takes, or 0 for anything else (a
-** symtab update, the end, an event of the VM's own, one that names what
-** was not announced, damage), which the careful path then decodes and
-** words. An event the fast path gives up on leaves no trace: the location
-** is resolved last.
+** least EVENT_MAX_BYTES, its header one the fast path takes and its flags
+** (a constant in each copy) those of the header: decoded and resolved at
+** once, one bounds check for the whole event, the fields kept in
+** registers. Returns the bytes it takes, or 0 for an event that names
+** what was not announced or is damaged, which the careful path then
+** decodes and words. An event the fast path gives up on leaves no trace:
+** the location is resolved last.
 */
-static size_t decode_event(const uint8_t *window, struct decoder *d,
-                           struct symbols *sym, struct memprof_event *ev) {
-  unsigned header = window[0];
-  if (!d->fast[header]) return 0;
+ALWAYS_INLINE size_t decode_shape(const uint8_t *window, struct decoder *d,
+                                  struct symbols *sym,
+                                  struct memprof_event *ev, unsigned header,
+                                  unsigned flags) {
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   const uint8_t *p = window + 1;
   uint64_t a = 0, line = 0, stack = UINT64_MAX, weight = 0;
@@ -367,7 +367,7 @@ static size_t decode_event(const uint8_t *window, struct decoder *d,
   } else if (source != ASOURCE_INT) {
     used |= uleb128_take(&p, &a); /* a trace or its location */
   }
-  if (header & AFLAG_STACK) used |= uleb128_take(&p, &stack);
+  if (flags & AFLAG_STACK) used |= uleb128_take(&p, &stack);
   if (event & AEVENT_FREE) { /* a free or a realloc: the old block */
     used |= uleb128_take_wide(&p, &oaddr);
     used |= uleb128_take(&p, &osize);
@@ -376,9 +376,10 @@ static size_t decode_event(const uint8_t *window, struct decoder *d,
     used |= uleb128_take_wide(&p, &naddr);
     used |= uleb128_take(&p, &nsize);
   }
-  if (header & AFLAG_WEIGHT) used |= uleb128_take(&p, &weight);
+  if (flags & AFLAG_WEIGHT) used |= uleb128_take(&p, &weight);
   if (used < 0 || (source == ASOURCE_TRACE_LUA && a >= d->tl.n) ||
-      (stack != UINT64_MAX && stack >= sym->nstacks - sym->stack_base))
+      (flags && stack != UINT64_MAX &&
+       stack >= sym->nstacks - sym->stack_base))
     return 0;
   ev->kind = (enum memprof_event_kind)event;
   ev->loc = source == ASOURCE_LFUNC ? symbols_loc_lua(sym, a, line)
@@ -390,7 +391,7 @@ static size_t decode_event(const uint8_t *window, struct decoder *d,
   ev->oweight = ev->nweight = 0;
   ev->stack = MEMPROF_NO_STACK;
   ev->labels = LABELS_NONE;
-  if (header & AFLAG_MASK) { /* v5 on: what the stack and weight carry */
+  if (flags) { /* v5 on: what the stack and weight carry */
     if (stack != UINT64_MAX)
       ev->stack = (uint32_t)(sym->stack_base + stack);
     if (event != MEMPROF_FREE && (stack != UINT64_MAX || weight))
@@ -398,6 +399,18 @@ static size_t decode_event(const uint8_t *window, struct decoder *d,
   }
   if (sym->memprof.sample) follow_weights(d, ev, weight);
   return (size_t)(p - window);
+}
+
+/* The fast path, in two copies: for events with flags (v5 on: a stack, a
+** weight), and for those without, every event of v3 and v4. 0 for what it
+** does not take (a symtab update, the end, an event of the VM's own). */
+static size_t decode_event(const uint8_t *window, struct decoder *d,
+                           struct symbols *sym, struct memprof_event *ev) {
+  unsigned header = window[0];
+  if (!d->fast[header]) return 0;
+  if (header & AFLAG_MASK)
+    return decode_shape(window, d, sym, ev, header, header & AFLAG_MASK);
+  return decode_shape(window, d, sym, ev, header, 0);
 }
 
 /* What the careful path met. */

@@ -44,8 +44,7 @@ static void put_bytes(struct text *t, const char *s, size_t len) {
 }
 
 /* Inlined, so that a literal's length and copy are known where it is put. */
-static inline __attribute__((always_inline)) void put(struct text *t,
-                                                      const char *s) {
+ALWAYS_INLINE void put(struct text *t, const char *s) {
   put_bytes(t, s, strlen(s));
 }
 

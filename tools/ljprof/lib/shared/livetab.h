@@ -56,7 +56,7 @@ static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
 }
 
 /* Where the search for addr starts: prefetch it ahead of a put or take. */
-PREFETCH_INLINE void livetab_prefetch(const struct livetab *t, uint64_t addr) {
+ALWAYS_INLINE void livetab_prefetch(const struct livetab *t, uint64_t addr) {
   __builtin_prefetch(&t->blocks.slots[addr_map_home(&t->blocks, addr)]);
 }
 

@@ -21,7 +21,7 @@
 #define SORT_RUN 16
 
 /* As qsort(): cmp(a, b) < 0 when a goes before b. */
-static inline __attribute__((always_inline)) void
+ALWAYS_INLINE void
 sort_inline(void *base, size_t n, size_t size,
             int (*cmp)(const void *, const void *)) {
   char *src = base, *dst, *tmp, held[SORT_MAX_SIZE];
@@ -66,7 +66,7 @@ sort_inline(void *base, size_t n, size_t size,
 
 /* Of the heap b[0 .. n) (each element after its children), b[i] moved
 ** down to its place. */
-static inline __attribute__((always_inline)) void
+ALWAYS_INLINE void
 sort_sift_down(char *b, size_t i, size_t n, size_t size,
                int (*cmp)(const void *, const void *)) {
   char held[SORT_MAX_SIZE];
@@ -85,7 +85,7 @@ sort_sift_down(char *b, size_t i, size_t n, size_t size,
 ** top k of a million elements. The k first so far are kept in a heap, the
 ** last of them at its root, which each other element is compared with.
 */
-static inline __attribute__((always_inline)) void
+ALWAYS_INLINE void
 sort_first_inline(void *base, size_t n, size_t k, size_t size,
                   int (*cmp)(const void *, const void *)) {
   char *b = base, held[SORT_MAX_SIZE];

@@ -86,11 +86,12 @@ double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
 
 /* Saturating addition: counters from hostile streams must not wrap. */
 /*
-** For a function whose only work is a prefetch: GCC finds it pure (a
-** prefetch has no effect it counts) and drops every call whose result goes
-** unused, which is every call. Inlined always, the prefetch stays.
+** Inlined whatever the compiler weighs: a hot path's copy specialized by a
+** caller's constant arguments; a function whose only work is a prefetch,
+** which GCC finds pure (a prefetch has no effect it counts) and whose
+** every call it drops, the result going unused.
 */
-#define PREFETCH_INLINE static inline __attribute__((always_inline))
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 static inline uint64_t add_sat(uint64_t a, uint64_t b) {
   uint64_t sum = a + b;
