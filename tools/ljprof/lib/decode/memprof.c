@@ -513,13 +513,13 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
     /* The fast path, while a longest event fits in the buffered bytes. */
     const uint8_t *p = reader_window(r, EVENT_MAX_BYTES);
     if (p) {
-      const uint8_t *last = r->end - EVENT_MAX_BYTES;
+      const uint8_t *last = reader_last_window(r, EVENT_MAX_BYTES);
       size_t used = 1;
       while (p <= last && (used = decode_event(p, &d, sym, &batch[n])) != 0) {
         p += used;
         if (++n == MEMPROF_BATCH) batch = deliver(sink, batch, &n);
       }
-      r->pos = p;
+      reader_skip(r, (size_t)(p - r->pos));
       if (used) continue; /* past the last window: buffer more */
     }
     /* The careful path: one item, whatever it is. */

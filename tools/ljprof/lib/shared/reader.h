@@ -184,6 +184,14 @@ static inline void reader_skip(struct reader *r, size_t used) {
   r->pos += used;
 }
 
+/* For a decoder that reads several items from one window: where the last
+** window of `need` bytes starts in the bytes buffered now (at or past
+** the window reader_window() gave). */
+static inline const uint8_t *reader_last_window(const struct reader *r,
+                                                size_t need) {
+  return r->end - need;
+}
+
 static inline int reader_u8(struct reader *r, uint8_t *out,
                             const char *what) {
   if (r->pos < r->end) {
