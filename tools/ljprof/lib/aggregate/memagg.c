@@ -221,7 +221,7 @@ static void count_release(struct memagg *agg, const struct memprof_event *ev,
 
 /* (A time mark's kind has neither bit: it touches no block.) */
 ALWAYS_INLINE void prefetch_blocks(const struct memagg *agg,
-                                     const struct memprof_event *ev) {
+                                   const struct memprof_event *ev) {
   if (ev->kind & AEVENT_FREE) livetab_prefetch(&agg->live, ev->oaddr);
   if (ev->kind & AEVENT_ALLOC) livetab_prefetch(&agg->live, ev->naddr);
 }

@@ -249,7 +249,7 @@ static size_t label_at(const struct sysagg *agg,
 /* Frames copied: none from a sample that has none (its array may be
 ** NULL, which memcpy may not be given). */
 static void copy_raw_frames(struct sysprof_frame *to,
-                        const struct sysprof_frame *from, size_t n) {
+                            const struct sysprof_frame *from, size_t n) {
   if (n) memcpy(to, from, n * sizeof *from);
 }
 
@@ -309,7 +309,8 @@ static void wait_outcome(struct sysagg *agg, const struct sysprof_sample *s) {
   grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof *p->samples);
   grow_array((void **)&p->frames, &p->frames_cap, p->nframes + s->nframes,
              sizeof *p->frames);
-  if (s->nframes) copy_raw_frames(p->frames + p->nframes, s->frames, s->nframes);
+  if (s->nframes) /* (p->frames may be NULL still) */
+    copy_raw_frames(p->frames + p->nframes, s->frames, s->nframes);
   p->samples[p->n++] = (struct sysagg_waiting){
       s->vmstate, s->labels, sample_trace(agg, s), p->nframes, s->nframes};
   p->nframes += s->nframes;

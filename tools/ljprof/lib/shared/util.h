@@ -84,7 +84,6 @@ const char *sbuf_cstr(struct sbuf *sb);
 */
 double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
 
-/* Saturating addition: counters from hostile streams must not wrap. */
 /*
 ** Inlined whatever the compiler weighs: a hot path's copy specialized by a
 ** caller's constant arguments; a function whose only work is a prefetch,
@@ -93,6 +92,7 @@ double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
 */
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* Saturating addition: counters from hostile streams must not wrap. */
 static inline uint64_t add_sat(uint64_t a, uint64_t b) {
   uint64_t sum = a + b;
   return sum < a ? UINT64_MAX : sum;
