@@ -262,7 +262,10 @@ int stream_set_read(struct stream_set *set, const char *const *names,
     if (s == EXIT_USAGE) return s;
     if (s != EXIT_OK) status = s;
   }
-  if (set->kind == STREAM_MEMPROF) set->sym.memprof = set->memprof;
+  if (set->kind == STREAM_MEMPROF) {
+    set->sym.memprof = set->memprof;
+    memagg_merge_end(&set->memagg);
+  }
   set->sysagg.filtered = set->filter.n != 0;
   return status;
 }

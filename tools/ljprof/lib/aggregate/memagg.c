@@ -90,9 +90,10 @@ static void grow_overrides(struct overrides *o) {
   free(old);
 }
 
-/* Count an event of site that touched memory of owner. */
-static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
-                         uint64_t bytes) {
+/* Count events of site that touched memory of owner. */
+ALWAYS_INLINE void override_add(struct overrides *o, uint32_t site,
+                                uint32_t owner, uint64_t events,
+                                uint64_t bytes) {
   size_t i = override_home(o, site, owner);
   struct override *ov = &o->items[i];
   while (ov->events && (ov->site != site || ov->owner != owner))
@@ -101,10 +102,33 @@ static void override_add(struct overrides *o, uint32_t site, uint32_t owner,
     *ov = (struct override){site, owner, 0, 0};
     o->count++;
   }
-  ov->events++;
+  ov->events += events; /* events read: never near 2^64 */
   ov->bytes = add_sat(ov->bytes, bytes);
   /* Load at most one half. */
   if (o->count * 2 > o->mask + 1) grow_overrides(o);
+}
+
+/* The slots holding the overrides: while counting, the table's (empty
+** ones among them); once packed or remapped, the list's. */
+static size_t override_slots(const struct overrides *o) {
+  return o->mask ? o->mask + 1 : o->count;
+}
+
+/* A packed or remapped list made a table again, to count more into. */
+static void overrides_unpack(struct overrides *o) {
+  struct override *list = o->items;
+  size_t n = o->count, slots = OVERRIDES_INITIAL_SLOTS;
+  while (slots < 2 * n + 2) slots *= 2;
+  free(o->site_start);
+  o->items = new_override_slots(slots);
+  o->mask = slots - 1;
+  o->count = 0;
+  o->site_start = NULL;
+  o->nsites = 0;
+  for (size_t i = 0; i < n; i++)
+    override_add(o, list[i].site, list[i].owner, list[i].events,
+                 list[i].bytes);
+  free(list);
 }
 
 static struct overrides *overrides_of(struct memagg *agg,
@@ -211,7 +235,8 @@ static void count_release(struct memagg *agg, const struct memprof_event *ev,
     if (known) stats_of(agg, owner)->owned_frees++;
   }
   if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
-  override_add(overrides_of(agg, ev->kind), ev->loc, owner, old_bytes(ev));
+  override_add(overrides_of(agg, ev->kind), ev->loc, owner, 1,
+               old_bytes(ev));
 }
 
 /* Events this far ahead have the live-table slots they touch fetched
@@ -338,45 +363,21 @@ void memagg_finish(struct memagg *agg) {
                  agg->nstats);
 }
 
-/* Within a site: by owner, so that one owner's counts meet. */
-static int by_owner(const void *pa, const void *pb) {
-  const struct override *a = pa, *b = pb;
-  return a->owner < b->owner ? -1 : a->owner > b->owner;
+void memagg_merge_end(struct memagg *agg) {
+  struct overrides *kinds[] = {&agg->realloc_overrides, &agg->free_overrides};
+  for (size_t k = 0; k < 2; k++)
+    if (kinds[k]->mask) pack_overrides(kinds[k], kinds[k]->mask + 1, agg->nstats);
 }
 
-/* The overrides of both, packed by site as pack_overrides() does, an
-** owner met in both counted once with the sums. */
+/* The overrides of from counted into into's, a table from now on: each
+** merge costs what it adds, not what the merges before it gathered. */
 static void merge_overrides(struct overrides *into,
-                            const struct overrides *from, size_t nsites) {
-  size_t *start = xcalloc(nsites + 1, sizeof *start);
-  struct override *items =
-      xmalloc((into->count + from->count + 1) * sizeof *items);
-  size_t n = 0;
-  for (size_t site = 0; site < nsites; site++) {
-    size_t na, nb, first = n;
-    const struct override *a = memagg_overrides(into, (uint32_t)site, &na);
-    const struct override *b = memagg_overrides(from, (uint32_t)site, &nb);
-    if (na) memcpy(items + n, a, na * sizeof *a);
-    if (nb) memcpy(items + n + na, b, nb * sizeof *b);
-    start[site] = first;
-    sort_inline(items + first, na + nb, sizeof *items, by_owner);
-    for (size_t i = first; i < first + na + nb; i++) {
-      if (n > first && items[n - 1].owner == items[i].owner) {
-        items[n - 1].events = add_sat(items[n - 1].events, items[i].events);
-        items[n - 1].bytes = add_sat(items[n - 1].bytes, items[i].bytes);
-      } else {
-        items[n++] = items[i];
-      }
-    }
-    sort_inline(items + first, n - first, sizeof *items, override_cmp);
-  }
-  start[nsites] = n;
-  free(into->items);
-  free(into->site_start);
-  into->items = items;
-  into->count = n;
-  into->site_start = start;
-  into->nsites = nsites;
+                            const struct overrides *from) {
+  if (!into->mask) overrides_unpack(into);
+  for (size_t i = 0, n = override_slots(from); i < n; i++)
+    if (from->items[i].events)
+      override_add(into, from->items[i].site, from->items[i].owner,
+                   from->items[i].events, from->items[i].bytes);
 }
 
 void memagg_merge(struct memagg *into, const struct memagg *from,
@@ -384,9 +385,8 @@ void memagg_merge(struct memagg *into, const struct memagg *from,
   for (size_t loc = 0; loc < from->nstats; loc++)
     stats_add(stats_of(into, (uint32_t)loc), &from->stats[loc]);
   stats_add(&into->totals, &from->totals);
-  merge_overrides(&into->realloc_overrides, &from->realloc_overrides,
-                  into->nstats);
-  merge_overrides(&into->free_overrides, &from->free_overrides, into->nstats);
+  merge_overrides(&into->realloc_overrides, &from->realloc_overrides);
+  merge_overrides(&into->free_overrides, &from->free_overrides);
   for (size_t i = 0; i < from->npairs; i++) {
     const struct stackpair *fp = &from->pairs[i];
     int added = keymap3_get(&into->pair_index, fp->site, fp->stack,
@@ -423,20 +423,21 @@ static void remap_stats(struct memagg *agg, const uint32_t *loc) {
   agg->nstats = agg->stats_cap = nstats;
 }
 
-static void remap_overrides(struct overrides *o, const uint32_t *loc,
-                            size_t nsites) {
+/* In place, for a merge to count: no longer grouped by site. */
+static void remap_overrides(struct overrides *o, const uint32_t *loc) {
   for (size_t i = 0; i < o->count; i++) {
     o->items[i].site = loc[o->items[i].site];
     o->items[i].owner = loc[o->items[i].owner];
   }
   free(o->site_start);
-  pack_overrides(o, o->count, nsites);
+  o->site_start = NULL;
+  o->nsites = 0;
 }
 
 void memagg_remap(struct memagg *agg, const struct symimport *map) {
   remap_stats(agg, map->loc);
-  remap_overrides(&agg->realloc_overrides, map->loc, agg->nstats);
-  remap_overrides(&agg->free_overrides, map->loc, agg->nstats);
+  remap_overrides(&agg->realloc_overrides, map->loc);
+  remap_overrides(&agg->free_overrides, map->loc);
   for (size_t i = 0; i < agg->npairs; i++) {
     struct stackpair *p = &agg->pairs[i];
     p->site = map->loc[p->site];

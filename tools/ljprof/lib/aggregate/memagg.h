@@ -43,13 +43,14 @@ struct override {
 ** pairs and their counters sit in the slots of an open-addressing table
 ** (one memory access counts an event); memagg_finish() packs them into an
 ** array grouped by site: those of site s are items[site_start[s]] up to
-** items[site_start[s + 1]], for s below nsites.
+** items[site_start[s + 1]], for s below nsites. A merge counts into a
+** table again, and memagg_merge_end() packs it.
 */
 struct overrides {
   struct override *items;
-  size_t mask; /* slot count - 1, while counting */
+  size_t mask; /* slot count - 1 while counting, 0 once a list */
   size_t count;
-  size_t *site_start, nsites; /* set by memagg_finish() */
+  size_t *site_start, nsites; /* set when packed */
 };
 
 /*
@@ -110,9 +111,14 @@ void memagg_finish(struct memagg *agg);
 void memagg_merge(struct memagg *into, const struct memagg *from,
                   uint32_t stream);
 
+/* After the last memagg_merge() into agg: its overrides grouped by site
+** again (a merge counts them in a table), for memagg_overrides(). */
+void memagg_merge_end(struct memagg *agg);
+
 /* A finished aggregation of a stream read with a resolver of its own,
 ** its ids made the merge's (symimport_add()), for memagg_merge() into an
-** aggregation of the merge's resolver. Its heap over time is not. */
+** aggregation of the merge's resolver, and for nothing else: its
+** overrides are no longer grouped by site. Its heap over time is not. */
 void memagg_remap(struct memagg *agg, const struct symimport *map);
 
 /* After memagg_finish(), for a merge: the live blocks' tables freed; the
