@@ -60,8 +60,12 @@ int stream_jobs_worth(const char *const *files, size_t n) {
   return total >= WORTH_THREADS_FROM;
 }
 
-/* The stream numbered i of the merge, read on this thread alone. */
-static void read_job(struct stream_job *job, const char *file, size_t i) {
+/* The stream numbered i of the merge, read on this thread alone, with
+** the resolver cache the thread's last stream left (*spare), to which it
+** leaves its own: the first stream's resolver may become the merge's
+** (take_job()) and keeps it. */
+static void read_job(struct stream_job *job, const char *file, size_t i,
+                     struct symbols_cache *spare) {
   static const struct decode_limits limits = {1};
   int fd = open(file, O_RDONLY);
   if (fd < 0) {
@@ -69,7 +73,7 @@ static void read_job(struct stream_job *job, const char *file, size_t i) {
     return;
   }
   job->started = 1;
-  symbols_init_threaded(&job->sym);
+  symbols_init_threaded(&job->sym, spare);
   memagg_init(&job->memagg, &job->sym);
   sysagg_init(&job->sysagg, &job->sym);
   sysagg_next_stream(&job->sysagg, (uint32_t)i);
@@ -77,10 +81,12 @@ static void read_job(struct stream_job *job, const char *file, size_t i) {
                             &job->sysagg, &job->meta, NULL, &limits);
   close(fd);
   memagg_forget_blocks(&job->memagg);
+  if (i > 0) symbols_pass_cache(&job->sym, spare);
 }
 
 static void *run(void *arg) {
   struct stream_jobs *js = arg;
+  struct symbols_cache spare = {0};
   pthread_mutex_lock(&js->lock);
   for (;;) {
     while (!js->stopped && js->next >= js->nreleased + js->ahead)
@@ -88,12 +94,13 @@ static void *run(void *arg) {
     if (js->stopped || js->next == js->n) break;
     size_t i = js->next++;
     pthread_mutex_unlock(&js->lock);
-    read_job(&js->jobs[i], js->files[i], i);
+    read_job(&js->jobs[i], js->files[i], i, &spare);
     pthread_mutex_lock(&js->lock);
     js->jobs[i].done = 1;
     pthread_cond_broadcast(&js->done);
   }
   pthread_mutex_unlock(&js->lock);
+  symbols_cache_free(&spare);
   return NULL;
 }
 

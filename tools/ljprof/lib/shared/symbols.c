@@ -13,19 +13,44 @@ static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
   s->bindings++;
 }
 
-static void init_resolver(struct symbols *s, int cache_mapped) {
+/* A resolver; its cache new, or handed on with every entry older than
+** generation `stale_below`. */
+static void init_resolver(struct symbols *s, int cache_mapped,
+                          struct resolved_location *cache,
+                          uint64_t stale_below) {
   memset(s, 0, sizeof *s);
+  for (unsigned kind = 0; kind < RAW_KINDS; kind++)
+    s->generation[kind] = stale_below;
   bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->cache_mapped = cache_mapped;
   s->resolved =
-      cache_mapped ? table_calloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved)
-                   : xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
+      cache          ? cache
+      : cache_mapped ? table_calloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved)
+                     : xcalloc(SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   labelsets_init(&s->labels);
 }
 
-void symbols_init(struct symbols *s) { init_resolver(s, 0); }
+void symbols_init(struct symbols *s) { init_resolver(s, 0, NULL, 0); }
 
-void symbols_init_threaded(struct symbols *s) { init_resolver(s, 1); }
+void symbols_init_threaded(struct symbols *s, struct symbols_cache *spare) {
+  init_resolver(s, 1, spare->entries, spare->stale_below);
+  spare->entries = NULL;
+}
+
+void symbols_pass_cache(struct symbols *s, struct symbols_cache *to) {
+  uint64_t newest = 0;
+  for (unsigned kind = 0; kind < RAW_KINDS; kind++)
+    if (s->generation[kind] > newest) newest = s->generation[kind];
+  symbols_cache_free(to);
+  to->entries = s->resolved;
+  to->stale_below = newest + 1;
+  s->resolved = NULL;
+}
+
+void symbols_cache_free(struct symbols_cache *c) {
+  table_free(c->entries, SYMBOLS_RESOLVED_CACHE, sizeof *c->entries);
+  c->entries = NULL;
+}
 
 void symbols_free(struct symbols *s) {
   for (size_t i = 0; i < s->nstrings; i++) free(s->strings[i].data);

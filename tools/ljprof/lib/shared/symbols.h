@@ -210,14 +210,30 @@ static inline const struct symframe *symbols_stack(const struct symbols *s,
 }
 
 void symbols_init(struct symbols *s);
+
+/* A thread's resolver cache between two resolvers (entries NULL: none). */
+struct symbols_cache {
+  struct resolved_location *entries;
+  uint64_t stale_below; /* the generations its entries were made in */
+};
+
 /*
 ** The same for a resolver read while other threads run (a merge's streams
 ** read at once): its cache mapped with its pages present (table_calloc()).
 ** A lookup reads an entry before a miss writes it: in a page of calloc's,
 ** that write copies the page, a TLB flush of every core running one of the
 ** threads; zeroing 8 MiB at once costs less. For one stream it costs more.
+** It takes the cache of *spare if there is one: a thread reading streams
+** one after another maps and zeroes it once. Its generations start past
+** the spare's, so none of the entries there is taken for its own.
 */
-void symbols_init_threaded(struct symbols *s);
+void symbols_init_threaded(struct symbols *s, struct symbols_cache *spare);
+
+/* A threaded resolver done resolving (its locations, names and stacks
+** stay): its cache to *to, for the thread's next symbols_init_threaded(),
+** any cache there freed. */
+void symbols_pass_cache(struct symbols *s, struct symbols_cache *to);
+void symbols_cache_free(struct symbols_cache *c);
 void symbols_free(struct symbols *s);
 
 /*
