@@ -21,7 +21,8 @@ struct stream_jobs {
   pthread_cond_t done;     /* a job was read */
   pthread_cond_t released; /* a job was released, or the pool stopped */
   /* Under lock: the next job a thread takes, the jobs released so far;
-  ** no thread takes one `ahead` (the threads asked for) or more past those. */
+  ** no thread takes one `ahead` (twice the threads asked for) or more past
+  ** those. */
   size_t next, nreleased, ahead;
   int stopped; /* under lock: take no more */
   pthread_t *threads;
@@ -109,7 +110,9 @@ struct stream_jobs *stream_jobs_start(const char *const *files, size_t n,
   struct stream_jobs *js = xcalloc(1, sizeof *js);
   js->files = files;
   js->n = n;
-  js->ahead = threads;
+  /* Twice: with only as many, a thread done with a stream waited while
+  ** the one before it was merged (8 sysprof streams: 13 % of the time). */
+  js->ahead = 2 * (size_t)threads;
   js->jobs = xcalloc(n, sizeof *js->jobs);
   js->threads = xcalloc(threads, sizeof *js->threads);
   pthread_mutex_init(&js->lock, NULL);
