@@ -366,7 +366,8 @@ void memagg_finish(struct memagg *agg) {
 void memagg_merge_end(struct memagg *agg) {
   struct overrides *kinds[] = {&agg->realloc_overrides, &agg->free_overrides};
   for (size_t k = 0; k < 2; k++)
-    if (kinds[k]->mask) pack_overrides(kinds[k], kinds[k]->mask + 1, agg->nstats);
+    if (kinds[k]->mask)
+      pack_overrides(kinds[k], kinds[k]->mask + 1, agg->nstats);
 }
 
 /* The overrides of from counted into into's, a table from now on: each

@@ -151,7 +151,7 @@ static void put_labels(struct text *t) {
 }
 
 /* A count and its share of total, formatted by hand: a ranking has a line
-** per location, and fprintf() of its two shares took nine tenths of the
+** per location, and fprintf() of its two shares took four fifths of the
 ** report's time. */
 static void put_counted(struct sbuf *sb, uint64_t n, const char *what,
                         uint64_t total) {
