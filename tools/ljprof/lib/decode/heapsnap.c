@@ -137,6 +137,83 @@ static int read_edge(struct reader *r, struct heapsnap *s, uint8_t hdr,
   return 1;
 }
 
+/* The longest edge the fast path takes: a kind and two fields. */
+#define FAST_EDGE_BYTES (1 + 2 * ULEB128_MAX_BYTES)
+
+/* A target field as read_target() takes it, objects numbered below nobj:
+** its id (HS_NONE for none, if allowed; nobj for a new one); 0 if the
+** careful path is to word it. */
+static int fast_target(uint64_t t, size_t nobj, int none_ok, uint32_t *id) {
+  if (t == LJH_TARGET_NONE) {
+    *id = HS_NONE;
+    return none_ok;
+  }
+  if (t == LJH_TARGET_NEW) {
+    *id = (uint32_t)nobj;
+    return nobj < OBJECTS_MAX;
+  }
+  *id = (uint32_t)(t - LJH_TARGET_ID);
+  return t - LJH_TARGET_ID < nobj;
+}
+
+/* The new object a target names, if it named one. */
+static void fast_new(struct heapsnap *s, uint32_t id) {
+  if (id == s->nobj) new_object(s);
+}
+
+/*
+** An object's edges of the kinds that carry numbers only, while the
+** buffered bytes hold a longest one: what read_edge() makes of them, the
+** fields decoded without a check per byte and no offsets kept for
+** errors. It stops, taking nothing of it, at the end mark, an edge with
+** a text or a boolean key, one that names what it may not, or one
+** malformed: read_edge() reads that one and words any damage.
+*/
+static void fast_edges(struct reader *r, struct heapsnap *s, uint8_t hdr) {
+  int weakk = (hdr & LJH_WEAKKEY) != 0, weakv = (hdr & LJH_WEAKVAL) != 0;
+  const uint8_t *w;
+  while ((w = reader_window(r, FAST_EDGE_BYTES)) != NULL) {
+    const uint8_t *p = w + 1;
+    unsigned kind = w[0];
+    uint64_t a = 0, t;
+    uint32_t key, target;
+    int used = 0;
+    switch (kind) {
+    case LJH_E_HSTR:
+    case LJH_E_HOBJ:
+      used |= uleb128_take(&p, &a);
+      used |= uleb128_take(&p, &t);
+      if (used < 0 || !fast_target(a, s->nobj, 0, &key) ||
+          !fast_target(t, s->nobj + (key == s->nobj), 1, &target))
+        return;
+      fast_new(s, key);
+      add_edge(s, HS_E_KEY, 0, key, weakk);
+      if (target != HS_NONE) {
+        fast_new(s, target);
+        add_edge(s, (uint8_t)kind, key, target, weakv);
+      }
+      reader_skip(r, (size_t)(p - w));
+      continue;
+    case LJH_E_ARRAY: case LJH_E_HINT: case LJH_E_HNUM: case LJH_E_HLIGHT:
+    case LJH_E_UPVAL: case LJH_E_KGC: case LJH_E_FRAME:
+      used |= uleb128_take(&p, &a);
+      break;
+    case LJH_E_META: case LJH_E_ENV: case LJH_E_VALUE: case LJH_E_PROTO:
+    case LJH_E_CHUNK: case LJH_E_TRACE:
+      break;
+    default: /* the end, a slot, a boolean key, a root, or damage */
+      return;
+    }
+    used |= uleb128_take(&p, &t);
+    if (used < 0 || !fast_target(t, s->nobj, 0, &target)) return;
+    fast_new(s, target);
+    int weak = kind == LJH_E_ARRAY || kind == LJH_E_HINT ||
+               kind == LJH_E_HNUM || kind == LJH_E_HLIGHT;
+    add_edge(s, (uint8_t)kind, a, target, weak && weakv);
+    reader_skip(r, (size_t)(p - w));
+  }
+}
+
 static int read_ulebs(struct reader *r, uint64_t *v, int n,
                       const char *const *what) {
   for (int i = 0; i < n; i++)
@@ -230,8 +307,8 @@ static int read_object(struct reader *r, struct heapsnap *s, uint8_t hdr,
   if (!read_fields(r, s, o, hdr, tmp)) return 0;
   s->nrecorded++; /* its edges follow: found in a cut stream too */
   if (o->type == LJH_OBJ_STR || o->type == LJH_OBJ_CDATA) return 1;
-  while (read_edge(r, s, hdr, tmp)) {
-  }
+  do fast_edges(r, s, hdr);
+  while (read_edge(r, s, hdr, tmp));
   return r->status == READER_OK;
 }
 
