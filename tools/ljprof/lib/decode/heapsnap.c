@@ -35,23 +35,36 @@ static uint32_t new_object(struct heapsnap *s) {
   return (uint32_t)s->nobj++;
 }
 
-/* A target: 0 none (if allowed), 1 new, else a number named before. */
+/* A target field (0 none, 1 new, else a number named before) with
+** objects numbered below nobj: its id (HS_NONE for none, nobj for a new
+** one); 0 if it may not name that. */
+static int target_of(uint64_t t, size_t nobj, int none_ok, uint32_t *id) {
+  if (t == LJH_TARGET_NONE) {
+    *id = HS_NONE;
+    return none_ok;
+  }
+  if (t == LJH_TARGET_NEW) {
+    *id = (uint32_t)nobj;
+    return nobj < OBJECTS_MAX;
+  }
+  *id = (uint32_t)(t - LJH_TARGET_ID);
+  return t - LJH_TARGET_ID < nobj;
+}
+
+/* The new object a target's id names, if it named one. */
+static void add_if_new(struct heapsnap *s, uint32_t id) {
+  if (id == s->nobj) new_object(s);
+}
+
 static int read_target(struct reader *r, struct heapsnap *s, int none_ok,
                        uint32_t *id, const char *what) {
   uint64_t at = reader_offset(r), t;
   if (!reader_uleb(r, &t, what)) return 0;
-  if (t == LJH_TARGET_NONE && none_ok) {
-    *id = HS_NONE;
-    return 1;
-  }
-  if (t == LJH_TARGET_NEW) {
-    if (s->nobj >= OBJECTS_MAX) return corrupt(r, at, "too many objects");
-    *id = new_object(s);
-    return 1;
-  }
-  if (t < LJH_TARGET_ID || t - LJH_TARGET_ID >= s->nobj)
-    return corrupt(r, at, "edge to an object never named");
-  *id = (uint32_t)(t - LJH_TARGET_ID);
+  if (!target_of(t, s->nobj, none_ok, id))
+    return corrupt(r, at,
+                   t == LJH_TARGET_NEW ? "too many objects"
+                                       : "edge to an object never named");
+  add_if_new(s, *id);
   return 1;
 }
 
@@ -140,27 +153,6 @@ static int read_edge(struct reader *r, struct heapsnap *s, uint8_t hdr,
 /* The longest edge the fast path takes: a kind and two fields. */
 #define FAST_EDGE_BYTES (1 + 2 * ULEB128_MAX_BYTES)
 
-/* A target field as read_target() takes it, objects numbered below nobj:
-** its id (HS_NONE for none, if allowed; nobj for a new one); 0 if the
-** careful path is to word it. */
-static int fast_target(uint64_t t, size_t nobj, int none_ok, uint32_t *id) {
-  if (t == LJH_TARGET_NONE) {
-    *id = HS_NONE;
-    return none_ok;
-  }
-  if (t == LJH_TARGET_NEW) {
-    *id = (uint32_t)nobj;
-    return nobj < OBJECTS_MAX;
-  }
-  *id = (uint32_t)(t - LJH_TARGET_ID);
-  return t - LJH_TARGET_ID < nobj;
-}
-
-/* The new object a target names, if it named one. */
-static void fast_new(struct heapsnap *s, uint32_t id) {
-  if (id == s->nobj) new_object(s);
-}
-
 /*
 ** An object's edges of the kinds that carry numbers only, while the
 ** buffered bytes hold a longest one: what read_edge() makes of them, the
@@ -183,13 +175,13 @@ static void fast_edges(struct reader *r, struct heapsnap *s, uint8_t hdr) {
     case LJH_E_HOBJ:
       used |= uleb128_take(&p, &a);
       used |= uleb128_take(&p, &t);
-      if (used < 0 || !fast_target(a, s->nobj, 0, &key) ||
-          !fast_target(t, s->nobj + (key == s->nobj), 1, &target))
+      if (used < 0 || !target_of(a, s->nobj, 0, &key) ||
+          !target_of(t, s->nobj + (key == s->nobj), 1, &target))
         return;
-      fast_new(s, key);
+      add_if_new(s, key);
       add_edge(s, HS_E_KEY, 0, key, weakk);
       if (target != HS_NONE) {
-        fast_new(s, target);
+        add_if_new(s, target);
         add_edge(s, (uint8_t)kind, key, target, weakv);
       }
       reader_skip(r, (size_t)(p - w));
@@ -205,8 +197,8 @@ static void fast_edges(struct reader *r, struct heapsnap *s, uint8_t hdr) {
       return;
     }
     used |= uleb128_take(&p, &t);
-    if (used < 0 || !fast_target(t, s->nobj, 0, &target)) return;
-    fast_new(s, target);
+    if (used < 0 || !target_of(t, s->nobj, 0, &target)) return;
+    add_if_new(s, target);
     int weak = kind == LJH_E_ARRAY || kind == LJH_E_HINT ||
                kind == LJH_E_HNUM || kind == LJH_E_HLIGHT;
     add_edge(s, (uint8_t)kind, a, target, weak && weakv);
