@@ -348,32 +348,33 @@ static void follow_weights(struct decoder *d, struct memprof_event *ev,
 ** registers. Returns the bytes it takes, or 0 for an event that names
 ** what was not announced or is damaged, which the careful path then
 ** decodes and words. An event the fast path gives up on leaves no trace:
-** the location is resolved last.
+** the location is resolved last. Addresses with PEXT if `pext` (a
+** constant too).
 */
 ALWAYS_INLINE size_t decode_shape(const uint8_t *window, struct decoder *d,
                                   struct symbols *sym,
                                   struct memprof_event *ev, unsigned header,
-                                  unsigned flags) {
+                                  unsigned flags, int pext) {
   unsigned event = HEADER_EVENT(header), source = HEADER_SOURCE(header);
   const uint8_t *p = window + 1;
   uint64_t a = 0, line = 0, stack = UINT64_MAX, weight = 0;
   uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
   int used = 0; /* the fields' lengths or'ed: negative if one is malformed */
   if (source == ASOURCE_LFUNC) {
-    used |= uleb128_take_wide(&p, &a); /* an address */
+    used |= uleb128_take_wide(&p, &a, pext); /* an address */
     used |= uleb128_take(&p, &line);
   } else if (source == ASOURCE_CFUNC) {
-    used |= uleb128_take_wide(&p, &a); /* an address */
+    used |= uleb128_take_wide(&p, &a, pext); /* an address */
   } else if (source != ASOURCE_INT) {
     used |= uleb128_take(&p, &a); /* a trace or its location */
   }
   if (flags & AFLAG_STACK) used |= uleb128_take(&p, &stack);
   if (event & AEVENT_FREE) { /* a free or a realloc: the old block */
-    used |= uleb128_take_wide(&p, &oaddr);
+    used |= uleb128_take_wide(&p, &oaddr, pext);
     used |= uleb128_take(&p, &osize);
   }
   if (event & AEVENT_ALLOC) { /* an alloc or a realloc: the new block */
-    used |= uleb128_take_wide(&p, &naddr);
+    used |= uleb128_take_wide(&p, &naddr, pext);
     used |= uleb128_take(&p, &nsize);
   }
   if (flags & AFLAG_WEIGHT) used |= uleb128_take(&p, &weight);
@@ -404,13 +405,40 @@ ALWAYS_INLINE size_t decode_shape(const uint8_t *window, struct decoder *d,
 /* The fast path, in two copies: for events with flags (v5 on: a stack, a
 ** weight), and for those without, every event of v3 and v4. 0 for what it
 ** does not take (a symtab update, the end, an event of the VM's own). */
-static size_t decode_event(const uint8_t *window, struct decoder *d,
-                           struct symbols *sym, struct memprof_event *ev) {
+ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
+                                  struct symbols *sym,
+                                  struct memprof_event *ev, int pext) {
   unsigned header = window[0];
   if (!d->fast[header]) return 0;
   if (header & AFLAG_MASK)
-    return decode_shape(window, d, sym, ev, header, header & AFLAG_MASK);
-  return decode_shape(window, d, sym, ev, header, 0);
+    return decode_shape(window, d, sym, ev, header, header & AFLAG_MASK, pext);
+  return decode_shape(window, d, sym, ev, header, 0, pext);
+}
+
+/* A full batch to the sink; where the next one goes. */
+static struct memprof_event *deliver(const struct memprof_sink *sink,
+                                     struct memprof_event *batch, size_t *n) {
+  sink->events(sink->ud, batch, *n);
+  *n = 0;
+  return sink->next_batch ? sink->next_batch(sink->ud) : batch;
+}
+
+/* The fast path over the buffered bytes while a longest event fits, in a
+** copy with PEXT and one without. Returns 0 at an item it does not take. */
+ALWAYS_INLINE int decode_buffered(struct reader *r, struct decoder *d,
+                                  struct symbols *sym,
+                                  const struct memprof_sink *sink,
+                                  struct memprof_event **batch, size_t *n,
+                                  int pext) {
+  const uint8_t *p = r->pos, *last = reader_last_window(r, EVENT_MAX_BYTES);
+  size_t used = 1;
+  while (p <= last &&
+         (used = decode_event(p, d, sym, &(*batch)[*n], pext)) != 0) {
+    p += used;
+    if (++*n == MEMPROF_BATCH) *batch = deliver(sink, *batch, n);
+  }
+  reader_skip(r, (size_t)(p - r->pos));
+  return used != 0;
 }
 
 /* What the careful path met. */
@@ -481,14 +509,6 @@ static int resolve_event(struct reader *r, struct symbols *sym,
   return 1;
 }
 
-/* A full batch to the sink; where the next one goes. */
-static struct memprof_event *deliver(const struct memprof_sink *sink,
-                                     struct memprof_event *batch, size_t *n) {
-  sink->events(sink->ud, batch, *n);
-  *n = 0;
-  return sink->next_batch ? sink->next_batch(sink->ud) : batch;
-}
-
 int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
                         const struct memprof_sink *sink) {
   int v4 = version >= LJM_VERSION, v5 = version >= LJM_VERSION_STACKS;
@@ -504,6 +524,7 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
   struct memprof_event *batch =
       sink->next_batch ? sink->next_batch(sink->ud) : own_batch;
   size_t n = 0;
+  int pext = uleb128_pext_fast();
   enum item item;
   for (unsigned header = 0; header < 256; header++)
     d.fast[header] = (uint8_t)fast_header(&d, header);
@@ -511,17 +532,10 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
   if (v5 && sym->nstacks == sym->stack_base) add_full_stack(sym);
   for (;;) {
     /* The fast path, while a longest event fits in the buffered bytes. */
-    const uint8_t *p = reader_window(r, EVENT_MAX_BYTES);
-    if (p) {
-      const uint8_t *last = reader_last_window(r, EVENT_MAX_BYTES);
-      size_t used = 1;
-      while (p <= last && (used = decode_event(p, &d, sym, &batch[n])) != 0) {
-        p += used;
-        if (++n == MEMPROF_BATCH) batch = deliver(sink, batch, &n);
-      }
-      reader_skip(r, (size_t)(p - r->pos));
-      if (used) continue; /* past the last window: buffer more */
-    }
+    if (reader_window(r, EVENT_MAX_BYTES) &&
+        (pext ? decode_buffered(r, &d, sym, sink, &batch, &n, 1)
+              : decode_buffered(r, &d, sym, sink, &batch, &n, 0)))
+      continue; /* past the last window: buffer more */
     /* The careful path: one item, whatever it is. */
     struct raw_location loc;
     struct memprof_event *ev = &batch[n];

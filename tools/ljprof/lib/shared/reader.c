@@ -162,3 +162,20 @@ int reader_uleb_slow(struct reader *r, uint64_t *out, const char *what) {
   r->pos += n;
   return 1;
 }
+
+#if ULEB128_PEXT
+/* Asked once; threads may ask at once (they find the same). The
+** environment's LJPROF_PEXT=0 takes the portable path (tests compare). */
+int uleb128_pext_fast(void) {
+  static int answer = -1;
+  int fast = __atomic_load_n(&answer, __ATOMIC_RELAXED);
+  if (fast < 0) {
+    const char *env = getenv("LJPROF_PEXT");
+    __builtin_cpu_init();
+    fast = __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("amdfam15h") &&
+           !__builtin_cpu_is("amdfam17h") && !(env && strcmp(env, "0") == 0);
+    __atomic_store_n(&answer, fast, __ATOMIC_RELAXED);
+  }
+  return fast;
+}
+#endif

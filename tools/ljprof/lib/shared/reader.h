@@ -119,6 +119,46 @@ static inline int uleb128_decode_wide(const uint8_t *p, uint64_t *out) {
   return uleb128_decode(p, ULEB128_MAX_BYTES, out);
 }
 
+/*
+** x86-64's BMI2 gathers the 7-bit groups in one instruction (PEXT). Not
+** every CPU has it, and AMD's before Zen 3 take some 20 cycles for it:
+** uleb128_pext_fast() says whether this one is worth it, and a decoder
+** keeps a copy of its loop for each answer. (Assembler, not the
+** intrinsic: the rest of the program is built for any x86-64.)
+*/
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ULEB128_PEXT 1
+static inline uint64_t uleb128_pext(uint64_t word, uint64_t mask) {
+  uint64_t bits;
+  __asm__("pextq %2, %1, %0" : "=r"(bits) : "r"(word), "rm"(mask));
+  return bits;
+}
+int uleb128_pext_fast(void);
+#else
+#define ULEB128_PEXT 0
+static inline uint64_t uleb128_pext(uint64_t word, uint64_t mask) {
+  (void)word, (void)mask;
+  return 0; /* never called */
+}
+static inline int uleb128_pext_fast(void) { return 0; }
+#endif
+
+/* As uleb128_decode_wide(), with PEXT: only where uleb128_pext_fast(). */
+static inline int uleb128_decode_pext(const uint8_t *p, uint64_t *out) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
+  if (last_bytes) { /* the groups up to the last byte's */
+    uint64_t groups = (last_bytes ^ (last_bytes - 1)) &
+                      UINT64_C(0x7f7f7f7f7f7f7f7f);
+    *out = uleb128_pext(word, groups);
+    return (int)((unsigned)__builtin_ctzll(last_bytes) / 8 + 1);
+  }
+#endif
+  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
+}
+
 /* The same for a field that is mostly one or two bytes (a size, a line). */
 static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
   if (p[0] < 0x80) {
@@ -161,9 +201,11 @@ static inline int uleb128_take(const uint8_t **p, uint64_t *out) {
   return used;
 }
 
-/* The same for a field that is mostly wide (an address). */
-static inline int uleb128_take_wide(const uint8_t **p, uint64_t *out) {
-  int used = uleb128_decode_wide(*p, out);
+/* The same for a field that is mostly wide (an address); with PEXT if
+** `pext` (a constant in each copy of the caller). */
+ALWAYS_INLINE int uleb128_take_wide(const uint8_t **p, uint64_t *out,
+                                    int pext) {
+  int used = pext ? uleb128_decode_pext(*p, out) : uleb128_decode_wide(*p, out);
   *p += used;
   return used;
 }
