@@ -136,21 +136,27 @@ static struct overrides *overrides_of(struct memagg *agg,
   return kind == MEMPROF_FREE ? &agg->free_overrides : &agg->realloc_overrides;
 }
 
-/* What an event counts for: in a sampled stream, the estimates. */
-static uint64_t new_bytes(const struct memprof_event *ev) {
-  return ev->nweight ? ev->nweight : ev->nsize;
+/*
+** What an event counts for: in a sampled stream, the estimates. `sampled`
+** is a constant in each copy of the counting: 0 where no event has a
+** weight, so that the others count without looking.
+*/
+ALWAYS_INLINE uint64_t new_bytes(const struct memprof_event *ev, int sampled) {
+  return sampled && ev->nweight ? ev->nweight : ev->nsize;
 }
 
-static uint64_t old_bytes(const struct memprof_event *ev) {
-  return ev->oweight ? ev->oweight : ev->osize;
+ALWAYS_INLINE uint64_t old_bytes(const struct memprof_event *ev, int sampled) {
+  return sampled && ev->oweight ? ev->oweight : ev->osize;
 }
 
-static uint64_t new_objects(const struct memprof_event *ev) {
-  return memprof_objects(ev->nweight, ev->nsize);
+ALWAYS_INLINE uint64_t new_objects(const struct memprof_event *ev,
+                                   int sampled) {
+  return sampled ? memprof_objects(ev->nweight, ev->nsize) : 1;
 }
 
-static uint64_t old_objects(const struct memprof_event *ev) {
-  return memprof_objects(ev->oweight, ev->osize);
+ALWAYS_INLINE uint64_t old_objects(const struct memprof_event *ev,
+                                   int sampled) {
+  return sampled ? memprof_objects(ev->oweight, ev->osize) : 1;
 }
 
 static uint32_t new_pair(void *ud, uint32_t site, uint32_t stack,
@@ -181,8 +187,8 @@ static void count_pair(struct memagg *agg, const struct memprof_event *ev) {
   if (ev->kind == MEMPROF_FREE) return;
   uint32_t pair = pair_of(agg, ev->loc, ev->stack, ev->labels);
   struct stackpair *p = &agg->pairs[pair];
-  p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev));
-  p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev));
+  p->alloc_objects = add_sat(p->alloc_objects, new_objects(ev, 1));
+  p->alloc_bytes = add_sat(p->alloc_bytes, new_bytes(ev, 1));
   livetab_put(&agg->pair_live, ev->naddr, ev->nsize, known ? old.owner : pair);
 }
 
@@ -200,16 +206,18 @@ static void count_scaled(struct memagg *agg, const struct memprof_event *ev) {
 static void count_heap(struct memagg *agg, const struct memprof_event *ev,
                        int known, uint32_t owner) {
   heapline_event(&agg->heap);
-  if (known) heapline_sub(&agg->heap, owner, old_bytes(ev));
-  if (ev->kind != MEMPROF_FREE) heapline_add(&agg->heap, owner, new_bytes(ev));
+  if (known) heapline_sub(&agg->heap, owner, old_bytes(ev, 1));
+  if (ev->kind != MEMPROF_FREE)
+    heapline_add(&agg->heap, owner, new_bytes(ev, 1));
 }
 
 /* An allocation: counted for its location, which owns the block. */
-static void count_alloc(struct memagg *agg, const struct memprof_event *ev,
-                        int timed) {
+ALWAYS_INLINE void count_alloc(struct memagg *agg,
+                               const struct memprof_event *ev, int timed,
+                               int sampled) {
   struct memstats *st = stats_of(agg, ev->loc);
-  st->alloc_events = add_sat(st->alloc_events, new_objects(ev));
-  st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev));
+  st->alloc_events = add_sat(st->alloc_events, new_objects(ev, sampled));
+  st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev, sampled));
   livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
   if (timed) count_heap(agg, ev, 0, ev->loc);
 }
@@ -217,26 +225,29 @@ static void count_alloc(struct memagg *agg, const struct memprof_event *ev,
 /* A free or a reallocation: counted for its location, and for the
 ** (location, owner) pair of the block it let go; a reallocated block keeps
 ** its owner, or, from before the start, is adopted by its reallocator. */
-static void count_release(struct memagg *agg, const struct memprof_event *ev,
-                          int timed) {
+ALWAYS_INLINE void count_release(struct memagg *agg,
+                                 const struct memprof_event *ev, int timed,
+                                 int sampled) {
   struct live_block old;
   int known = livetab_take(&agg->live, ev->oaddr, &old);
   uint32_t owner = known ? old.owner : agg->before_start;
   struct memstats *st = stats_of(agg, ev->loc);
   if (ev->kind == MEMPROF_REALLOC) {
-    st->realloc_events = add_sat(st->realloc_events, new_objects(ev));
-    st->realloc_new_bytes = add_sat(st->realloc_new_bytes, new_bytes(ev));
-    st->realloc_old_bytes = add_sat(st->realloc_old_bytes, old_bytes(ev));
+    st->realloc_events = add_sat(st->realloc_events, new_objects(ev, sampled));
+    st->realloc_new_bytes =
+        add_sat(st->realloc_new_bytes, new_bytes(ev, sampled));
+    st->realloc_old_bytes =
+        add_sat(st->realloc_old_bytes, old_bytes(ev, sampled));
     livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
   } else {
-    st->free_events = add_sat(st->free_events, old_objects(ev));
-    st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev));
+    st->free_events = add_sat(st->free_events, old_objects(ev, sampled));
+    st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev, sampled));
     /* (The before-start pseudo-location never owns a block.) */
     if (known) stats_of(agg, owner)->owned_frees++;
   }
   if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
   override_add(overrides_of(agg, ev->kind), ev->loc, owner, 1,
-               old_bytes(ev));
+               old_bytes(ev, sampled));
 }
 
 /* Events this far ahead have the live-table slots they touch fetched
@@ -251,27 +262,38 @@ ALWAYS_INLINE void prefetch_blocks(const struct memagg *agg,
   if (ev->kind & AEVENT_ALLOC) livetab_prefetch(&agg->live, ev->naddr);
 }
 
-/* Each event in stream order, at once. */
-void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
-  struct memagg *agg = ud;
-  int timed = agg->sym->memprof.has_config; /* v5: time marks may come */
-  int stacks = memagg_has_stacks(agg), sampled = agg->sym->memprof.sample != 0;
+/* Each event in stream order, at once; in a copy for v5 on (stack 0 is
+** there from the start: time marks, stacks, samples may come), and one for
+** earlier streams, which have none of them. */
+ALWAYS_INLINE void count_events(struct memagg *agg,
+                                const struct memprof_event *evs, size_t n,
+                                int v5) {
+  int timed = v5 && agg->sym->memprof.has_config;
+  int sampled = v5 && agg->sym->memprof.sample != 0;
   for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
     prefetch_blocks(agg, &evs[i]);
   for (size_t i = 0; i < n; i++) {
     const struct memprof_event *ev = &evs[i];
     if (i + PREFETCH_AHEAD < n) prefetch_blocks(agg, &evs[i + PREFETCH_AHEAD]);
-    if (ev->kind == MEMPROF_MARK) {
+    if (v5 && ev->kind == MEMPROF_MARK) {
       heapline_mark(&agg->heap, ev->naddr);
       continue;
     }
     if (ev->kind == MEMPROF_ALLOC)
-      count_alloc(agg, ev, timed);
+      count_alloc(agg, ev, timed, v5);
     else
-      count_release(agg, ev, timed);
-    if (stacks) count_pair(agg, ev);
+      count_release(agg, ev, timed, v5);
+    if (v5) count_pair(agg, ev);
     if (sampled) count_scaled(agg, ev);
   }
+}
+
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
+  struct memagg *agg = ud;
+  if (memagg_has_stacks(agg))
+    count_events(agg, evs, n, 1);
+  else
+    count_events(agg, evs, n, 0);
 }
 
 static void stats_add(struct memstats *sum, const struct memstats *st) {
@@ -338,16 +360,29 @@ static void live_estimate(const struct memagg *agg, const struct live_block *b,
   }
 }
 
+/* What each location owns at the end: a walk of every slot of the table,
+** in a copy for sampled streams (their estimates) and one for the others
+** (a block each: fewer than the events). */
+ALWAYS_INLINE void sum_live(struct memagg *agg, int sampled) {
+  struct live_block b;
+  for (size_t i = 0, n = livetab_slots(&agg->live); i < n; i++) {
+    if (!livetab_slot(&agg->live, i, &b)) continue;
+    struct memstats *st = stats_of(agg, b.owner);
+    uint64_t bytes = b.size, blocks = 1;
+    if (sampled) live_estimate(agg, &b, &bytes, &blocks);
+    st->live_bytes = add_sat(st->live_bytes, bytes);
+    st->live_blocks = sampled ? add_sat(st->live_blocks, blocks)
+                              : st->live_blocks + 1;
+  }
+}
+
 void memagg_finish(struct memagg *agg) {
   struct live_block b;
   heapline_finish(&agg->heap);
-  for (size_t pos = 0; livetab_next(&agg->live, &pos, &b);) {
-    struct memstats *st = stats_of(agg, b.owner);
-    uint64_t bytes, blocks;
-    live_estimate(agg, &b, &bytes, &blocks);
-    st->live_bytes = add_sat(st->live_bytes, bytes);
-    st->live_blocks = add_sat(st->live_blocks, blocks);
-  }
+  if (agg->sym->memprof.sample)
+    sum_live(agg, 1);
+  else
+    sum_live(agg, 0);
   for (size_t pos = 0; livetab_next(&agg->pair_live, &pos, &b);) {
     struct stackpair *p = &agg->pairs[b.owner];
     uint64_t bytes, blocks;

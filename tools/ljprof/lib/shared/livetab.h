@@ -154,21 +154,34 @@ int livetab_lookup(const struct livetab *t, uint64_t addr,
 uint64_t livetab_big_size(const struct livetab *t, uint64_t addr);
 
 /*
-** The blocks, in no particular order: *pos starts at 0; returns 0 when
-** there are no more. Inline: a finish walks every slot.
+** The blocks, slot by slot: livetab_slot() gives the block in slot i
+** (below livetab_slots()), 0 if it is empty. Inline: a finish walks
+** every slot.
 */
+static inline size_t livetab_slots(const struct livetab *t) {
+  return t->blocks.mask + 1;
+}
+
+static inline int livetab_slot(const struct livetab *t, size_t i,
+                               struct live_block *out) {
+  const struct addr_slot *s = &t->blocks.slots[i];
+  if (!s->value) return 0;
+  livetab_unpack(s->addr, s->value, out);
+  if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
+  return 1;
+}
+
+/* The blocks, in no particular order: *pos starts at 0; returns 0 when
+** there are no more. */
 static inline int livetab_next(const struct livetab *t, size_t *pos,
                                struct live_block *out) {
-  const struct addr_map *m = &t->blocks;
-  for (size_t i = *pos; i <= m->mask; i++) {
-    const struct addr_slot *s = &m->slots[i];
-    if (!s->value) continue;
-    livetab_unpack(s->addr, s->value, out);
-    if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
-    *pos = i + 1;
-    return 1;
+  for (size_t i = *pos, n = livetab_slots(t); i < n; i++) {
+    if (livetab_slot(t, i, out)) {
+      *pos = i + 1;
+      return 1;
+    }
   }
-  *pos = m->mask + 1;
+  *pos = livetab_slots(t);
   return 0;
 }
 
