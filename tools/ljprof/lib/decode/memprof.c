@@ -409,6 +409,24 @@ ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
                                   struct symbols *sym,
                                   struct memprof_event *ev, int pext) {
   unsigned header = window[0];
+/* The events of every version (the reference's sources, no flags), each
+** in a copy of its own: its fields known, no test of its header's bits. */
+#define EVENT_OF_ALL(source)                                                  \
+  case source | AEVENT_ALLOC:                                                 \
+    return decode_shape(window, d, sym, ev, source | AEVENT_ALLOC, 0, pext);  \
+  case source | AEVENT_FREE:                                                  \
+    return decode_shape(window, d, sym, ev, source | AEVENT_FREE, 0, pext);   \
+  case source | AEVENT_REALLOC:                                               \
+    return decode_shape(window, d, sym, ev, source | AEVENT_REALLOC, 0, pext);
+  switch (header) {
+    EVENT_OF_ALL(ASOURCE_INT)
+    EVENT_OF_ALL(ASOURCE_LFUNC)
+    EVENT_OF_ALL(ASOURCE_CFUNC)
+    EVENT_OF_ALL(ASOURCE_TRACE)
+  default:
+    break;
+  }
+#undef EVENT_OF_ALL
   if (!d->fast[header]) return 0;
   if (header & AFLAG_MASK)
     return decode_shape(window, d, sym, ev, header, header & AFLAG_MASK, pext);
