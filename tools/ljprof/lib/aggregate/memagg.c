@@ -99,13 +99,13 @@ ALWAYS_INLINE void override_add(struct overrides *o, uint32_t site,
   while (ov->events && (ov->site != site || ov->owner != owner))
     ov = &o->items[i = (i + 1) & o->mask];
   if (!ov->events) {
-    *ov = (struct override){site, owner, 0, 0};
-    o->count++;
+    *ov = (struct override){site, owner, events, bytes};
+    /* Load at most one half. */
+    if (++o->count * 2 > o->mask + 1) grow_overrides(o);
+    return;
   }
   ov->events += events; /* events read: never near 2^64 */
   ov->bytes = add_sat(ov->bytes, bytes);
-  /* Load at most one half. */
-  if (o->count * 2 > o->mask + 1) grow_overrides(o);
 }
 
 /* The slots holding the overrides: while counting, the table's (empty
@@ -157,6 +157,13 @@ ALWAYS_INLINE uint64_t new_objects(const struct memprof_event *ev,
 ALWAYS_INLINE uint64_t old_objects(const struct memprof_event *ev,
                                    int sampled) {
   return sampled ? memprof_objects(ev->oweight, ev->osize) : 1;
+}
+
+/* A count of objects: of events where they are not estimates (never
+** near 2^64). */
+ALWAYS_INLINE uint64_t add_objects(uint64_t count, uint64_t objects,
+                                   int sampled) {
+  return sampled ? add_sat(count, objects) : count + 1;
 }
 
 static uint32_t new_pair(void *ud, uint32_t site, uint32_t stack,
@@ -216,7 +223,8 @@ ALWAYS_INLINE void count_alloc(struct memagg *agg,
                                const struct memprof_event *ev, int timed,
                                int sampled) {
   struct memstats *st = stats_of(agg, ev->loc);
-  st->alloc_events = add_sat(st->alloc_events, new_objects(ev, sampled));
+  st->alloc_events =
+      add_objects(st->alloc_events, new_objects(ev, sampled), sampled);
   st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev, sampled));
   livetab_put(&agg->live, ev->naddr, ev->nsize, ev->loc);
   if (timed) count_heap(agg, ev, 0, ev->loc);
@@ -233,14 +241,16 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
   uint32_t owner = known ? old.owner : agg->before_start;
   struct memstats *st = stats_of(agg, ev->loc);
   if (ev->kind == MEMPROF_REALLOC) {
-    st->realloc_events = add_sat(st->realloc_events, new_objects(ev, sampled));
+    st->realloc_events = add_objects(st->realloc_events,
+                                     new_objects(ev, sampled), sampled);
     st->realloc_new_bytes =
         add_sat(st->realloc_new_bytes, new_bytes(ev, sampled));
     st->realloc_old_bytes =
         add_sat(st->realloc_old_bytes, old_bytes(ev, sampled));
     livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
   } else {
-    st->free_events = add_sat(st->free_events, old_objects(ev, sampled));
+    st->free_events =
+        add_objects(st->free_events, old_objects(ev, sampled), sampled);
     st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev, sampled));
     /* (The before-start pseudo-location never owns a block.) */
     if (known) stats_of(agg, owner)->owned_frees++;

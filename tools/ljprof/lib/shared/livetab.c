@@ -12,6 +12,7 @@ static void map_init(struct addr_map *m, size_t nslots) {
   m->mask = nslots - 1;
   m->shift = 64 - (unsigned)__builtin_ctzll(nslots);
   m->count = 0;
+  m->limit = nslots / 2; /* load at most one half */
 }
 
 void addr_map_grow(struct addr_map *m) {

@@ -37,6 +37,7 @@ struct addr_map {
   size_t mask;             /* slot count - 1 */
   unsigned shift;          /* 64 - log2(slot count) */
   size_t count;
+  size_t limit; /* the count past which it grows */
 };
 
 struct livetab {
@@ -78,8 +79,7 @@ static inline uint64_t addr_map_put(struct addr_map *m, uint64_t addr,
     }
   }
   slots[i] = (struct addr_slot){addr, value};
-  /* Load at most one half. */
-  if (++m->count * 2 > m->mask + 1) addr_map_grow(m);
+  if (++m->count > m->limit) addr_map_grow(m);
   return 0;
 }
 
