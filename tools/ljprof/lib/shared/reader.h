@@ -160,7 +160,7 @@ static inline int uleb128_decode_pext(const uint8_t *p, uint64_t *out) {
 }
 
 /* The same for a field that is mostly one or two bytes (a size, a line). */
-static inline int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
+ALWAYS_INLINE int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
   if (p[0] < 0x80) {
     *out = p[0];
     return 1;
@@ -195,7 +195,7 @@ static inline size_t uleb128_length(const uint8_t *p) {
 ** malformed (then *p moves back a byte: it stays in the window); the
 ** results of an item's fields or'ed are negative if one is.
 */
-static inline int uleb128_take(const uint8_t **p, uint64_t *out) {
+ALWAYS_INLINE int uleb128_take(const uint8_t **p, uint64_t *out) {
   int used = uleb128_decode_unchecked(*p, out);
   *p += used;
   return used;
