@@ -402,31 +402,34 @@ ALWAYS_INLINE size_t decode_shape(const uint8_t *window, struct decoder *d,
   return (size_t)(p - window);
 }
 
-/* The fast path, in two copies: for events with flags (v5 on: a stack, a
-** weight), and for those without, every event of v3 and v4. 0 for what it
-** does not take (a symtab update, the end, an event of the VM's own). */
-ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
-                                  struct symbols *sym,
-                                  struct memprof_event *ev, int pext) {
-  unsigned header = window[0];
-/* The events of every version (the reference's sources, no flags), each
-** in a copy of its own: its fields known, no test of its header's bits. */
-#define EVENT_OF_ALL(source)                                                  \
+/* The three events of a source every version has, without flags. */
+#define EVENTS_OF_SOURCE(source)                                              \
   case source | AEVENT_ALLOC:                                                 \
     return decode_shape(window, d, sym, ev, source | AEVENT_ALLOC, 0, pext);  \
   case source | AEVENT_FREE:                                                  \
     return decode_shape(window, d, sym, ev, source | AEVENT_FREE, 0, pext);   \
   case source | AEVENT_REALLOC:                                               \
     return decode_shape(window, d, sym, ev, source | AEVENT_REALLOC, 0, pext);
+
+/*
+** The fast path: the twelve headers every version has (the reference's
+** sources, no flags), each in a copy of its own, its fields known and its
+** bits never tested; the others it takes in a copy for events with flags
+** (v5 on: a stack, a weight) and one for those without. 0 for what it
+** does not take (a symtab update, the end, an event of the VM's own).
+*/
+ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
+                                  struct symbols *sym,
+                                  struct memprof_event *ev, int pext) {
+  unsigned header = window[0];
   switch (header) {
-    EVENT_OF_ALL(ASOURCE_INT)
-    EVENT_OF_ALL(ASOURCE_LFUNC)
-    EVENT_OF_ALL(ASOURCE_CFUNC)
-    EVENT_OF_ALL(ASOURCE_TRACE)
+    EVENTS_OF_SOURCE(ASOURCE_INT)
+    EVENTS_OF_SOURCE(ASOURCE_LFUNC)
+    EVENTS_OF_SOURCE(ASOURCE_CFUNC)
+    EVENTS_OF_SOURCE(ASOURCE_TRACE)
   default:
     break;
   }
-#undef EVENT_OF_ALL
   if (!d->fast[header]) return 0;
   if (header & AFLAG_MASK)
     return decode_shape(window, d, sym, ev, header, header & AFLAG_MASK, pext);
