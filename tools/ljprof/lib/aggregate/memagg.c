@@ -159,8 +159,8 @@ ALWAYS_INLINE uint64_t old_objects(const struct memprof_event *ev,
   return sampled ? memprof_objects(ev->oweight, ev->osize) : 1;
 }
 
-/* A count of objects: of events where they are not estimates (never
-** near 2^64). */
+/* A count of objects: one an event or block where they are not
+** estimates (never near 2^64). */
 ALWAYS_INLINE uint64_t add_objects(uint64_t count, uint64_t objects,
                                    int sampled) {
   return sampled ? add_sat(count, objects) : count + 1;
@@ -381,8 +381,7 @@ ALWAYS_INLINE void sum_live(struct memagg *agg, int sampled) {
     uint64_t bytes = b.size, blocks = 1;
     if (sampled) live_estimate(agg, &b, &bytes, &blocks);
     st->live_bytes = add_sat(st->live_bytes, bytes);
-    st->live_blocks = sampled ? add_sat(st->live_blocks, blocks)
-                              : st->live_blocks + 1;
+    st->live_blocks = add_objects(st->live_blocks, blocks, sampled);
   }
 }
 

@@ -37,7 +37,8 @@ struct addr_map {
   size_t mask;             /* slot count - 1 */
   unsigned shift;          /* 64 - log2(slot count) */
   size_t count;
-  size_t limit; /* the count past which it grows */
+  size_t limit; /* half the slots, the count past which it grows (kept:
+                   every put compares) */
 };
 
 struct livetab {

@@ -97,29 +97,6 @@ static inline int uleb128_decode(const uint8_t *p, size_t avail,
 }
 
 /*
-** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
-** readable: as uleb128_decode(), without a check per byte. One of up to
-** eight bytes (an address takes seven) is gathered from one word without
-** branches: the bytes past its last masked off, then its 7-bit groups
-** pulled together in pairs, pairs of pairs and halves.
-*/
-static inline int uleb128_decode_wide(const uint8_t *p, uint64_t *out) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t word;
-  memcpy(&word, p, sizeof word);
-  uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
-  if (last_bytes) {
-    uint64_t v = word & (last_bytes - 1) & UINT64_C(0x7f7f7f7f7f7f7f7f);
-    v -= v >> 1 & UINT64_C(0x3f803f803f803f80);
-    v -= (v >> 2 & UINT64_C(0x0fffc0000fffc000)) * 3;
-    *out = (uint32_t)v | (v >> 32) << 28;
-    return (int)((unsigned)__builtin_ctzll(last_bytes) / 8 + 1);
-  }
-#endif
-  return uleb128_decode(p, ULEB128_MAX_BYTES, out);
-}
-
-/*
 ** x86-64's BMI2 gathers the 7-bit groups in one instruction (PEXT). Not
 ** every CPU has it, and AMD's before Zen 3 take some 20 cycles for it:
 ** uleb128_pext_fast() says whether this one is worth it, and a decoder
@@ -143,16 +120,31 @@ static inline uint64_t uleb128_pext(uint64_t word, uint64_t mask) {
 static inline int uleb128_pext_fast(void) { return 0; }
 #endif
 
-/* As uleb128_decode_wide(), with PEXT: only where uleb128_pext_fast(). */
-static inline int uleb128_decode_pext(const uint8_t *p, uint64_t *out) {
+/*
+** Decode a ULEB128 from p, where at least ULEB128_MAX_BYTES bytes are
+** readable: as uleb128_decode(), without a check per byte. One of up to
+** eight bytes (an address takes seven) is gathered from one word without
+** branches: with PEXT if `pext` (a constant in each copy of the caller,
+** only where uleb128_pext_fast()); else the bytes past its last masked
+** off, then its 7-bit groups pulled together in pairs, pairs of pairs
+** and halves.
+*/
+ALWAYS_INLINE int uleb128_decode_wide(const uint8_t *p, uint64_t *out,
+                                      int pext) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   uint64_t word;
   memcpy(&word, p, sizeof word);
   uint64_t last_bytes = ~word & UINT64_C(0x8080808080808080);
-  if (last_bytes) { /* the groups up to the last byte's */
-    uint64_t groups = (last_bytes ^ (last_bytes - 1)) &
-                      UINT64_C(0x7f7f7f7f7f7f7f7f);
-    *out = uleb128_pext(word, groups);
+  if (last_bytes) {
+    if (pext) { /* the groups up to the last byte's */
+      *out = uleb128_pext(word, (last_bytes ^ (last_bytes - 1)) &
+                                    UINT64_C(0x7f7f7f7f7f7f7f7f));
+    } else {
+      uint64_t v = word & (last_bytes - 1) & UINT64_C(0x7f7f7f7f7f7f7f7f);
+      v -= v >> 1 & UINT64_C(0x3f803f803f803f80);
+      v -= (v >> 2 & UINT64_C(0x0fffc0000fffc000)) * 3;
+      *out = (uint32_t)v | (v >> 32) << 28;
+    }
     return (int)((unsigned)__builtin_ctzll(last_bytes) / 8 + 1);
   }
 #endif
@@ -169,7 +161,7 @@ ALWAYS_INLINE int uleb128_decode_unchecked(const uint8_t *p, uint64_t *out) {
     *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
     return 2;
   }
-  return uleb128_decode_wide(p, out);
+  return uleb128_decode_wide(p, out, 0);
 }
 
 /*
@@ -202,10 +194,10 @@ ALWAYS_INLINE int uleb128_take(const uint8_t **p, uint64_t *out) {
 }
 
 /* The same for a field that is mostly wide (an address); with PEXT if
-** `pext` (a constant in each copy of the caller). */
+** `pext`, as uleb128_decode_wide(). */
 ALWAYS_INLINE int uleb128_take_wide(const uint8_t **p, uint64_t *out,
                                     int pext) {
-  int used = pext ? uleb128_decode_pext(*p, out) : uleb128_decode_wide(*p, out);
+  int used = uleb128_decode_wide(*p, out, pext);
   *p += used;
   return used;
 }
