@@ -445,19 +445,30 @@ static struct memprof_event *deliver(const struct memprof_sink *sink,
 }
 
 /* The fast path over the buffered bytes while a longest event fits, in a
-** copy with PEXT and one without. Returns 0 at an item it does not take. */
+** copy with PEXT and one without. Returns 0 at an item it does not take.
+** The inner loop runs for as many events as surely fit (each takes at most
+** EVENT_MAX_BYTES) and the batch has room for, with no test of either. */
 ALWAYS_INLINE int decode_buffered(struct reader *r, struct decoder *d,
                                   struct symbols *sym,
                                   const struct memprof_sink *sink,
                                   struct memprof_event **batch, size_t *n,
                                   int pext) {
   const uint8_t *p = r->pos, *last = reader_last_window(r, EVENT_MAX_BYTES);
-  size_t used = 1;
-  while (p <= last &&
-         (used = decode_event(p, d, sym, &(*batch)[*n], pext)) != 0) {
-    p += used;
-    if (++*n == MEMPROF_BATCH) *batch = deliver(sink, *batch, n);
+  struct memprof_event *evs = *batch;
+  size_t i = *n, used = 1;
+  while (p <= last) {
+    size_t fit = (size_t)(last - p) / EVENT_MAX_BYTES + 1;
+    size_t end = i + (fit < MEMPROF_BATCH - i ? fit : MEMPROF_BATCH - i);
+    for (; i < end; i++) {
+      used = decode_event(p, d, sym, &evs[i], pext);
+      if (!used) goto stop;
+      p += used;
+    }
+    if (i == MEMPROF_BATCH) evs = deliver(sink, evs, &i);
   }
+stop:
+  *batch = evs;
+  *n = i;
   reader_skip(r, (size_t)(p - r->pos));
   return used != 0;
 }
