@@ -16,6 +16,7 @@
 
 struct chunk {
   size_t count;
+  size_t nlocs; /* its last batch's bound, so every batch's */
   struct memprof_event events[CHUNK_EVENTS];
 };
 
@@ -39,7 +40,7 @@ static struct chunk *filling(struct event_pipe *p) {
 static void deliver_chunk(struct event_pipe *p, const struct chunk *c) {
   for (size_t i = 0; i < c->count; i += MEMPROF_BATCH) {
     size_t n = c->count - i < MEMPROF_BATCH ? c->count - i : MEMPROF_BATCH;
-    p->to.events(p->to.ud, c->events + i, n);
+    p->to.events(p->to.ud, c->events + i, n, c->nlocs);
   }
 }
 
@@ -81,10 +82,12 @@ static struct memprof_event *next_batch(void *ud) {
 }
 
 /* A batch written where next_batch() said. */
-static void take_events(void *ud, const struct memprof_event *evs, size_t n) {
+static void take_events(void *ud, const struct memprof_event *evs, size_t n,
+                        size_t nlocs) {
   struct event_pipe *p = ud;
   (void)evs;
   filling(p)->count += n;
+  filling(p)->nlocs = nlocs;
 }
 
 static void free_pipe(struct event_pipe *p) {

@@ -31,8 +31,9 @@ static uint32_t alloc_index(struct replay *p, const struct memprof_event *ev) {
 }
 
 static void replay_events(void *ud, const struct memprof_event *evs,
-                          size_t n) {
+                          size_t n, size_t nlocs) {
   struct replay *p = ud;
+  (void)nlocs;
   for (size_t i = 0; i < n && !p->found; i++) {
     const struct memprof_event *ev = &evs[i];
     struct live_block old;

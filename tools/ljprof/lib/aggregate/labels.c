@@ -72,7 +72,8 @@ void labelgate_free(struct labelgate *g) { livetab_free(&g->dropped); }
 /* The events kept of a batch, written where the next sink wants them (an
 ** event pipe's chunk) or in the gate's own batch, passed on at once: at
 ** most one for each event read, so never more than a batch. */
-static void gate_events(void *ud, const struct memprof_event *evs, size_t n) {
+static void gate_events(void *ud, const struct memprof_event *evs, size_t n,
+                        size_t nlocs) {
   struct labelgate *g = ud;
   struct memprof_event *out =
       g->mem.next_batch ? g->mem.next_batch(g->mem.ud) : g->batch;
@@ -98,7 +99,7 @@ static void gate_events(void *ud, const struct memprof_event *evs, size_t n) {
     }
     if (keep) out[kept++] = ev;
   }
-  if (kept) g->mem.events(g->mem.ud, out, kept);
+  if (kept) g->mem.events(g->mem.ud, out, kept, nlocs);
 }
 
 static void gate_sample(void *ud, const struct sysprof_sample *s) {

@@ -218,11 +218,12 @@ static void count_heap(struct memagg *agg, const struct memprof_event *ev,
     heapline_add(&agg->heap, owner, new_bytes(ev, 1));
 }
 
-/* An allocation: counted for its location, which owns the block. */
+/* An allocation: counted for its location, which owns the block. (The
+** counters of every location a batch names are there: memagg_events().) */
 ALWAYS_INLINE void count_alloc(struct memagg *agg,
                                const struct memprof_event *ev, int timed,
                                int sampled) {
-  struct memstats *st = stats_of(agg, ev->loc);
+  struct memstats *st = &agg->stats[ev->loc];
   st->alloc_events =
       add_objects(st->alloc_events, new_objects(ev, sampled), sampled);
   st->alloc_bytes = add_sat(st->alloc_bytes, new_bytes(ev, sampled));
@@ -239,7 +240,7 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
   struct live_block old;
   int known = livetab_take(&agg->live, ev->oaddr, &old);
   uint32_t owner = known ? old.owner : agg->before_start;
-  struct memstats *st = stats_of(agg, ev->loc);
+  struct memstats *st = &agg->stats[ev->loc];
   if (ev->kind == MEMPROF_REALLOC) {
     st->realloc_events = add_objects(st->realloc_events,
                                      new_objects(ev, sampled), sampled);
@@ -253,7 +254,7 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
         add_objects(st->free_events, old_objects(ev, sampled), sampled);
     st->freed_bytes = add_sat(st->freed_bytes, old_bytes(ev, sampled));
     /* (The before-start pseudo-location never owns a block.) */
-    if (known) stats_of(agg, owner)->owned_frees++;
+    if (known) agg->stats[owner].owned_frees++;
   }
   if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
   override_add(overrides_of(agg, ev->kind), ev->loc, owner, 1,
@@ -298,8 +299,10 @@ ALWAYS_INLINE void count_events(struct memagg *agg,
   }
 }
 
-void memagg_events(void *ud, const struct memprof_event *evs, size_t n) {
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
+                   size_t nlocs) {
   struct memagg *agg = ud;
+  if (nlocs > 0) stats_of(agg, (uint32_t)(nlocs - 1));
   if (memagg_has_stacks(agg))
     count_events(agg, evs, n, 1);
   else
@@ -377,7 +380,7 @@ ALWAYS_INLINE void sum_live(struct memagg *agg, int sampled) {
   struct live_block b;
   for (size_t i = 0, n = livetab_slots(&agg->live); i < n; i++) {
     if (!livetab_slot(&agg->live, i, &b)) continue;
-    struct memstats *st = stats_of(agg, b.owner);
+    struct memstats *st = &agg->stats[b.owner]; /* counted: there */
     uint64_t bytes = b.size, blocks = 1;
     if (sampled) live_estimate(agg, &b, &bytes, &blocks);
     st->live_bytes = add_sat(st->live_bytes, bytes);

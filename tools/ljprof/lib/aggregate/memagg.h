@@ -95,7 +95,8 @@ void memagg_init(struct memagg *agg, struct symbols *sym);
 void memagg_free(struct memagg *agg);
 
 /* A memprof sink: pass the memagg as ud. */
-void memagg_events(void *ud, const struct memprof_event *evs, size_t n);
+void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
+                   size_t nlocs);
 
 /* After the last event: compute live figures and totals, order overrides. */
 void memagg_finish(struct memagg *agg);

@@ -438,8 +438,9 @@ ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
 
 /* A full batch to the sink; where the next one goes. */
 static struct memprof_event *deliver(const struct memprof_sink *sink,
+                                     const struct symbols *sym,
                                      struct memprof_event *batch, size_t *n) {
-  sink->events(sink->ud, batch, *n);
+  sink->events(sink->ud, batch, *n, sym->nlocations);
   *n = 0;
   return sink->next_batch ? sink->next_batch(sink->ud) : batch;
 }
@@ -464,7 +465,7 @@ ALWAYS_INLINE int decode_buffered(struct reader *r, struct decoder *d,
       if (!used) goto stop;
       p += used;
     }
-    if (i == MEMPROF_BATCH) evs = deliver(sink, evs, &i);
+    if (i == MEMPROF_BATCH) evs = deliver(sink, sym, evs, &i);
   }
 stop:
   *batch = evs;
@@ -586,9 +587,9 @@ int memprof_read_events(struct reader *r, struct symbols *sym, unsigned version,
       item = ITEM_DAMAGED;
       break;
     }
-    if (++n == MEMPROF_BATCH) batch = deliver(sink, batch, &n);
+    if (++n == MEMPROF_BATCH) batch = deliver(sink, sym, batch, &n);
   }
-  if (n > 0) sink->events(sink->ud, batch, n);
+  if (n > 0) sink->events(sink->ud, batch, n, sym->nlocations);
   free(d.tl.loc);
   livetab_free(&d.weights);
   sbuf_free(&d.scratch);

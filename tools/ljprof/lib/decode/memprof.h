@@ -55,8 +55,11 @@ static inline uint64_t memprof_objects(uint64_t weight, uint64_t size) {
 */
 #define MEMPROF_BATCH 64
 
+/* A batch's locations are all below nlocs: the resolver's count of them
+** when the batch was made (a sink in another thread cannot ask it). */
 struct memprof_sink {
-  void (*events)(void *ud, const struct memprof_event *evs, size_t n);
+  void (*events)(void *ud, const struct memprof_event *evs, size_t n,
+                 size_t nlocs);
   void *ud;
   /* Optional: where the decoder writes its next batch (room for
   ** MEMPROF_BATCH events), so that a sink that keeps the events need not
