@@ -71,7 +71,7 @@ static int by_addr(const void *a, const void *b) {
 /* Each object to the block it lies in. */
 static void attribute(struct heapjoin *j, const struct livetab *live,
                       const struct heapsnap *s) {
-  size_t n = live->blocks.count, pos = 0, k = 0;
+  size_t n = livetab_count(live), pos = 0, k = 0;
   struct live_block *b = xmalloc((n + 1) * sizeof *b);
   while (k < n && livetab_next(live, &pos, &b[k])) k++;
   qsort(b, k, sizeof *b, by_addr);

@@ -233,15 +233,17 @@ ALWAYS_INLINE void count_alloc(struct memagg *agg,
 
 /* A free or a reallocation: counted for its location, and for the
 ** (location, owner) pair of the block it let go; a reallocated block keeps
-** its owner, or, from before the start, is adopted by its reallocator. */
+** its owner, or, from before the start, is adopted by its reallocator.
+** In a copy for each kind (the event's, a constant). */
 ALWAYS_INLINE void count_release(struct memagg *agg,
-                                 const struct memprof_event *ev, int timed,
+                                 const struct memprof_event *ev,
+                                 enum memprof_event_kind kind, int timed,
                                  int sampled) {
-  struct live_block old;
+  struct live_block old = {0};
   int known = livetab_take(&agg->live, ev->oaddr, &old);
   uint32_t owner = known ? old.owner : agg->before_start;
   struct memstats *st = &agg->stats[ev->loc];
-  if (ev->kind == MEMPROF_REALLOC) {
+  if (kind == MEMPROF_REALLOC) {
     st->realloc_events = add_objects(st->realloc_events,
                                      new_objects(ev, sampled), sampled);
     st->realloc_new_bytes =
@@ -257,7 +259,7 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
     if (known) agg->stats[owner].owned_frees++;
   }
   if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
-  override_add(overrides_of(agg, ev->kind), ev->loc, owner, 1,
+  override_add(overrides_of(agg, kind), ev->loc, owner, 1,
                old_bytes(ev, sampled));
 }
 
@@ -292,8 +294,10 @@ ALWAYS_INLINE void count_events(struct memagg *agg,
     }
     if (ev->kind == MEMPROF_ALLOC)
       count_alloc(agg, ev, timed, v5);
+    else if (ev->kind == MEMPROF_FREE)
+      count_release(agg, ev, MEMPROF_FREE, timed, v5);
     else
-      count_release(agg, ev, timed, v5);
+      count_release(agg, ev, MEMPROF_REALLOC, timed, v5);
     if (v5) count_pair(agg, ev);
     if (sampled) count_scaled(agg, ev);
   }

@@ -11,15 +11,15 @@ static void map_init(struct addr_map *m, size_t nslots) {
   m->slots = table_calloc(nslots, sizeof *m->slots);
   m->mask = nslots - 1;
   m->shift = 64 - (unsigned)__builtin_ctzll(nslots);
-  m->count = 0;
-  m->limit = nslots / 2; /* load at most one half */
+  m->room = nslots / 2;
 }
 
+/* The table doubled: it was half full. */
 void addr_map_grow(struct addr_map *m) {
   struct addr_slot *old = m->slots;
-  size_t nold = m->mask + 1, count = m->count;
+  size_t nold = m->mask + 1;
   map_init(m, nold * 2);
-  m->count = count;
+  m->room -= nold / 2;
   for (size_t i = 0; i < nold; i++) {
     if (!old[i].value) continue;
     size_t j = addr_map_home(m, old[i].addr);
@@ -53,9 +53,8 @@ void livetab_put_big(struct livetab *t, uint64_t addr, uint64_t size) {
 }
 
 /* A block of a big size was taken: its size too. */
-int livetab_take_big(struct livetab *t, uint64_t addr, struct live_block *out) {
-  out->size = addr_map_take(&t->big_sizes, addr);
-  return 1;
+uint64_t livetab_take_big(struct livetab *t, uint64_t addr) {
+  return addr_map_take(&t->big_sizes, addr);
 }
 
 uint64_t livetab_big_size(const struct livetab *t, uint64_t addr) {

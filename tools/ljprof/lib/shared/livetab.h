@@ -36,9 +36,8 @@ struct addr_map {
   struct addr_slot *slots; /* aligned to a cache line */
   size_t mask;             /* slot count - 1 */
   unsigned shift;          /* 64 - log2(slot count) */
-  size_t count;
-  size_t limit; /* half the slots, the count past which it grows (kept:
-                   every put compares) */
+  size_t room; /* new addresses it takes before it grows, at half load
+                  (one count to step and test at every put) */
 };
 
 struct livetab {
@@ -65,7 +64,7 @@ ALWAYS_INLINE void livetab_prefetch(const struct livetab *t, uint64_t addr) {
 /* Out of the hot paths below: the table doubled, a block's big size. */
 void addr_map_grow(struct addr_map *m);
 void livetab_put_big(struct livetab *t, uint64_t addr, uint64_t size);
-int livetab_take_big(struct livetab *t, uint64_t addr, struct live_block *out);
+uint64_t livetab_take_big(struct livetab *t, uint64_t addr);
 
 /* Set the value at addr; returns the value it replaced, 0 if none. */
 static inline uint64_t addr_map_put(struct addr_map *m, uint64_t addr,
@@ -79,8 +78,9 @@ static inline uint64_t addr_map_put(struct addr_map *m, uint64_t addr,
       return old;
     }
   }
-  slots[i] = (struct addr_slot){addr, value};
-  if (++m->count > m->limit) addr_map_grow(m);
+  slots[i].addr = addr; /* (not a struct copy: GCC makes it four) */
+  slots[i].value = value;
+  if (--m->room == 0) addr_map_grow(m);
   return 0;
 }
 
@@ -111,7 +111,7 @@ static inline uint64_t addr_map_take(struct addr_map *m, uint64_t addr) {
     if (!slots[i].value) return 0;
   uint64_t value = slots[i].value;
   if (value) {
-    m->count--;
+    m->room++;
     addr_map_close_hole(m, i);
   }
   return value;
@@ -144,7 +144,9 @@ static inline int livetab_take(struct livetab *t, uint64_t addr,
   uint64_t packed = addr_map_take(&t->blocks, addr);
   if (!packed) return 0;
   livetab_unpack(addr, packed, out);
-  return livetab_is_big(packed) ? livetab_take_big(t, addr, out) : 1;
+  /* (*out not passed on: it can stay in registers.) */
+  if (livetab_is_big(packed)) out->size = livetab_take_big(t, addr);
+  return 1;
 }
 
 /* The block at addr into *out, left in the table; 0 if there is none. */
@@ -159,6 +161,11 @@ uint64_t livetab_big_size(const struct livetab *t, uint64_t addr);
 ** (below livetab_slots()), 0 if it is empty. Inline: a finish walks
 ** every slot.
 */
+/* The blocks in the table. */
+static inline size_t livetab_count(const struct livetab *t) {
+  return (t->blocks.mask + 1) / 2 - t->blocks.room;
+}
+
 static inline size_t livetab_slots(const struct livetab *t) {
   return t->blocks.mask + 1;
 }
