@@ -57,13 +57,6 @@ uint64_t livetab_take_big(struct livetab *t, uint64_t addr) {
   return addr_map_take(&t->big_sizes, addr);
 }
 
-uint64_t livetab_big_size(const struct livetab *t, uint64_t addr) {
-  const struct addr_map *m = &t->big_sizes;
-  size_t i = addr_map_home(m, addr);
-  while (m->slots[i].addr != addr) i = (i + 1) & m->mask;
-  return m->slots[i].value;
-}
-
 int livetab_lookup(const struct livetab *t, uint64_t addr,
                    struct live_block *out) {
   const struct addr_map *m = &t->blocks;

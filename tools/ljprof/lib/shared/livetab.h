@@ -153,8 +153,15 @@ static inline int livetab_take(struct livetab *t, uint64_t addr,
 int livetab_lookup(const struct livetab *t, uint64_t addr,
                    struct live_block *out);
 
-/* The size of a big block still in the table. */
-uint64_t livetab_big_size(const struct livetab *t, uint64_t addr);
+/* The size of a big block still in the table. Inline: a walk of every
+** slot calls nothing, and keeps the table's fields in registers. */
+static inline uint64_t livetab_big_size(const struct livetab *t,
+                                        uint64_t addr) {
+  const struct addr_map *m = &t->big_sizes;
+  size_t i = addr_map_home(m, addr);
+  while (m->slots[i].addr != addr) i = (i + 1) & m->mask;
+  return m->slots[i].value;
+}
 
 /*
 ** The blocks, slot by slot: livetab_slot() gives the block in slot i
