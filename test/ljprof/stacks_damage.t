@@ -67,6 +67,20 @@ is($site->{live_bytes}, 131200, 'sampled: in use, the reallocated block at its s
 is($r->{json}{totals}{freed_bytes}, 65600, 'sampled: a free takes off what the block stood for');
 is($r->{json}{estimates}, JSON::PP::true, 'sampled: the report says estimates');
 
+# The same events where the decoder's fast path takes them (a longest
+# event's bytes after each): allocations at another line follow them.
+{
+  my $padded = $sampled =~ s/\x80$//r;
+  $padded .= ev_sampled(lua($pa, 4), 1, 0x7f00ab000000 + 16 * $_, 64, 65600) for 1 .. 20;
+  my $r = ljprof_json(write_file("$dir/sampled_fast.bin", $padded . "\x80"));
+  is($r->{rc}, 0, 'sampled, fast path: clean') or diag $r->{out};
+  my $site = $r->{loc}{'@a.lua:3'};
+  is($site->{realloc_new_bytes}, 131200, 'sampled, fast path: a realloc keeps the scale of its block');
+  is($site->{live_bytes}, 131200, 'sampled, fast path: in use, the reallocated block at its scale');
+  is($r->{json}{totals}{freed_bytes}, 65600, 'sampled, fast path: a free takes off what the block stood for');
+  is($r->{loc}{'@a.lua:4'}{alloc_bytes}, 20 * 65600, 'sampled, fast path: the allocations after, at their weights');
+}
+
 # Native frames (tag 4, config flag 2): named by the C symbol that holds
 # the address, as sysprof's; the report says the stacks have them.
 {

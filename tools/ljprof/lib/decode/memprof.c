@@ -345,7 +345,8 @@ static void follow_weights(struct decoder *d, struct memprof_event *ev,
 ** least EVENT_MAX_BYTES, its header one the fast path takes and its flags
 ** (a constant in each copy) those of the header: decoded and resolved at
 ** once, one bounds check for the whole event, the fields kept in
-** registers. Returns the bytes it takes, or 0 for an event that names
+** registers. A sampled stream's weight is left in nweight, for
+** follow_decoded(). Returns the bytes it takes, or 0 for an event that names
 ** what was not announced or is damaged, which the careful path then
 ** decodes and words. An event the fast path gives up on leaves no trace:
 ** the location is resolved last. Addresses with PEXT if `pext` (a
@@ -397,8 +398,8 @@ ALWAYS_INLINE size_t decode_shape(const uint8_t *window, struct decoder *d,
       ev->stack = (uint32_t)(sym->stack_base + stack);
     if (event != MEMPROF_FREE && (stack != UINT64_MAX || weight))
       ev->labels = d->labels;
+    if (sym->memprof.sample) ev->nweight = weight; /* followed: below */
   }
-  if (sym->memprof.sample) follow_weights(d, ev, weight);
   return (size_t)(p - window);
 }
 
@@ -436,6 +437,13 @@ ALWAYS_INLINE size_t decode_event(const uint8_t *window, struct decoder *d,
   return decode_shape(window, d, sym, ev, header, 0, pext);
 }
 
+/* A sampled stream: the weights of events the fast path decoded, each
+** weight as read in nweight. */
+static void follow_decoded(struct decoder *d, struct memprof_event *evs,
+                           size_t n) {
+  for (size_t i = 0; i < n; i++) follow_weights(d, &evs[i], evs[i].nweight);
+}
+
 /* A full batch to the sink; where the next one goes. */
 static struct memprof_event *deliver(const struct memprof_sink *sink,
                                      const struct symbols *sym,
@@ -448,7 +456,8 @@ static struct memprof_event *deliver(const struct memprof_sink *sink,
 /* The fast path over the buffered bytes while a longest event fits, in a
 ** copy with PEXT and one without. Returns 0 at an item it does not take.
 ** The inner loop runs for as many events as surely fit (each takes at most
-** EVENT_MAX_BYTES) and the batch has room for, with no test of either. */
+** EVENT_MAX_BYTES) and the batch has room for, with no test of either;
+** a sampled stream's weights are followed after it, in stream order. */
 ALWAYS_INLINE int decode_buffered(struct reader *r, struct decoder *d,
                                   struct symbols *sym,
                                   const struct memprof_sink *sink,
@@ -457,17 +466,15 @@ ALWAYS_INLINE int decode_buffered(struct reader *r, struct decoder *d,
   const uint8_t *p = r->pos, *last = reader_last_window(r, EVENT_MAX_BYTES);
   struct memprof_event *evs = *batch;
   size_t i = *n, used = 1;
-  while (p <= last) {
+  while (used && p <= last) {
     size_t fit = (size_t)(last - p) / EVENT_MAX_BYTES + 1;
+    size_t first = i;
     size_t end = i + (fit < MEMPROF_BATCH - i ? fit : MEMPROF_BATCH - i);
-    for (; i < end; i++) {
-      used = decode_event(p, d, sym, &evs[i], pext);
-      if (!used) goto stop;
+    for (; i < end && (used = decode_event(p, d, sym, &evs[i], pext)); i++)
       p += used;
-    }
+    if (sym->memprof.sample) follow_decoded(d, evs + first, i - first);
     if (i == MEMPROF_BATCH) evs = deliver(sink, sym, evs, &i);
   }
-stop:
   *batch = evs;
   *n = i;
   reader_skip(r, (size_t)(p - r->pos));
