@@ -80,9 +80,14 @@ static void put_name(struct text *t, uint32_t loc) {
 static void put_size(struct text *t, uint64_t bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",
                                       "EiB"};
-  if (!t->opt->human || bytes < 1024) {
+  if (!t->opt->human) {
     put_u64(t, bytes);
-    put(t, t->opt->human ? " B" : " bytes");
+    put(t, " bytes");
+    return;
+  }
+  if (bytes < 1024) {
+    put_u64(t, bytes);
+    put(t, " B");
     return;
   }
   size_t unit;
@@ -99,11 +104,15 @@ static void put_share(struct text *t, uint64_t part, uint64_t total) {
   put(t, "%)");
 }
 
-static void put_plural(struct text *t, uint64_t n, const char *one,
-                       const char *many) {
+/* Inlined, so that each word is a literal where it is put. */
+ALWAYS_INLINE void put_plural(struct text *t, uint64_t n, const char *one,
+                              const char *many) {
   put_u64(t, n);
   put(t, " ");
-  put(t, n == 1 ? one : many);
+  if (n == 1)
+    put(t, one);
+  else
+    put(t, many);
 }
 
 static void put_totals(struct text *t) {
