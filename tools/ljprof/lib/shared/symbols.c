@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The resolutions of the raw kinds [from, to) made stale. */
+/* The resolutions of the raw kinds [from, to) made stale: each kind takes
+** a generation no kind had, so that an entry's generation says its kind. */
 static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
                              enum symbols_raw_kind to) {
-  for (unsigned kind = from; kind < to; kind++) s->generation[kind]++;
+  for (unsigned kind = from; kind < to; kind++)
+    s->generation[kind] = ++s->newest_generation;
   s->bindings++;
 }
 
@@ -19,8 +21,7 @@ static void init_resolver(struct symbols *s, int cache_mapped,
                           struct resolved_location *cache,
                           uint64_t stale_below) {
   memset(s, 0, sizeof *s);
-  for (unsigned kind = 0; kind < RAW_KINDS; kind++)
-    s->generation[kind] = stale_below;
+  s->newest_generation = stale_below;
   bump_generations(s, RAW_INTERNAL, RAW_KINDS);
   s->cache_mapped = cache_mapped;
   s->resolved =
@@ -38,12 +39,9 @@ void symbols_init_threaded(struct symbols *s, struct symbols_cache *spare) {
 }
 
 void symbols_pass_cache(struct symbols *s, struct symbols_cache *to) {
-  uint64_t newest = 0;
-  for (unsigned kind = 0; kind < RAW_KINDS; kind++)
-    if (s->generation[kind] > newest) newest = s->generation[kind];
   symbols_cache_free(to);
   to->entries = s->resolved;
-  to->stale_below = newest + 1;
+  to->stale_below = s->newest_generation + 1;
   s->resolved = NULL;
 }
 
@@ -460,7 +458,7 @@ uint32_t symbols_resolve_raw(struct symbols *s, enum symbols_raw_kind kind,
   uint32_t id = resolve(s, kind, a, b);
   if (!unbound((enum loc_kind)s->locations[id].kind))
     *symbols_raw_entry(s, kind, a, b) =
-        (struct resolved_location){a, b, s->generation[kind], kind, id};
+        (struct resolved_location){a, b, s->generation[kind], id};
   return id;
 }
 

@@ -101,8 +101,8 @@ enum symbols_raw_kind {
 
 struct resolved_location {
   uint64_t a, b;      /* the raw location: proto and line, address, ... */
-  uint64_t generation; /* of its kind's bindings when resolved; 0: unused */
-  uint32_t raw_kind;
+  uint64_t generation; /* of its kind's bindings when resolved (no other
+                          kind's); 0: unused */
   uint32_t loc;
 };
 
@@ -183,6 +183,7 @@ struct symbols {
   int code_index_stale;
 
   uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
+  uint64_t newest_generation;     /* the last any kind took */
   uint64_t bindings; /* bumped with any generation (symbols_bindings()) */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
   int cache_mapped; /* from table_calloc() */
@@ -277,8 +278,7 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
                                        enum symbols_raw_kind kind, uint64_t a,
                                        uint64_t b) {
   const struct resolved_location *e = symbols_raw_entry(s, kind, a, b);
-  if (e->generation == s->generation[kind] && e->raw_kind == kind &&
-      e->a == a && e->b == b)
+  if (e->generation == s->generation[kind] && e->a == a && e->b == b)
     return e->loc;
   return symbols_resolve_raw(s, kind, a, b);
 }
