@@ -10,13 +10,15 @@
 
 #define OVERRIDES_INITIAL_SLOTS 1024
 
-static struct override *new_override_slots(size_t count) {
-  return xcalloc(count, sizeof(struct override)); /* no events: empty */
+/* The table's slots, a power of two of them, none used. */
+static void new_override_slots(struct overrides *o, size_t count) {
+  o->items = xcalloc(count, sizeof(struct override)); /* no events: empty */
+  o->mask = count - 1;
+  o->shift = 64 - (unsigned)__builtin_ctzll(count);
 }
 
 static void overrides_init(struct overrides *o) {
-  o->items = new_override_slots(OVERRIDES_INITIAL_SLOTS);
-  o->mask = OVERRIDES_INITIAL_SLOTS - 1;
+  new_override_slots(o, OVERRIDES_INITIAL_SLOTS);
   o->count = 0;
   o->site_start = NULL;
   o->nsites = 0;
@@ -73,14 +75,13 @@ static inline struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
 
 static size_t override_home(const struct overrides *o, uint32_t site,
                             uint32_t owner) {
-  return hash_u64((uint64_t)site << 32 | owner) & o->mask;
+  return hash_home((uint64_t)site << 32 | owner, o->shift);
 }
 
 static void grow_overrides(struct overrides *o) {
   struct override *old = o->items;
   size_t nold = o->mask + 1;
-  o->items = new_override_slots(nold * 2);
-  o->mask = nold * 2 - 1;
+  new_override_slots(o, nold * 2);
   for (size_t i = 0; i < nold; i++) {
     if (!old[i].events) continue;
     size_t j = override_home(o, old[i].site, old[i].owner);
@@ -120,8 +121,7 @@ static void overrides_unpack(struct overrides *o) {
   size_t n = o->count, slots = OVERRIDES_INITIAL_SLOTS;
   while (slots < 2 * n + 2) slots *= 2;
   free(o->site_start);
-  o->items = new_override_slots(slots);
-  o->mask = slots - 1;
+  new_override_slots(o, slots);
   o->count = 0;
   o->site_start = NULL;
   o->nsites = 0;

@@ -49,6 +49,7 @@ struct override {
 struct overrides {
   struct override *items;
   size_t mask; /* slot count - 1 while counting, 0 once a list */
+  unsigned shift; /* while counting: 64 - log2(slot count) */
   size_t count;
   size_t *site_start, nsites; /* set when packed */
 };
