@@ -239,9 +239,10 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
                                  const struct memprof_event *ev,
                                  enum memprof_event_kind kind, int timed,
                                  int sampled) {
-  struct live_block old = {0};
+  struct live_block old;
   int known = livetab_take(&agg->live, ev->oaddr, &old);
   uint32_t owner = known ? old.owner : agg->before_start;
+  uint32_t keeper = known ? owner : ev->loc; /* of a reallocated block */
   struct memstats *st = &agg->stats[ev->loc];
   if (kind == MEMPROF_REALLOC) {
     st->realloc_events = add_objects(st->realloc_events,
@@ -250,7 +251,7 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
         add_sat(st->realloc_new_bytes, new_bytes(ev, sampled));
     st->realloc_old_bytes =
         add_sat(st->realloc_old_bytes, old_bytes(ev, sampled));
-    livetab_put(&agg->live, ev->naddr, ev->nsize, known ? old.owner : ev->loc);
+    livetab_put(&agg->live, ev->naddr, ev->nsize, keeper);
   } else {
     st->free_events =
         add_objects(st->free_events, old_objects(ev, sampled), sampled);
@@ -258,7 +259,7 @@ ALWAYS_INLINE void count_release(struct memagg *agg,
     /* (The before-start pseudo-location never owns a block.) */
     if (known) agg->stats[owner].owned_frees++;
   }
-  if (timed) count_heap(agg, ev, known, known ? old.owner : ev->loc);
+  if (timed) count_heap(agg, ev, known, keeper);
   override_add(overrides_of(agg, kind), ev->loc, owner, 1,
                old_bytes(ev, sampled));
 }

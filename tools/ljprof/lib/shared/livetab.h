@@ -78,8 +78,7 @@ static inline uint64_t addr_map_put(struct addr_map *m, uint64_t addr,
       return old;
     }
   }
-  slots[i].addr = addr; /* (not a struct copy: GCC makes it four) */
-  slots[i].value = value;
+  slots[i] = (struct addr_slot){addr, value};
   if (--m->room == 0) addr_map_grow(m);
   return 0;
 }
