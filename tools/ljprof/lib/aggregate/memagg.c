@@ -307,6 +307,8 @@ ALWAYS_INLINE void count_events(struct memagg *agg,
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
                    size_t nlocs) {
   struct memagg *agg = ud;
+  /* Counters for every location the batch may name, so that counting
+  ** indexes them without a test. */
   if (nlocs > 0) stats_of(agg, (uint32_t)(nlocs - 1));
   if (memagg_has_stacks(agg))
     count_events(agg, evs, n, 1);
