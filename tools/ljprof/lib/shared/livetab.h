@@ -162,16 +162,16 @@ static inline uint64_t livetab_big_size(const struct livetab *t,
   return m->slots[i].value;
 }
 
-/*
-** The blocks, slot by slot: livetab_slot() gives the block in slot i
-** (below livetab_slots()), 0 if it is empty. Inline: a finish walks
-** every slot.
-*/
 /* The blocks in the table. */
 static inline size_t livetab_count(const struct livetab *t) {
   return (t->blocks.mask + 1) / 2 - t->blocks.room;
 }
 
+/*
+** The blocks, slot by slot: livetab_slot() gives the block in slot i
+** (below livetab_slots()), 0 if it is empty. Inline: a finish walks
+** every slot.
+*/
 static inline size_t livetab_slots(const struct livetab *t) {
   return t->blocks.mask + 1;
 }

@@ -12,7 +12,6 @@ static void bump_generations(struct symbols *s, enum symbols_raw_kind from,
                              enum symbols_raw_kind to) {
   for (unsigned kind = from; kind < to; kind++)
     s->generation[kind] = ++s->newest_generation;
-  s->bindings++;
 }
 
 /* A resolver; its cache new, or handed on with every entry older than

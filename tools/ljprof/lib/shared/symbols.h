@@ -184,7 +184,6 @@ struct symbols {
 
   uint64_t generation[RAW_KINDS]; /* by raw kind, of the bindings it uses */
   uint64_t newest_generation;     /* the last any kind took */
-  uint64_t bindings; /* bumped with any generation (symbols_bindings()) */
   struct resolved_location *resolved; /* SYMBOLS_RESOLVED_CACHE entries */
   int cache_mapped; /* from table_calloc() */
 
@@ -285,7 +284,7 @@ static inline uint32_t symbols_raw_loc(struct symbols *s,
 
 /* A number that changes whenever a binding of any kind does. */
 static inline uint64_t symbols_bindings(const struct symbols *s) {
-  return s->bindings;
+  return s->newest_generation;
 }
 
 /* Location ids, resolved with the bindings in force now. */
