@@ -12,7 +12,8 @@
 
 /* The table's slots, a power of two of them, none used. */
 static void new_override_slots(struct overrides *o, size_t count) {
-  o->items = xcalloc(count, sizeof(struct override)); /* no events: empty */
+  /* No events: empty. */
+  o->items = table_calloc(count, sizeof(struct override));
   o->mask = count - 1;
   o->shift = 64 - (unsigned)__builtin_ctzll(count);
 }
@@ -36,8 +37,14 @@ void memagg_init(struct memagg *agg, struct symbols *sym) {
   agg->before_start = symbols_loc_before_start(sym);
 }
 
+/* The items as a table (mask set: while counting) or a list. */
+static void free_override_items(struct overrides *o) {
+  if (o->mask) table_free(o->items, o->mask + 1, sizeof *o->items);
+  else free(o->items);
+}
+
 static void overrides_free(struct overrides *o) {
-  free(o->items);
+  free_override_items(o);
   free(o->site_start);
   o->items = NULL;
   o->site_start = NULL;
@@ -88,7 +95,7 @@ static void grow_overrides(struct overrides *o) {
     while (o->items[j].events) j = (j + 1) & o->mask;
     o->items[j] = old[i];
   }
-  free(old);
+  table_free(old, nold, sizeof *old);
 }
 
 /* Count events of site that touched memory of owner. */
@@ -357,7 +364,7 @@ static void pack_overrides(struct overrides *o, size_t nslots, size_t nsites) {
   for (size_t i = 0; i < nslots; i++)
     if (o->items[i].events)
       packed[start[o->items[i].site + 1]++] = o->items[i];
-  free(o->items);
+  free_override_items(o);
   for (size_t s = 0; s < nsites; s++)
     sort_inline(packed + start[s], start[s + 1] - start[s], sizeof *packed,
                 override_cmp);

@@ -18,8 +18,8 @@ void sysagg_free(struct sysagg *agg) {
   free(agg->pending.frames);
   free(agg->scratch);
   sbuf_free(&agg->label);
-  free(agg->frames);
-  free(agg->stacks);
+  mapped_free(agg->frames, agg->frames_cap, sizeof *agg->frames);
+  mapped_free(agg->stacks, agg->stacks_cap, sizeof *agg->stacks);
   hashtab_free(&agg->stack_index);
   keymap_free(&agg->stack_of_frames);
   free(agg->funcs.items);
@@ -70,7 +70,7 @@ static int same_stack(const void *ctx, uint32_t id) {
 static size_t copy_frames(struct sysagg *agg,
                           const struct sysprof_frame *frames, size_t n) {
   size_t first = agg->nframes;
-  grow_array((void **)&agg->frames, &agg->frames_cap, first + n,
+  grow_mapped((void **)&agg->frames, &agg->frames_cap, first + n,
              sizeof *agg->frames);
   for (size_t i = 0; i < n; i++)
     agg->frames[first + i] = (struct sysagg_frame){
@@ -88,7 +88,7 @@ static uint32_t stack_id(struct sysagg *agg, const struct sysprof_frame *frames,
   uint32_t id = hashtab_find(&agg->stack_index, hash, same_stack, &probe);
   *added = id == HASHTAB_NONE;
   if (*added) {
-    grow_array((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
+    grow_mapped((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
     size_t first = copy_frames(agg, frames, n);
@@ -361,7 +361,7 @@ void sysagg_next_stream(struct sysagg *agg, uint32_t stream) {
 static void merge_stacks(struct sysagg *into, const struct sysagg *from,
                          const struct symimport *map) {
   size_t base = into->nframes;
-  grow_array((void **)&into->frames, &into->frames_cap, base + from->nframes,
+  grow_mapped((void **)&into->frames, &into->frames_cap, base + from->nframes,
              sizeof *into->frames);
   for (size_t i = 0; i < from->nframes; i++) {
     struct sysagg_frame f = from->frames[i];
@@ -370,7 +370,7 @@ static void merge_stacks(struct sysagg *into, const struct sysagg *from,
     into->frames[base + i] = f;
   }
   into->nframes = base + from->nframes;
-  grow_array((void **)&into->stacks, &into->stacks_cap,
+  grow_mapped((void **)&into->stacks, &into->stacks_cap,
              into->nstacks + from->nstacks, sizeof *into->stacks);
   for (size_t i = 0; i < from->nstacks; i++) {
     struct sysagg_stack st = from->stacks[i];

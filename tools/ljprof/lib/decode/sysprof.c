@@ -323,7 +323,7 @@ static uint32_t find_seen(struct decoder *d, struct seen_key *key) {
 ** on; 0 when seen is full. */
 static int save_bytes(struct seen *seen, const struct seen_key *key) {
   if (seen->n == SEEN_MAX) return 0;
-  grow_array((void **)&seen->bytes, &seen->bytes_cap, seen->nbytes + key->len,
+  grow_mapped((void **)&seen->bytes, &seen->bytes_cap, seen->nbytes + key->len,
              1);
   memcpy(seen->bytes + seen->nbytes, key->bytes, key->len);
   return 1;
@@ -336,9 +336,9 @@ static uint32_t remember(struct seen *seen, const struct seen_key *key,
                          uint32_t id, uint64_t bindings,
                          const struct sysprof_frame *frames, size_t n) {
   if (id == HASHTAB_NONE) {
-    grow_array((void **)&seen->items, &seen->cap, seen->n + 1,
+    grow_mapped((void **)&seen->items, &seen->cap, seen->n + 1,
                sizeof *seen->items);
-    grow_array((void **)&seen->frames, &seen->frames_cap, seen->nframes + n,
+    grow_mapped((void **)&seen->frames, &seen->frames_cap, seen->nframes + n,
                sizeof *seen->frames);
     id = (uint32_t)seen->n++;
     seen->items[id] = (struct seen_sample){
@@ -380,9 +380,9 @@ static int take_seen(struct decoder *d, struct sysprof_sample *s,
 static void seen_free(struct seen *seen) {
   free(seen->guess);
   hashtab_free(&seen->index);
-  free(seen->items);
-  free(seen->bytes);
-  free(seen->frames);
+  mapped_free(seen->items, seen->cap, sizeof *seen->items);
+  mapped_free(seen->bytes, seen->bytes_cap, 1);
+  mapped_free(seen->frames, seen->frames_cap, sizeof *seen->frames);
 }
 
 static struct sysprof_frame resolve(struct symbols *sym,

@@ -8,7 +8,7 @@
 static void keymap_resize(struct keymap *m, size_t nslots) {
   struct keyslot *old = m->slots;
   size_t nold = old ? m->mask + 1 : 0;
-  m->slots = xcalloc(nslots, sizeof *m->slots);
+  m->slots = table_calloc(nslots, sizeof *m->slots);
   m->mask = nslots - 1;
   for (size_t i = 0; i < nold; i++) {
     if (!old[i].used) continue;
@@ -16,7 +16,7 @@ static void keymap_resize(struct keymap *m, size_t nslots) {
     while (m->slots[j].used) j = (j + 1) & m->mask;
     m->slots[j] = old[i];
   }
-  free(old);
+  table_free(old, nold, sizeof *old);
 }
 
 void keymap_put(struct keymap *m, uint64_t key, uint32_t value) {
@@ -63,7 +63,7 @@ void keymap3_free(struct keymap3 *m) {
 }
 
 void keymap_free(struct keymap *m) {
-  free(m->slots);
+  if (m->slots) table_free(m->slots, m->mask + 1, sizeof *m->slots);
   m->slots = NULL;
   m->mask = m->count = 0;
 }
@@ -75,11 +75,11 @@ static void place(struct hashslot *slots, uint32_t mask, struct hashslot s) {
 }
 
 static void resize(struct hashtab *t, uint32_t nslots) {
-  struct hashslot *slots = xcalloc(nslots, sizeof *slots);
+  struct hashslot *slots = table_calloc(nslots, sizeof *slots);
   if (t->slots) {
     for (uint32_t i = 0; i <= t->mask; i++)
       if (t->slots[i].ref) place(slots, nslots - 1, t->slots[i]);
-    free(t->slots);
+    table_free(t->slots, (size_t)t->mask + 1, sizeof *t->slots);
   }
   t->slots = slots;
   t->mask = nslots - 1;
@@ -95,7 +95,7 @@ void hashtab_add(struct hashtab *t, uint32_t hash, uint32_t id) {
 }
 
 void hashtab_free(struct hashtab *t) {
-  free(t->slots);
+  if (t->slots) table_free(t->slots, (size_t)t->mask + 1, sizeof *t->slots);
   t->slots = NULL;
   t->mask = t->count = 0;
 }

@@ -40,6 +40,21 @@ static inline void grow_array_zeroed(void **items, size_t *cap, size_t need,
   if (need > *cap) grow_array_zeroed_slow(items, cap, need, elem_size);
 }
 
+/*
+** An array that may grow large (a profile's stacks and their frames): from
+** 2 MiB on, mapped in huge pages (map_huge() in util.c), and grown by moving
+** its pages to a larger mapping, not by copying them (none is faulted
+** twice). Below, malloc()'s, whose freed pages the next stream reuses.
+** mapped_free() it, with its capacity.
+*/
+void grow_mapped_slow(void **items, size_t *cap, size_t need,
+                      size_t elem_size);
+static inline void grow_mapped(void **items, size_t *cap, size_t need,
+                               size_t elem_size) {
+  if (need > *cap) grow_mapped_slow(items, cap, need, elem_size);
+}
+void mapped_free(void *items, size_t cap, size_t elem_size);
+
 /* What a ranking sorts: most first by first, then by second, then the
 ** lower id first. */
 struct rank_item {
