@@ -30,7 +30,7 @@ static int corrupt(struct reader *r, uint64_t at, const char *what) {
 
 /* A new object, named for the first time: described later. */
 static uint32_t new_object(struct heapsnap *s) {
-  grow_array((void **)&s->obj, &s->capobj, s->nobj + 1, sizeof *s->obj);
+  grow_mapped((void **)&s->obj, &s->capobj, s->nobj + 1, sizeof *s->obj);
   memset(&s->obj[s->nobj], 0, sizeof *s->obj);
   return (uint32_t)s->nobj++;
 }
@@ -70,7 +70,7 @@ static int read_target(struct reader *r, struct heapsnap *s, int none_ok,
 
 static void add_edge(struct heapsnap *s, uint8_t kind, uint64_t name,
                      uint32_t target, int weak) {
-  grow_array((void **)&s->edge, &s->capedge, s->nedge + 1, sizeof *s->edge);
+  grow_mapped((void **)&s->edge, &s->capedge, s->nedge + 1, sizeof *s->edge);
   s->edge[s->nedge++] = (struct hs_edge){name, target, kind, (uint8_t)weak};
 }
 
@@ -410,8 +410,8 @@ const char *heapsnap_string(const struct heapsnap *s, uint32_t id,
 }
 
 void heapsnap_free(struct heapsnap *s) {
-  free(s->obj);
-  free(s->edge);
+  mapped_free(s->obj, s->capobj, sizeof *s->obj);
+  mapped_free(s->edge, s->capedge, sizeof *s->edge);
   free(s->proto);
   free(s->names);
   sbuf_free(&s->text);

@@ -61,7 +61,9 @@ void symbols_free(struct symbols *s) {
   keymap_free(&s->traces);
   free(s->trace_bindings);
   free(s->locations);
-  free(s->location_slots);
+  if (s->location_slots)
+    table_free(s->location_slots, s->location_mask + 1,
+               sizeof *s->location_slots);
   if (s->cache_mapped)
     table_free(s->resolved, SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   else
@@ -195,11 +197,11 @@ static void place_location(struct location_slot *slots, size_t mask,
 static void grow_location_index(struct symbols *s) {
   size_t nold = s->location_slots ? s->location_mask + 1 : 0;
   size_t nslots = nold ? nold * 2 : 256;
-  struct location_slot *slots = xcalloc(nslots, sizeof *slots);
+  struct location_slot *slots = table_calloc(nslots, sizeof *slots);
   for (size_t i = 0; i < nold; i++)
     if (s->location_slots[i].ref)
       place_location(slots, nslots - 1, &s->location_slots[i]);
-  free(s->location_slots);
+  if (nold) table_free(s->location_slots, nold, sizeof *slots);
   s->location_slots = slots;
   s->location_mask = nslots - 1;
 }
