@@ -18,9 +18,10 @@ void *xrealloc(void *ptr, size_t size);
 /*
 ** A table of count zeroed elements that will be written all over (a hash
 ** table's slots): from 128 KiB on, mapped with its pages already present and
-** writable. Pages of calloc()'s first read as the shared zero page, then
-** each is copied at its first write: with other threads running, a fault
-** and a TLB flush of every core at each page. table_free() it.
+** writable, from 2 MiB in huge pages. Pages of calloc()'s first read as the
+** shared zero page, then each is copied at its first write: with other
+** threads running, a fault and a TLB flush of every core at each page.
+** table_free() it.
 */
 void *table_calloc(size_t count, size_t size);
 void table_free(void *table, size_t count, size_t size);
