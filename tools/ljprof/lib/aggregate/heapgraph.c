@@ -40,8 +40,8 @@ static uint32_t postorder(const struct heapgraph *h, uint32_t *post,
                           uint32_t *rpo) {
   const struct heapsnap *s = h->snap;
   uint32_t n = h->root + 1, top = 0, count = 0;
-  uint32_t *stack = xmalloc(n * sizeof *stack);
-  uint32_t *next = xmalloc(n * sizeof *next);
+  uint32_t *stack = mapped_calloc(n, sizeof *stack);
+  uint32_t *next = mapped_calloc(n, sizeof *next);
   for (uint32_t v = 0; v < n; v++) post[v] = HS_NONE;
   uint32_t end;
   next[h->root] = node_edges(h, h->root, &end);
@@ -67,8 +67,8 @@ static uint32_t postorder(const struct heapgraph *h, uint32_t *post,
   }
   for (uint32_t v = 0; v < n; v++)
     if (post[v] != HS_NONE) rpo[count - 1 - post[v]] = v;
-  free(stack);
-  free(next);
+  mapped_free(stack, n, sizeof *stack);
+  mapped_free(next, n, sizeof *next);
   return count;
 }
 
@@ -77,22 +77,22 @@ static void predecessors(const struct heapgraph *h, const uint32_t *post,
                          uint32_t **off, uint32_t **pred) {
   const struct heapsnap *s = h->snap;
   uint32_t n = h->root + 1, end;
-  uint32_t *o = xcalloc((size_t)n + 1, sizeof *o);
+  uint32_t *o = mapped_calloc((size_t)n + 1, sizeof *o);
   for (uint32_t v = 0; v < n; v++) {
     if (post[v] == HS_NONE) continue;
     for (uint32_t e = node_edges(h, v, &end); e < end; e++)
       if (strong(&s->edge[e])) o[s->edge[e].target + 1]++;
   }
   for (uint32_t v = 0; v < n; v++) o[v + 1] += o[v];
-  uint32_t *p = xmalloc(((size_t)o[n] + 1) * sizeof *p);
-  uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof *fill);
+  uint32_t *p = mapped_calloc((size_t)o[n] + 1, sizeof *p);
+  uint32_t *fill = mapped_calloc((size_t)n + 1, sizeof *fill);
   memcpy(fill, o, ((size_t)n + 1) * sizeof *fill);
   for (uint32_t v = 0; v < n; v++) {
     if (post[v] == HS_NONE) continue;
     for (uint32_t e = node_edges(h, v, &end); e < end; e++)
       if (strong(&s->edge[e])) p[fill[s->edge[e].target]++] = v;
   }
-  free(fill);
+  mapped_free(fill, (size_t)n + 1, sizeof *fill);
   *off = o;
   *pred = p;
 }
@@ -127,10 +127,11 @@ static int dominator_of(const struct heapgraph *h, const uint32_t *post,
 static void dominators(struct heapgraph *h) {
   const struct heapsnap *s = h->snap;
   uint32_t n = h->root + 1;
-  uint32_t *post = xmalloc(n * sizeof *post), *rpo = xmalloc(n * sizeof *rpo);
+  uint32_t *post = mapped_calloc(n, sizeof *post);
+  uint32_t *rpo = mapped_calloc(n, sizeof *rpo);
   uint32_t count = postorder(h, post, rpo), *off, *pred;
   predecessors(h, post, &off, &pred);
-  h->idom = xmalloc(n * sizeof *h->idom);
+  h->idom = mapped_calloc(n, sizeof *h->idom);
   for (uint32_t v = 0; v < n; v++) h->idom[v] = HS_NONE;
   h->idom[h->root] = h->root;
   /* The first pass finds a node's dominator from those of its
@@ -166,7 +167,7 @@ static void dominators(struct heapgraph *h) {
   }
   free(back);
   /* Children before their dominators: reverse of the reverse postorder. */
-  h->retained = xcalloc(n, sizeof *h->retained);
+  h->retained = mapped_calloc(n, sizeof *h->retained);
   for (uint32_t i = count; i-- > 0;) {
     uint32_t v = rpo[i];
     if (v != h->root) {
@@ -176,10 +177,10 @@ static void dominators(struct heapgraph *h) {
     }
   }
   h->reachable = count - 1;
-  free(post);
-  free(rpo);
-  free(off);
-  free(pred);
+  mapped_free(post, n, sizeof *post);
+  mapped_free(rpo, n, sizeof *rpo);
+  mapped_free(pred, (size_t)off[n] + 1, sizeof *pred);
+  mapped_free(off, (size_t)n + 1, sizeof *off);
 }
 
 /* -- Words --------------------------------------------------------------- */
@@ -523,12 +524,12 @@ static uint32_t intern_pattern(struct heapgraph *h, struct hashtab *t,
 static void shortest_paths(struct heapgraph *h) {
   const struct heapsnap *s = h->snap;
   uint32_t n = h->root + 1, head = 0, tail = 0, end;
-  uint32_t *queue = xmalloc(n * sizeof *queue);
+  uint32_t *queue = mapped_calloc(n, sizeof *queue);
   struct hashtab t = {0};
   struct sbuf step = {0};
   size_t cap = 0;
-  h->via = xmalloc(n * sizeof *h->via);
-  h->pattern = xmalloc(n * sizeof *h->pattern);
+  h->via = mapped_calloc(n, sizeof *h->via);
+  h->pattern = mapped_calloc(n, sizeof *h->pattern);
   for (uint32_t v = 0; v < n; v++) h->via[v] = h->pattern[v] = HS_NONE;
   queue[tail++] = h->root;
   h->via[h->root] = 0;
@@ -555,7 +556,7 @@ static void shortest_paths(struct heapgraph *h) {
   h->via[h->root] = HS_NONE;
   hashtab_free(&t);
   sbuf_free(&step);
-  free(queue);
+  mapped_free(queue, n, sizeof *queue);
 }
 
 void heapgraph_build(struct heapgraph *h, const struct heapsnap *s) {
@@ -627,10 +628,11 @@ void heapgraph_tally(const struct heapgraph *h, struct heap_tally *types,
 }
 
 void heapgraph_free(struct heapgraph *h) {
-  free(h->idom);
-  free(h->retained);
-  free(h->via);
-  free(h->pattern);
+  size_t n = (size_t)h->root + 1; /* the arrays by object, and the root */
+  mapped_free(h->idom, n, sizeof *h->idom);
+  mapped_free(h->retained, n, sizeof *h->retained);
+  mapped_free(h->via, n, sizeof *h->via);
+  mapped_free(h->pattern, n, sizeof *h->pattern);
   free(h->pattern_parent);
   free(h->pattern_step);
   free(h->step_names);

@@ -123,7 +123,13 @@ void grow_mapped_slow(void **items, size_t *cap, size_t need,
   *cap = ncap;
 }
 
+void *mapped_calloc(size_t count, size_t size) {
+  if (count * size < HUGE_PAGE) return xcalloc(count, size);
+  return map_huge(count * size); /* zeroed */
+}
+
 void mapped_free(void *items, size_t cap, size_t elem_size) {
+  if (!items) return;
   if (cap * elem_size < HUGE_PAGE) free(items);
   else munmap(items, page_round(cap * elem_size));
 }

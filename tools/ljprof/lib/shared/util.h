@@ -46,7 +46,7 @@ static inline void grow_array_zeroed(void **items, size_t *cap, size_t need,
 ** 2 MiB on, mapped in huge pages (map_huge() in util.c), and grown by moving
 ** its pages to a larger mapping, not by copying them (none is faulted
 ** twice). Below, malloc()'s, whose freed pages the next stream reuses.
-** mapped_free() it, with its capacity.
+** mapped_free() it, with its capacity (NULL: nothing).
 */
 void grow_mapped_slow(void **items, size_t *cap, size_t need,
                       size_t elem_size);
@@ -54,6 +54,8 @@ static inline void grow_mapped(void **items, size_t *cap, size_t need,
                                size_t elem_size) {
   if (need > *cap) grow_mapped_slow(items, cap, need, elem_size);
 }
+/* count zeroed elements, mapped as grow_mapped()'s from 2 MiB. */
+void *mapped_calloc(size_t count, size_t size);
 void mapped_free(void *items, size_t cap, size_t elem_size);
 
 /* What a ranking sorts: most first by first, then by second, then the
