@@ -71,7 +71,7 @@ static size_t copy_frames(struct sysagg *agg,
                           const struct sysprof_frame *frames, size_t n) {
   size_t first = agg->nframes;
   grow_mapped((void **)&agg->frames, &agg->frames_cap, first + n,
-             sizeof *agg->frames);
+              sizeof *agg->frames);
   for (size_t i = 0; i < n; i++)
     agg->frames[first + i] = (struct sysagg_frame){
         frames[i].loc, frames[i].func, (uint32_t)frames[i].inlined,
@@ -89,7 +89,7 @@ static uint32_t stack_id(struct sysagg *agg, const struct sysprof_frame *frames,
   *added = id == HASHTAB_NONE;
   if (*added) {
     grow_mapped((void **)&agg->stacks, &agg->stacks_cap, agg->nstacks + 1,
-               sizeof *agg->stacks);
+                sizeof *agg->stacks);
     id = (uint32_t)agg->nstacks++;
     size_t first = copy_frames(agg, frames, n);
     agg->stacks[id] = (struct sysagg_stack){(uint32_t)first, (uint32_t)n, 0,
@@ -362,7 +362,7 @@ static void merge_stacks(struct sysagg *into, const struct sysagg *from,
                          const struct symimport *map) {
   size_t base = into->nframes;
   grow_mapped((void **)&into->frames, &into->frames_cap, base + from->nframes,
-             sizeof *into->frames);
+              sizeof *into->frames);
   for (size_t i = 0; i < from->nframes; i++) {
     struct sysagg_frame f = from->frames[i];
     f.loc = map->loc[f.loc];
@@ -371,7 +371,7 @@ static void merge_stacks(struct sysagg *into, const struct sysagg *from,
   }
   into->nframes = base + from->nframes;
   grow_mapped((void **)&into->stacks, &into->stacks_cap,
-             into->nstacks + from->nstacks, sizeof *into->stacks);
+              into->nstacks + from->nstacks, sizeof *into->stacks);
   for (size_t i = 0; i < from->nstacks; i++) {
     struct sysagg_stack st = from->stacks[i];
     st.first += (uint32_t)base;

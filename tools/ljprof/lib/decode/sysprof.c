@@ -324,7 +324,7 @@ static uint32_t find_seen(struct decoder *d, struct seen_key *key) {
 static int save_bytes(struct seen *seen, const struct seen_key *key) {
   if (seen->n == SEEN_MAX) return 0;
   grow_mapped((void **)&seen->bytes, &seen->bytes_cap, seen->nbytes + key->len,
-             1);
+              1);
   memcpy(seen->bytes + seen->nbytes, key->bytes, key->len);
   return 1;
 }
@@ -337,9 +337,9 @@ static uint32_t remember(struct seen *seen, const struct seen_key *key,
                          const struct sysprof_frame *frames, size_t n) {
   if (id == HASHTAB_NONE) {
     grow_mapped((void **)&seen->items, &seen->cap, seen->n + 1,
-               sizeof *seen->items);
+                sizeof *seen->items);
     grow_mapped((void **)&seen->frames, &seen->frames_cap, seen->nframes + n,
-               sizeof *seen->frames);
+                sizeof *seen->frames);
     id = (uint32_t)seen->n++;
     seen->items[id] = (struct seen_sample){
         (uint32_t)seen->nbytes, (uint32_t)key->len, (uint32_t)seen->nframes,

@@ -63,7 +63,7 @@ void keymap3_free(struct keymap3 *m) {
 }
 
 void keymap_free(struct keymap *m) {
-  if (m->slots) table_free(m->slots, m->mask + 1, sizeof *m->slots);
+  table_free(m->slots, m->mask + 1, sizeof *m->slots);
   m->slots = NULL;
   m->mask = m->count = 0;
 }
@@ -95,7 +95,7 @@ void hashtab_add(struct hashtab *t, uint32_t hash, uint32_t id) {
 }
 
 void hashtab_free(struct hashtab *t) {
-  if (t->slots) table_free(t->slots, (size_t)t->mask + 1, sizeof *t->slots);
+  table_free(t->slots, (size_t)t->mask + 1, sizeof *t->slots);
   t->slots = NULL;
   t->mask = t->count = 0;
 }

@@ -61,9 +61,8 @@ void symbols_free(struct symbols *s) {
   keymap_free(&s->traces);
   free(s->trace_bindings);
   free(s->locations);
-  if (s->location_slots)
-    table_free(s->location_slots, s->location_mask + 1,
-               sizeof *s->location_slots);
+  table_free(s->location_slots, s->location_mask + 1,
+             sizeof *s->location_slots);
   if (s->cache_mapped)
     table_free(s->resolved, SYMBOLS_RESOLVED_CACHE, sizeof *s->resolved);
   else
@@ -201,7 +200,7 @@ static void grow_location_index(struct symbols *s) {
   for (size_t i = 0; i < nold; i++)
     if (s->location_slots[i].ref)
       place_location(slots, nslots - 1, &s->location_slots[i]);
-  if (nold) table_free(s->location_slots, nold, sizeof *slots);
+  table_free(s->location_slots, nold, sizeof *slots);
   s->location_slots = slots;
   s->location_mask = nslots - 1;
 }
