@@ -59,6 +59,7 @@ void stream_file_read(struct stream_file *f, int fd) {
   sysagg_init(&f->sysagg, &f->sym);
   f->kind = stream_decode(fd, &f->reader, &f->sym, &f->memagg, &f->sysagg,
                           &f->sysagg.meta, NULL, NULL);
+  if (f->kind == STREAM_MEMPROF) memagg_pack(&f->memagg);
 }
 
 void stream_file_free(struct stream_file *f) {

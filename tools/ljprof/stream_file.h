@@ -17,7 +17,7 @@ struct stream_file {
   enum stream_kind kind;
   struct reader reader; /* its status says whether, and where, it is damaged */
   struct symbols sym;
-  struct memagg memagg; /* finished (memagg_finish()) for a memprof stream */
+  struct memagg memagg; /* finished and packed for a memprof stream */
   struct sysagg sysagg;
 };
 
@@ -35,9 +35,9 @@ struct decode_limits {
 /* What stream_file_read() does, into parts the caller keeps (those of
 ** several streams, stream_set.h): read fd with r (reader_free() it),
 ** decode into sym, aggregate into memagg or sysagg (sysprof's own
-** figures into *meta), finish the aggregation; with a filter (NULL:
-** none), only what it keeps (labels.h); within limits (NULL: none).
-** Returns the kind. */
+** figures into *meta), finish the aggregation (a memagg is left for
+** memagg_merge() or memagg_pack()); with a filter (NULL: none), only what
+** it keeps (labels.h); within limits (NULL: none). Returns the kind. */
 enum stream_kind stream_decode(int fd, struct reader *r, struct symbols *sym,
                                struct memagg *memagg, struct sysagg *sysagg,
                                struct sysprof_meta *meta,

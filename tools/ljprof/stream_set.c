@@ -264,7 +264,7 @@ int stream_set_read(struct stream_set *set, const char *const *names,
   }
   if (set->kind == STREAM_MEMPROF) {
     set->sym.memprof = set->memprof;
-    memagg_merge_end(&set->memagg);
+    memagg_pack(&set->memagg);
   }
   set->sysagg.filtered = set->filter.n != 0;
   return status;

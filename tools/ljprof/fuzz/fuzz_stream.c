@@ -40,6 +40,7 @@ static void render_profile(FILE *out, struct profile *p, struct symbols *sym) {
 static void render_memprof(FILE *out, struct memagg *agg,
                            struct symbols *sym, const struct reader *r) {
   memagg_finish(agg);
+  memagg_pack(agg);
   struct report_input in = {"fuzz", sym, agg, r, NULL};
   struct report_options opt = {REPORT_TEXT, ORDER_BYTES, 0, 1, 0};
   report_memprof(out, &in, &opt);
@@ -83,6 +84,7 @@ static char *memprof_text(const uint8_t *data, size_t size, int piped,
   stream_read(&r, &sym, &sinks);
   if (pipe) event_pipe_finish(pipe);
   memagg_finish(&memagg);
+  memagg_pack(&memagg);
   char *text = NULL;
   FILE *out = open_memstream(&text, len);
   if (!out) abort();

@@ -116,26 +116,10 @@ ALWAYS_INLINE void override_add(struct overrides *o, uint32_t site,
   ov->bytes = add_sat(ov->bytes, bytes);
 }
 
-/* The slots holding the overrides: while counting, the table's (empty
-** ones among them); once packed or remapped, the list's. */
+/* The slots holding the overrides: the table's (empty ones among them),
+** or once packed, the list's. */
 static size_t override_slots(const struct overrides *o) {
   return o->mask ? o->mask + 1 : o->count;
-}
-
-/* A packed or remapped list made a table again, to count more into. */
-static void overrides_unpack(struct overrides *o) {
-  struct override *list = o->items;
-  size_t n = o->count, slots = OVERRIDES_INITIAL_SLOTS;
-  while (slots < 2 * n + 2) slots *= 2;
-  free(o->site_start);
-  new_override_slots(o, slots);
-  o->count = 0;
-  o->site_start = NULL;
-  o->nsites = 0;
-  for (size_t i = 0; i < n; i++)
-    override_add(o, list[i].site, list[i].owner, list[i].events,
-                 list[i].bytes);
-  free(list);
 }
 
 static struct overrides *overrides_of(struct memagg *agg,
@@ -350,10 +334,10 @@ static int override_cmp(const void *pa, const void *pb) {
 ** The table is not needed any more: the pairs go to an array grouped by
 ** site, by a counting sort (every site id is below nsites), and only each
 ** site's own pairs are compared. One qsort() of all the pairs took most of
-** the time left after the last event. The pairs are in o->items[0 ..
-** nslots), empty slots (no events) among them.
+** the time left after the last event.
 */
-static void pack_overrides(struct overrides *o, size_t nslots, size_t nsites) {
+static void pack_overrides(struct overrides *o, size_t nsites) {
+  size_t nslots = o->mask + 1;
   /* Counted at start[site + 2], so that after the prefix sums start[site + 1]
   ** is where the site's pairs go, and, once they are placed, where they end. */
   size_t *start = xcalloc(nsites + 2, sizeof *start);
@@ -418,24 +402,19 @@ void memagg_finish(struct memagg *agg) {
   }
   memset(&agg->totals, 0, sizeof agg->totals);
   for (size_t i = 0; i < agg->nstats; i++) stats_add(&agg->totals, &agg->stats[i]);
-  pack_overrides(&agg->realloc_overrides, agg->realloc_overrides.mask + 1,
-                 agg->nstats);
-  pack_overrides(&agg->free_overrides, agg->free_overrides.mask + 1,
-                 agg->nstats);
 }
 
-void memagg_merge_end(struct memagg *agg) {
+void memagg_pack(struct memagg *agg) {
   struct overrides *kinds[] = {&agg->realloc_overrides, &agg->free_overrides};
   for (size_t k = 0; k < 2; k++)
     if (kinds[k]->mask)
-      pack_overrides(kinds[k], kinds[k]->mask + 1, agg->nstats);
+      pack_overrides(kinds[k], agg->nstats);
 }
 
-/* The overrides of from counted into into's, a table from now on: each
-** merge costs what it adds, not what the merges before it gathered. */
+/* The overrides of from counted into into's table: each merge costs what
+** it adds, not what the merges before it gathered. */
 static void merge_overrides(struct overrides *into,
                             const struct overrides *from) {
-  if (!into->mask) overrides_unpack(into);
   for (size_t i = 0, n = override_slots(from); i < n; i++)
     if (from->items[i].events)
       override_add(into, from->items[i].site, from->items[i].owner,
@@ -485,15 +464,13 @@ static void remap_stats(struct memagg *agg, const uint32_t *loc) {
   agg->nstats = agg->stats_cap = nstats;
 }
 
-/* In place, for a merge to count: no longer grouped by site. */
+/* In place, for a merge to count: the pairs stay in their slots, no
+** longer where their keys hash (the table is only read from now on). */
 static void remap_overrides(struct overrides *o, const uint32_t *loc) {
-  for (size_t i = 0; i < o->count; i++) {
+  for (size_t i = 0, n = override_slots(o); i < n; i++) {
     o->items[i].site = loc[o->items[i].site];
     o->items[i].owner = loc[o->items[i].owner];
   }
-  free(o->site_start);
-  o->site_start = NULL;
-  o->nsites = 0;
 }
 
 void memagg_remap(struct memagg *agg, const struct symimport *map) {

@@ -41,10 +41,10 @@ struct override {
 /*
 ** The overrides of one event kind. While events come, the (site, owner)
 ** pairs and their counters sit in the slots of an open-addressing table
-** (one memory access counts an event); memagg_finish() packs them into an
-** array grouped by site: those of site s are items[site_start[s]] up to
-** items[site_start[s + 1]], for s below nsites. A merge counts into a
-** table again, and memagg_merge_end() packs it.
+** (one memory access counts an event), and a merge counts them into the
+** first stream's; memagg_pack() then packs them into an array grouped by
+** site: those of site s are items[site_start[s]] up to
+** items[site_start[s + 1]], for s below nsites.
 */
 struct overrides {
   struct override *items;
@@ -99,7 +99,7 @@ void memagg_free(struct memagg *agg);
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
                    size_t nlocs);
 
-/* After the last event: compute live figures and totals, order overrides. */
+/* After the last event: compute live figures and totals. */
 void memagg_finish(struct memagg *agg);
 
 /*
@@ -113,14 +113,14 @@ void memagg_finish(struct memagg *agg);
 void memagg_merge(struct memagg *into, const struct memagg *from,
                   uint32_t stream);
 
-/* After the last memagg_merge() into agg: its overrides grouped by site
-** again (a merge counts them in a table), for memagg_overrides(). */
-void memagg_merge_end(struct memagg *agg);
+/* After memagg_finish(), or the last memagg_merge() into agg, before a
+** report: its overrides grouped by site, for memagg_overrides(). Once. */
+void memagg_pack(struct memagg *agg);
 
 /* A finished aggregation of a stream read with a resolver of its own,
 ** its ids made the merge's (symimport_add()), for memagg_merge() into an
-** aggregation of the merge's resolver, and for nothing else: its
-** overrides are no longer grouped by site. Its heap over time is not. */
+** aggregation of the merge's resolver, and for nothing else (its
+** overrides' table can no longer be searched). Its heap over time is not. */
 void memagg_remap(struct memagg *agg, const struct symimport *map);
 
 /* After memagg_finish(), for a merge: the live blocks' tables freed; the
@@ -143,7 +143,7 @@ static inline const struct memstats *memagg_stats(const struct memagg *agg,
   return loc < agg->nstats ? &agg->stats[loc] : &none;
 }
 
-/* The overrides of a site, most bytes first (after memagg_finish()). */
+/* The overrides of a site, most bytes first (after memagg_pack()). */
 const struct override *memagg_overrides(const struct overrides *o,
                                         uint32_t site, size_t *count);
 
