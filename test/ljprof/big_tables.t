@@ -98,4 +98,37 @@ for my $name (sort keys %expect) {
   }
 }
 
+# -- Streams merged one after the other on a thread ---------------------
+# The table of live blocks the profile above leaves (233334 blocks in a
+# million slots) goes, emptied, to the next stream its thread reads. That
+# one is another process: it frees 1000 blocks at addresses the first
+# still held (blocks from before its start: nobody's) and holds one of 8
+# bytes at the address of one. A table not emptied would give the first
+# stream's blocks to it: its frees would be of @test.lua:5's blocks, and
+# its live blocks the first's.
+my $other = write_file("$dir/other-process.bin",
+  symtab(sym_lfunc(0x300, '@b.lua', 1))
+  . memprof((map { ev_free(internal(), 0x10000000 + (3 * $_ + 1) * 0x40, 32) } 0 .. 999),
+            ev_alloc(lua(0x300, 2), 0x10000000 + 0x80, 8)));
+
+sub reused_table {
+  my ($r, $times, $what) = @_;
+  is($r->{rc}, 0, "$what: exit 0") or diag $r->{err};
+  my %loc = %{ $r->{loc} };
+  is($loc{'@test.lua:5'}{live_blocks}, $times * 133_333, "$what: \@test.lua:5 holds its own blocks, no more");
+  is($loc{'@test.lua:5'}{allocs_freed}, $times * 66_667, "$what: \@test.lua:5's blocks freed by its own process only");
+  is($loc{'@a.lua:7'}{live_blocks}, $times * 100_000, "$what: \@a.lua:7 holds its own blocks");
+  is($loc{'@b.lua:2'}{live_bytes}, $times * 8, "$what: \@b.lua:2 holds 8 bytes a process");
+  is($loc{'INTERNAL'}{free_events}, $times * 67_667, "$what: every free counted");
+}
+{
+  local $ENV{LJPROF_JOBS} = '1';
+  reused_table(ljprof_json($mem, $other), 1, 'merged on one thread');
+}
+{
+  # Each of the two threads reads one of the first two, then one of the others.
+  local $ENV{LJPROF_JOBS} = '2';
+  reused_table(ljprof_json($mem, $mem, $other, $other), 2, 'merged on two threads');
+}
+
 done_testing();

@@ -61,12 +61,18 @@ int stream_jobs_worth(const char *const *files, size_t n) {
   return total >= WORTH_THREADS_FROM;
 }
 
+/* What a thread's last stream leaves to its next. */
+struct spares {
+  struct symbols_cache cache;
+  struct livetab blocks;
+};
+
 /* The stream numbered i of the merge, read on this thread alone, with
-** the resolver cache the thread's last stream left (*spare), to which it
-** leaves its own: the first stream's resolver may become the merge's
-** (take_job()) and keeps it. */
+** the resolver cache and the table of live blocks the thread's last
+** stream left, to which it leaves its own: the first stream's resolver
+** may become the merge's (take_job()) and keeps it. */
 static void read_job(struct stream_job *job, const char *file, size_t i,
-                     struct symbols_cache *spare) {
+                     struct spares *spare) {
   static const struct decode_limits limits = {1};
   int fd = open(file, O_RDONLY);
   if (fd < 0) {
@@ -74,20 +80,21 @@ static void read_job(struct stream_job *job, const char *file, size_t i,
     return;
   }
   job->started = 1;
-  symbols_init_threaded(&job->sym, spare);
+  symbols_init_threaded(&job->sym, &spare->cache);
   memagg_init(&job->memagg, &job->sym);
+  memagg_reuse_blocks(&job->memagg, &spare->blocks);
   sysagg_init(&job->sysagg, &job->sym);
   sysagg_next_stream(&job->sysagg, (uint32_t)i);
   job->kind = stream_decode(fd, &job->reader, &job->sym, &job->memagg,
                             &job->sysagg, &job->meta, NULL, &limits);
   close(fd);
-  memagg_forget_blocks(&job->memagg);
-  if (i > 0) symbols_pass_cache(&job->sym, spare);
+  memagg_forget_blocks(&job->memagg, &spare->blocks);
+  if (i > 0) symbols_pass_cache(&job->sym, &spare->cache);
 }
 
 static void *run(void *arg) {
   struct stream_jobs *js = arg;
-  struct symbols_cache spare = {0};
+  struct spares spare = {0};
   pthread_mutex_lock(&js->lock);
   for (;;) {
     while (!js->stopped && js->next >= js->nreleased + js->ahead)
@@ -101,7 +108,8 @@ static void *run(void *arg) {
     pthread_cond_broadcast(&js->done);
   }
   pthread_mutex_unlock(&js->lock);
-  symbols_cache_free(&spare);
+  symbols_cache_free(&spare.cache);
+  livetab_free(&spare.blocks);
   return NULL;
 }
 

@@ -109,9 +109,11 @@ static int add_stream(struct stream_set *set, size_t i, enum stream_kind kind,
   return status;
 }
 
-/* Read the file numbered i into the set. */
+/* Read the file numbered i into the set, with the table of live blocks
+** the last stream left in *spare, where it leaves its own. */
 static int read_stream(struct stream_set *set, size_t i, const char *file,
-                       const struct decode_limits *limits, size_t *first) {
+                       const struct decode_limits *limits,
+                       struct livetab *spare, size_t *first) {
   int stdin_input = !strcmp(file, "-");
   int fd = stdin_input ? STDIN_FILENO : open(file, O_RDONLY);
   if (fd < 0) return say_unopened(set, i, errno);
@@ -125,16 +127,22 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   int later = set->kind == STREAM_MEMPROF;
   struct memagg own;
   struct memagg *mem = later ? &own : &set->memagg;
-  if (later) memagg_init(&own, &set->sym);
+  if (later) {
+    memagg_init(&own, &set->sym);
+    memagg_reuse_blocks(&own, spare);
+  }
   struct reader r;
   enum stream_kind kind =
       stream_decode(fd, &r, &set->sym, mem, &set->sysagg, &meta,
                     set->filter.n ? &set->filter : NULL, limits);
   int status =
       add_stream(set, i, kind, &meta, samples_before, mem, later, &r, first);
-  if (later) memagg_free(&own);
-  else if (kind == STREAM_MEMPROF && set->origins.n > 1)
-    memagg_forget_blocks(&set->memagg);
+  if (later) {
+    memagg_forget_blocks(&own, spare);
+    memagg_free(&own);
+  } else if (kind == STREAM_MEMPROF && set->origins.n > 1) {
+    memagg_forget_blocks(&set->memagg, spare);
+  }
   reader_free(&r);
   if (!stdin_input) close(fd);
   return status;
@@ -257,11 +265,13 @@ int stream_set_read(struct stream_set *set, const char *const *names,
   }
   /* LJPROF_JOBS=1: one thread in all, not a second to aggregate on. */
   struct decode_limits limits = {.one_thread = asked && threads == 1};
-  for (size_t i = from; i < n; i++) {
-    int s = read_stream(set, i, names[i], &limits, &first);
-    if (s == EXIT_USAGE) return s;
+  struct livetab spare = {0};
+  for (size_t i = from; i < n && status != EXIT_USAGE; i++) {
+    int s = read_stream(set, i, names[i], &limits, &spare, &first);
     if (s != EXIT_OK) status = s;
   }
+  livetab_free(&spare);
+  if (status == EXIT_USAGE) return status;
   if (set->kind == STREAM_MEMPROF) {
     set->sym.memprof = set->memprof;
     memagg_pack(&set->memagg);

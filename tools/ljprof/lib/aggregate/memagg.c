@@ -372,18 +372,20 @@ static void live_estimate(const struct memagg *agg, const struct live_block *b,
 }
 
 /* What each location owns at the end: a walk of every slot of the table,
-** in a copy for sampled streams (their estimates) and one for the others
-** (a block each: fewer than the events). */
+** which leaves it empty for another stream (livetab_keep()), in a copy
+** for sampled streams (their estimates) and one for the others (a block
+** each: fewer than the events). */
 ALWAYS_INLINE void sum_live(struct memagg *agg, int sampled) {
   struct live_block b;
   for (size_t i = 0, n = livetab_slots(&agg->live); i < n; i++) {
-    if (!livetab_slot(&agg->live, i, &b)) continue;
+    if (!livetab_take_slot(&agg->live, i, &b)) continue;
     struct memstats *st = &agg->stats[b.owner]; /* counted: there */
     uint64_t bytes = b.size, blocks = 1;
     if (sampled) live_estimate(agg, &b, &bytes, &blocks);
     st->live_bytes = add_sat(st->live_bytes, bytes);
     st->live_blocks = add_objects(st->live_blocks, blocks, sampled);
   }
+  livetab_emptied(&agg->live);
 }
 
 void memagg_finish(struct memagg *agg) {
@@ -485,8 +487,12 @@ void memagg_remap(struct memagg *agg, const struct symimport *map) {
   }
 }
 
-void memagg_forget_blocks(struct memagg *agg) {
-  livetab_free(&agg->live);
+void memagg_reuse_blocks(struct memagg *agg, struct livetab *spare) {
+  livetab_reuse(&agg->live, spare);
+}
+
+void memagg_forget_blocks(struct memagg *agg, struct livetab *spare) {
+  livetab_keep(&agg->live, spare);
   livetab_free(&agg->pair_live);
   livetab_free(&agg->scaled);
 }

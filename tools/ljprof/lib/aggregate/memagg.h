@@ -124,8 +124,11 @@ void memagg_pack(struct memagg *agg);
 void memagg_remap(struct memagg *agg, const struct symimport *map);
 
 /* After memagg_finish(), for a merge: the live blocks' tables freed; the
-** figures they gave stay. */
-void memagg_forget_blocks(struct memagg *agg);
+** figures they gave stay. The table of blocks, emptied by the finish, may
+** go to *spare, for the next stream read on this thread to take over
+** (memagg_reuse_blocks(), after memagg_init()): livetab_keep(). */
+void memagg_forget_blocks(struct memagg *agg, struct livetab *spare);
+void memagg_reuse_blocks(struct memagg *agg, struct livetab *spare);
 
 /*
 ** What the streams of a merge say of themselves: a stream's own (m)

@@ -32,16 +32,41 @@ void addr_map_grow(struct addr_map *m) {
 void livetab_init(struct livetab *t) {
   map_init(&t->blocks, INITIAL_SLOTS);
   map_init(&t->big_sizes, INITIAL_SLOTS);
+  t->drained = 0;
 }
 
 static void map_free(struct addr_map *m) {
   table_free(m->slots, m->mask + 1, sizeof *m->slots);
+  m->slots = NULL;
 }
 
 void livetab_free(struct livetab *t) {
   map_free(&t->blocks);
   map_free(&t->big_sizes);
-  t->blocks.slots = t->big_sizes.slots = NULL;
+}
+
+void livetab_emptied(struct livetab *t) {
+  t->drained = livetab_count(t);
+  t->blocks.room = livetab_slots(t) / 2;
+  map_free(&t->big_sizes);
+  map_init(&t->big_sizes, INITIAL_SLOTS);
+}
+
+void livetab_keep(struct livetab *t, struct livetab *spare) {
+  size_t slots = livetab_slots(t);
+  if (!spare->blocks.slots && slots > INITIAL_SLOTS &&
+      livetab_count(t) == 0 && t->drained >= slots / 8) {
+    spare->blocks = t->blocks;
+    t->blocks.slots = NULL;
+  }
+  livetab_free(t);
+}
+
+void livetab_reuse(struct livetab *t, struct livetab *spare) {
+  if (!spare->blocks.slots) return;
+  map_free(&t->blocks);
+  t->blocks = spare->blocks;
+  spare->blocks.slots = NULL;
 }
 
 /* A block of a big size was put, or put over one. */

@@ -43,10 +43,24 @@ struct addr_map {
 struct livetab {
   struct addr_map blocks;    /* address -> (owner + 1) << 32 | size */
   struct addr_map big_sizes; /* address -> size, for sizes of 4 GiB on */
+  size_t drained; /* blocks it held before livetab_emptied() */
 };
 
 void livetab_init(struct livetab *t);
 void livetab_free(struct livetab *t);
+
+/*
+** Streams read one after the other on a thread (a merge) reuse one table
+** of blocks: each stream's grew and faulted in what the next one needs
+** again, page by page. livetab_keep(): t is done with; its table of
+** blocks goes to *spare (empty: it was drained, livetab_take_slot(),
+** and held at least an eighth of what it can, so that a small stream
+** after a big one does not keep walking a big table), else it is freed;
+** the rest is freed. livetab_reuse(): t, just initialised, takes the
+** table of *spare if it holds one.
+*/
+void livetab_keep(struct livetab *t, struct livetab *spare);
+void livetab_reuse(struct livetab *t, struct livetab *spare);
 
 /* The size field of a block whose size is in big_sizes. */
 #define LIVETAB_BIG_SIZE UINT32_MAX
@@ -169,8 +183,10 @@ static inline size_t livetab_count(const struct livetab *t) {
 
 /*
 ** The blocks, slot by slot: livetab_slot() gives the block in slot i
-** (below livetab_slots()), 0 if it is empty. Inline: a finish walks
-** every slot.
+** (below livetab_slots()), 0 if it is empty; livetab_take_slot() takes it
+** out too, and once every slot has been, livetab_emptied() makes the table
+** whole again, and empty (until then, it is not to be searched). Inline: a
+** finish walks every slot.
 */
 static inline size_t livetab_slots(const struct livetab *t) {
   return t->blocks.mask + 1;
@@ -184,6 +200,18 @@ static inline int livetab_slot(const struct livetab *t, size_t i,
   if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
   return 1;
 }
+
+static inline int livetab_take_slot(struct livetab *t, size_t i,
+                                    struct live_block *out) {
+  struct addr_slot *s = &t->blocks.slots[i];
+  if (!s->value) return 0;
+  livetab_unpack(s->addr, s->value, out);
+  if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
+  s->value = 0; /* (the big sizes go with livetab_emptied()) */
+  return 1;
+}
+
+void livetab_emptied(struct livetab *t);
 
 /* The blocks, in no particular order: *pos starts at 0; returns 0 when
 ** there are no more. */
