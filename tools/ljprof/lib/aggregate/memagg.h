@@ -99,7 +99,8 @@ void memagg_free(struct memagg *agg);
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
                    size_t nlocs);
 
-/* After the last event: compute live figures and totals. */
+/* After the last event: compute live figures and totals, emptying the
+** table of live blocks on the way (memagg_forget_blocks()). */
 void memagg_finish(struct memagg *agg);
 
 /*
