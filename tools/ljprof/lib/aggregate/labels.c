@@ -192,13 +192,14 @@ static uint32_t *keys_of(const struct symbols *sym, const uint64_t *values,
 
 void labeltable_build(struct labeltable *t, const struct symbols *sym,
                       const uint64_t *set_values, size_t nsets,
-                      const struct labelitem *items, size_t nitems,
+                      labelitems_fn items_of, const void *agg,
                       uint32_t key) {
   memset(t, 0, sizeof *t);
-  size_t cap = 0, nkeys;
+  size_t cap = 0, nkeys, nitems = 0;
   for (size_t set = 0; set < nsets; set++)
     t->total = add_sat(t->total, set_values[set]);
   uint32_t *keys = keys_of(sym, set_values, nsets, key, &nkeys);
+  struct labelitem *items = nkeys ? items_of(agg, &nitems) : NULL;
   size_t *set_row = xmalloc((nsets ? nsets : 1) * sizeof *set_row);
   for (size_t k = 0; k < nkeys; k++) {
     size_t first = t->n;
@@ -219,36 +220,64 @@ void labeltable_build(struct labeltable *t, const struct symbols *sym,
         row->top = i;
     }
   }
+  free(items);
   free(set_row);
   free(keys);
   if (t->n) qsort_r(t->rows, t->n, sizeof *t->rows, row_cmp, (void *)sym);
 }
 
-void labeltable_cpu(struct labeltable *t, const struct sysagg *agg,
-                    uint32_t key) {
+static struct labelitem *stack_items(const void *from, size_t *n) {
+  const struct sysagg *agg = from;
   struct labelitem *items =
       xmalloc((agg->nstacks ? agg->nstacks : 1) * sizeof *items);
   for (size_t i = 0; i < agg->nstacks; i++)
     items[i] = (struct labelitem){agg->stacks[i].labels, agg->stacks[i].count};
-  labeltable_build(t, agg->sym, agg->label_samples, agg->label_cap, items,
-                   agg->nstacks, key);
-  free(items);
+  *n = agg->nstacks;
+  return items;
+}
+
+void labeltable_cpu(struct labeltable *t, const struct sysagg *agg,
+                    uint32_t key) {
+  labeltable_build(t, agg->sym, agg->label_samples, agg->label_cap,
+                   stack_items, agg, key);
+}
+
+/* What a (site, stack, labels) pair counts in a table of the live bytes
+** or of the allocated ones. */
+static uint64_t pair_value(const struct stackpair *p, int live) {
+  return live ? p->live_bytes : p->alloc_bytes;
+}
+
+static struct labelitem *pair_items(const struct memagg *agg, int live,
+                                    size_t *n) {
+  struct labelitem *items =
+      xmalloc((agg->npairs ? agg->npairs : 1) * sizeof *items);
+  for (size_t i = 0; i < agg->npairs; i++)
+    items[i] = (struct labelitem){agg->pairs[i].labels,
+                                  pair_value(&agg->pairs[i], live)};
+  *n = agg->npairs;
+  return items;
+}
+
+static struct labelitem *live_items(const void *agg, size_t *n) {
+  return pair_items(agg, 1, n);
+}
+
+static struct labelitem *allocated_items(const void *agg, size_t *n) {
+  return pair_items(agg, 0, n);
 }
 
 void labeltable_memory(struct labeltable *t, const struct memagg *agg,
                        int live, uint32_t key) {
   size_t nsets = agg->sym->labels.nsets;
   uint64_t *values = xcalloc(nsets ? nsets : 1, sizeof *values);
-  struct labelitem *items =
-      xmalloc((agg->npairs ? agg->npairs : 1) * sizeof *items);
   for (size_t i = 0; i < agg->npairs; i++) {
     const struct stackpair *p = &agg->pairs[i];
-    uint64_t v = live ? p->live_bytes : p->alloc_bytes;
-    items[i] = (struct labelitem){p->labels, v};
-    if (p->labels < nsets) values[p->labels] = add_sat(values[p->labels], v);
+    if (p->labels < nsets)
+      values[p->labels] = add_sat(values[p->labels], pair_value(p, live));
   }
-  labeltable_build(t, agg->sym, values, nsets, items, agg->npairs, key);
-  free(items);
+  labeltable_build(t, agg->sym, values, nsets,
+                   live ? live_items : allocated_items, agg, key);
   free(values);
 }
 

@@ -93,15 +93,19 @@ struct labeltable {
   uint64_t total; /* of all sets */
 };
 
+/* The items of an aggregation (*n of them, to free), asked for only by a
+** table that has rows: a merge without labels has many stacks. */
+typedef struct labelitem *(*labelitems_fn)(const void *agg, size_t *n);
+
 /*
 ** The table of the sets' values (set_values[id] for ids below nsets) and
-** the items; empty when nothing was counted under a set with labels (a
-** stream without labels: its reports stay as they were). Keys limits the
-** table to one key (string id), or SYMBOLS_NONE for all.
+** the items of agg; empty when nothing was counted under a set with
+** labels (a stream without labels: its reports stay as they were). Keys
+** limits the table to one key (string id), or SYMBOLS_NONE for all.
 */
 void labeltable_build(struct labeltable *t, const struct symbols *sym,
                       const uint64_t *set_values, size_t nsets,
-                      const struct labelitem *items, size_t nitems,
+                      labelitems_fn items_of, const void *agg,
                       uint32_t key);
 void labeltable_free(struct labeltable *t);
 
