@@ -23,7 +23,8 @@
 # The last counts the instructions of one report of each kind on smaller
 # streams (CALLGRIND_MB, default 16 MiB; the eight merged of a total that
 # size), under valgrind's callgrind: all threads', the whole run (reading,
-# aggregating, the report), per event (a sample; an object of a snapshot).
+# aggregating, the report), per event (a sample; an object of a snapshot);
+# then what one event more of typical costs, from a stream twice as long.
 # Unlike time, the count is the same at every run on a busy machine.
 set -euo pipefail
 
@@ -169,7 +170,19 @@ for kind in $kinds merged merged-sysprof; do
   esac
   # shellcheck disable=SC2086 # the streams' names, one a word
   ir=$(instructions "$ljprof" "$(reader "$kind")" $files)
+  if [ "$kind" = typical ]; then typical_ir=$ir typical_events=$events; fi
   # shellcheck disable=SC2086
   awk -v k="$kind" -v b="$(cat $files | wc -c)" -v e="$events" -v i="$ir" 'BEGIN {
     printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
 done
+
+# Each figure holds a run's work done once (the live table grown to what
+# the program held and walked, its sites' report): what one more event
+# costs is the difference a typical stream of twice the size makes.
+if [ -n "${typical_ir:-}" ]; then
+  make_stream typical $((2 * cmb)) 1
+  ir=$(instructions "$ljprof" report "$stream")
+  awk -v i1="$typical_ir" -v e1="$typical_events" -v i2="$ir" -v e2="$events" \
+    -v mb="$cmb" 'BEGIN { printf "\nOne event more of typical (%d MiB against %d): %.0f instructions\n",
+      2 * mb, mb, (i2 - i1) / (e2 - e1) }'
+fi
