@@ -470,6 +470,7 @@ static void remap_stats(struct memagg *agg, const uint32_t *loc) {
 ** longer where their keys hash (the table is only read from now on). */
 static void remap_overrides(struct overrides *o, const uint32_t *loc) {
   for (size_t i = 0, n = override_slots(o); i < n; i++) {
+    if (!o->items[i].events) continue;
     o->items[i].site = loc[o->items[i].site];
     o->items[i].owner = loc[o->items[i].owner];
   }
