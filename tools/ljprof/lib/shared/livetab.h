@@ -203,11 +203,8 @@ static inline int livetab_slot(const struct livetab *t, size_t i,
 
 static inline int livetab_take_slot(struct livetab *t, size_t i,
                                     struct live_block *out) {
-  struct addr_slot *s = &t->blocks.slots[i];
-  if (!s->value) return 0;
-  livetab_unpack(s->addr, s->value, out);
-  if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
-  s->value = 0; /* (the big sizes go with livetab_emptied()) */
+  if (!livetab_slot(t, i, out)) return 0;
+  t->blocks.slots[i].value = 0; /* (big sizes go with livetab_emptied()) */
   return 1;
 }
 
