@@ -177,4 +177,27 @@ like(ljprof('report', scratch_dir() . '/v4-vm.bin')->{out},
 unlike(ljprof('report', $file)->{out}, qr/^JIT compiler/m, 'text: no compiler line when it allocated nothing');
 is($jv->{loc}{'INTERNAL (GC)'}{free_events}, 1, 'v4, a free of the GC\'s (our writer keeps frees source 1): charged to the GC');
 
+# What each location holds at the end: a block allocated where one is
+# live (the stream lost its free) takes the place of the old one, which
+# its owner no longer holds, big sizes (4 GiB on, kept aside) too; live
+# bytes of 2^64 and more saturate as the report's other sums do.
+my $gib = 1 << 32;
+my $lost = symtab(sym_lfunc(0x100, '@x.lua', 1), sym_lfunc(0x200, '@y.lua', 1)) . memprof(
+  ev_alloc(lua(0x100, 2), 0x1000, 10), ev_alloc(lua(0x200, 3), 0x1000, 20),
+  ev_alloc(lua(0x100, 2), 0x2000, 5 * $gib), ev_alloc(lua(0x200, 3), 0x2000, 8),
+  ev_alloc(lua(0x200, 3), 0x3000, 8), ev_alloc(lua(0x100, 2), 0x3000, 6 * $gib),
+  ev_alloc(lua(0x100, 2), 0x4000, 7 * $gib), ev_realloc(lua(0x200, 3), 0x4000, 7 * $gib, 0x1000, 30));
+my $jl = ljprof_json(write_file(scratch_dir() . '/lost-free.bin', $lost));
+is($jl->{rc}, 0, 'lost frees: read back complete') or diag $jl->{err};
+is_deeply([map { [@{ $jl->{loc}{$_} }{qw(live_blocks live_bytes)}] } '@x.lua:2', '@y.lua:3'],
+          [[2, 6 * $gib + 30], [1, 8]],
+          'lost frees: a block put where one was live replaces it, for its owner too, big sizes as small ones');
+my $half = 1 << 63;
+my $sat = symtab(sym_lfunc(0x100, '@big.lua', 1)) . memprof(
+  (map { ev_alloc(lua(0x100, 2), 0x1000 * $_, $half) } 1 .. 3), ev_alloc(lua(0x100, 3), 0x9000, 16));
+my $sl = ljprof('report', write_file(scratch_dir() . '/saturated.bin', $sat))->{out};
+like($sl, qr/^\@big\.lua:2 holds 18446744073709551615 bytes \(\d+\.\d%\) in 3 blocks:/m,
+     'live bytes past 2^64: saturated');
+like($sl, qr/^\@big\.lua:3 holds 16 bytes \(0\.0%\) in 1 block:/m, 'live bytes past 2^64 elsewhere: a small site keeps its own');
+
 done_testing();
