@@ -1,6 +1,14 @@
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 package LJProf::Lua;
 # Running Lua payloads on the built luajit, and reading what they profiled.
+#
+# Two runs of one payload need not allocate the same: a trace that aborted
+# is tried again after a penalty with random bits, so a recording may begin
+# elsewhere (at a loop's last iteration: it leaves the loop), and the GC's
+# pace follows the string hash's random seed (where it shrinks a stack,
+# which strings it frees that the next run makes anew). A test comparing
+# runs stops the GC and keeps its hot loops away from their ends, as
+# test/memprof/jit_alloc.t does.
 use strict;
 use warnings;
 use Exporter 'import';
