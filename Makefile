@@ -366,14 +366,17 @@ bench: all $(PRISTINE)/src/luajit $(BENCH_PROBE) $(BENCH_SEED)
 	@$(BENCH_LUA) bench/real.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Real programs: what the compiler's events cost (callgrind)"
 	@$(BENCH_LUA) bench/jitevents_cost.lua $(BUILD)/bin/luajit $(BUILD)/bench
+	@rm -rf $(BUILD)/ljbench
+	@if [ -n "$(LJ_TESTS_TGZ)" ] && [ -f "$(LJ_TESTS_TGZ)" ]; then \
+	  mkdir -p $(BUILD)/ljbench && \
+	  tar -xzf $(LJ_TESTS_TGZ) -C $(BUILD)/ljbench --strip-components=1; fi
 	@echo "## ljprof: reader throughput"
-	@bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
+	@LJBENCH=$(BUILD)/ljbench/bench \
+	  bench/reader/run.sh $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Heap snapshots: the pause, their size, the reader"
 	@bench/heapsnap.sh $(BUILD)/bin/luajit $(BUILD)/bin/ljprof $(BUILD)/bench
 	@echo "## Lines: sysprof against -jp=l on LuaJIT's bench programs"
-	@if [ -n "$(LJ_TESTS_TGZ)" ] && [ -f "$(LJ_TESTS_TGZ)" ]; then \
-	  rm -rf $(BUILD)/ljbench && mkdir -p $(BUILD)/ljbench && \
-	  tar -xzf $(LJ_TESTS_TGZ) -C $(BUILD)/ljbench --strip-components=1 && \
+	@if [ -d $(BUILD)/ljbench/bench ]; then \
 	  $(BENCH_LUA) bench/lines.lua $(BUILD)/bin/luajit $(BUILD)/bin/ljprof \
 	    $(BUILD)/ljbench/bench $(BUILD)/bench && \
 	  echo "## Trace maps: size, and instructions to compile traces" && \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright (C) 2026 the ljprof authors. MIT licence: see LICENSE.
 # Reader throughput: `ljprof report` on synthetic streams (gen_churn.c),
-# `ljprof heap` on a heap snapshot. Prints four Markdown tables; asserts
+# `ljprof heap` on a heap snapshot. Prints five Markdown tables; asserts
 # nothing.
 #
 #   bench/reader/run.sh LJPROF WORK_DIR
@@ -26,20 +26,27 @@
 # aggregating, the report), per event (a sample; an object of a snapshot);
 # then what one event more of typical costs, from a stream twice as long.
 # Unlike time, the count is the same at every run on a busy machine.
+#
+# With LJBENCH, the folder of LuaJIT's own benchmark programs (its test
+# suite's bench/: make bench unpacks it), and LJPROF's luajit beside it,
+# the same count on memory streams of real programs the project did not
+# write: binary-trees.lua 12 and life.lua, recorded once (ljprof record
+# --mem) and kept in WORK_DIR.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
   echo "usage: $0 LJPROF WORK_DIR" >&2
   exit 2
 fi
-ljprof=$1
-work=$2
+# Absolute: the real programs are recorded from their own folder.
+ljprof=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+mkdir -p "$2"
+work=$(cd "$2" && pwd)
 runs=${RUNS:-3}
 mb=${STREAM_MB:-160}
 here=$(cd "$(dirname "$0")" && pwd)
 luajit=$(dirname "$ljprof")/luajit
 
-mkdir -p "$work"
 gen="$work/gen-churn"
 if [ ! -x "$gen" ] || [ "$here/gen_churn.c" -nt "$gen" ]; then
   ${CC:-cc} -std=c11 -Wall -Wextra -O2 -o "$gen" "$here/gen_churn.c"
@@ -186,3 +193,26 @@ if [ -n "${typical_ir:-}" ]; then
     -v mb="$cmb" 'BEGIN { printf "\nOne event more of typical (%d MiB against %d): %.0f instructions\n",
       2 * mb, mb, (i2 - i1) / (e2 - e1) }'
 fi
+
+# Real programs' memory streams: the events a report's JSON totals count.
+if [ -z "${LJBENCH:-}" ] || [ ! -d "$LJBENCH" ] || [ ! -x "$luajit" ]; then
+  echo
+  echo "(no LJBENCH folder or no luajit: real programs' streams not counted)"
+  exit 0
+fi
+echo
+echo "| real program's memory stream | size MB | events | instructions (M) | per event |"
+echo "|---|---:|---:|---:|---:|"
+for program in "binary-trees.lua 12" "life.lua"; do
+  name=${program%%.lua*}
+  stream="$work/real-$name.bin"
+  if [ ! -s "$stream" ]; then
+    # shellcheck disable=SC2086 # the program and its arguments
+    (cd "$LJBENCH" && "$ljprof" record --mem -o "$stream" -- $program) > /dev/null
+  fi
+  events=$("$ljprof" report --format=json "$stream" | awk -F'[:,]' '
+    /"(alloc|realloc|free)_events"/ && ++seen <= 3 { n += $2 } END { print n }')
+  ir=$(instructions "$ljprof" report "$stream")
+  awk -v k="$program" -v b="$(stat -c %s "$stream")" -v e="$events" -v i="$ir" 'BEGIN {
+    printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
+done
