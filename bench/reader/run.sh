@@ -164,6 +164,11 @@ instructions() {
     "$@" > /dev/null 2> "$work/callgrind.log"
   awk '/^(summary|totals):/ { print $2; exit }' "$work/callgrind.reader"
 }
+# A row of instructions: name, bytes read, events, instructions.
+instructions_row() {
+  awk -v k="$1" -v b="$2" -v e="$3" -v i="$4" 'BEGIN {
+    printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
+}
 echo
 echo "| stream | size MB | events | instructions (M) | per event |"
 echo "|---|---:|---:|---:|---:|"
@@ -179,8 +184,7 @@ for kind in $kinds merged merged-sysprof; do
   ir=$(instructions "$ljprof" "$(reader "$kind")" $files)
   if [ "$kind" = typical ]; then typical_ir=$ir typical_events=$events; fi
   # shellcheck disable=SC2086
-  awk -v k="$kind" -v b="$(cat $files | wc -c)" -v e="$events" -v i="$ir" 'BEGIN {
-    printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
+  instructions_row "$kind" "$(cat $files | wc -c)" "$events" "$ir"
 done
 
 # Each figure holds a run's work done once (the live table grown to what
@@ -213,6 +217,5 @@ for program in "binary-trees.lua 12" "life.lua"; do
   events=$("$ljprof" report --format=json "$stream" | awk -F'[:,]' '
     /"(alloc|realloc|free)_events"/ && ++seen <= 3 { n += $2 } END { print n }')
   ir=$(instructions "$ljprof" report "$stream")
-  awk -v k="$program" -v b="$(stat -c %s "$stream")" -v e="$events" -v i="$ir" 'BEGIN {
-    printf "| %s | %.1f | %d | %.0f | %.0f |\n", k, b / 1e6, e, i / 1e6, i / e }'
+  instructions_row "$program" "$(stat -c %s "$stream")" "$events" "$ir"
 done
