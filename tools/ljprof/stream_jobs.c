@@ -64,7 +64,7 @@ int stream_jobs_worth(const char *const *files, size_t n) {
 /* What a thread's last stream leaves to its next. */
 struct spares {
   struct symbols_cache cache;
-  struct livetab blocks;
+  struct memagg_spare memagg;
 };
 
 /* The stream numbered i of the merge, read on this thread alone, with
@@ -82,13 +82,13 @@ static void read_job(struct stream_job *job, const char *file, size_t i,
   job->started = 1;
   symbols_init_threaded(&job->sym, &spare->cache);
   memagg_init(&job->memagg, &job->sym);
-  memagg_reuse_blocks(&job->memagg, &spare->blocks);
+  memagg_reuse_blocks(&job->memagg, &spare->memagg);
   sysagg_init(&job->sysagg, &job->sym);
   sysagg_next_stream(&job->sysagg, (uint32_t)i);
   job->kind = stream_decode(fd, &job->reader, &job->sym, &job->memagg,
                             &job->sysagg, &job->meta, NULL, &limits);
   close(fd);
-  memagg_forget_blocks(&job->memagg, &spare->blocks);
+  memagg_forget_blocks(&job->memagg, &spare->memagg);
   if (i > 0) symbols_pass_cache(&job->sym, &spare->cache);
 }
 
@@ -109,7 +109,7 @@ static void *run(void *arg) {
   }
   pthread_mutex_unlock(&js->lock);
   symbols_cache_free(&spare.cache);
-  livetab_free(&spare.blocks);
+  memagg_spare_free(&spare.memagg);
   return NULL;
 }
 

@@ -113,7 +113,7 @@ static int add_stream(struct stream_set *set, size_t i, enum stream_kind kind,
 ** the last stream left in *spare, where it leaves its own. */
 static int read_stream(struct stream_set *set, size_t i, const char *file,
                        const struct decode_limits *limits,
-                       struct livetab *spare, size_t *first) {
+                       struct memagg_spare *spare, size_t *first) {
   int stdin_input = !strcmp(file, "-");
   int fd = stdin_input ? STDIN_FILENO : open(file, O_RDONLY);
   if (fd < 0) return say_unopened(set, i, errno);
@@ -265,12 +265,12 @@ int stream_set_read(struct stream_set *set, const char *const *names,
   }
   /* LJPROF_JOBS=1: one thread in all, not a second to aggregate on. */
   struct decode_limits limits = {.one_thread = asked && threads == 1};
-  struct livetab spare = {0};
+  struct memagg_spare spare = {0};
   for (size_t i = from; i < n && status != EXIT_USAGE; i++) {
     int s = read_stream(set, i, names[i], &limits, &spare, &first);
     if (s != EXIT_OK) status = s;
   }
-  livetab_free(&spare);
+  memagg_spare_free(&spare);
   if (status == EXIT_USAGE) return status;
   if (set->kind == STREAM_MEMPROF) {
     set->sym.memprof = set->memprof;

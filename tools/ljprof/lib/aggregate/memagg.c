@@ -9,6 +9,9 @@
 #include "shared/util.h"
 
 #define OVERRIDES_INITIAL_SLOTS 1024
+/* A stream before sizes another's table up to this many slots (24 MiB);
+** past it, the table grows as it fills. */
+#define OVERRIDES_PRESIZE_MAX (1u << 20)
 
 /* The table's slots, a power of two of them, none used. */
 static void new_override_slots(struct overrides *o, size_t count) {
@@ -491,14 +494,32 @@ void memagg_remap(struct memagg *agg, const struct symimport *map) {
   }
 }
 
-void memagg_reuse_blocks(struct memagg *agg, struct livetab *spare) {
-  livetab_reuse(&agg->live, spare);
+/* Room for as many pairs as another stream counted, at most half full;
+** a table still empty. */
+static void presize_overrides(struct overrides *o, size_t pairs) {
+  size_t slots = OVERRIDES_INITIAL_SLOTS;
+  while (slots / 2 <= pairs && slots < OVERRIDES_PRESIZE_MAX) slots *= 2;
+  if (o->count || slots == o->mask + 1) return;
+  table_free(o->items, o->mask + 1, sizeof *o->items);
+  new_override_slots(o, slots);
 }
 
-void memagg_forget_blocks(struct memagg *agg, struct livetab *spare) {
-  livetab_keep(&agg->live, spare);
+void memagg_reuse_blocks(struct memagg *agg, struct memagg_spare *spare) {
+  livetab_reuse(&agg->live, &spare->blocks);
+  presize_overrides(&agg->realloc_overrides, spare->realloc_pairs);
+  presize_overrides(&agg->free_overrides, spare->free_pairs);
+}
+
+void memagg_forget_blocks(struct memagg *agg, struct memagg_spare *spare) {
+  livetab_keep(&agg->live, &spare->blocks);
   livetab_free(&agg->pair_live);
   livetab_free(&agg->scaled);
+  spare->realloc_pairs = agg->realloc_overrides.count;
+  spare->free_pairs = agg->free_overrides.count;
+}
+
+void memagg_spare_free(struct memagg_spare *spare) {
+  livetab_free(&spare->blocks);
 }
 
 static int sampled(const struct memprof_meta *m) {
