@@ -109,6 +109,7 @@ double binary_units(uint64_t bytes, size_t nunits, size_t *unit);
 ** every call it drops, the result going unused.
 */
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 
 /* Saturating addition: counters from hostile streams must not wrap. */
 static inline uint64_t add_sat(uint64_t a, uint64_t b) {
