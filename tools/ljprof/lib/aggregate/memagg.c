@@ -42,8 +42,7 @@ void memagg_init(struct memagg *agg, struct symbols *sym) {
 
 /* The items as a table (mask set: while counting) or a list. */
 static void free_override_items(struct overrides *o) {
-  if (o->mask) table_free(o->items, o->mask + 1, sizeof *o->items);
-  else free(o->items);
+  table_free(o->items, o->mask ? o->mask + 1 : o->count, sizeof *o->items);
 }
 
 static void overrides_free(struct overrides *o) {
@@ -350,7 +349,9 @@ static void pack_overrides(struct overrides *o, size_t nsites) {
   for (size_t i = 0; i < nslots; i++)
     if (o->items[i].events) start[o->items[i].site + 2]++;
   for (size_t s = 2; s < nsites + 2; s++) start[s] += start[s - 1];
-  struct override *packed = xmalloc(o->count * sizeof *packed);
+  /* Present at once (table_calloc()): written in no order, the list
+  ** faulted in page by page took two thirds of the packing. */
+  struct override *packed = table_calloc(o->count, sizeof *packed);
   for (size_t i = 0; i < nslots; i++)
     if (o->items[i].events)
       packed[start[o->items[i].site + 1]++] = o->items[i];
