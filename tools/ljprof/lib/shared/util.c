@@ -187,7 +187,7 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...) {
 }
 
 /* Written in place, two digits at a time (half the divisions). */
-void sbuf_u64(struct sbuf *sb, uint64_t v) {
+void sbuf_u64_digits(struct sbuf *sb, uint64_t v) {
   static const char pairs[] = "00010203040506070809101112131415161718192021"
                               "22232425262728293031323334353637383940414243"
                               "44454647484950515253545556575859606162636465"

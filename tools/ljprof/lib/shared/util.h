@@ -89,8 +89,17 @@ static inline void sbuf_add(struct sbuf *sb, const void *bytes, size_t len) {
 }
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Append v in decimal, as printf's "%" PRIu64 does, without its cost. */
-void sbuf_u64(struct sbuf *sb, uint64_t v);
+/* Append v in decimal, as printf's "%" PRIu64 does, without its cost;
+** inline for one digit, the count most often put (a report's "1 event"),
+** which took 33 instructions out of line. */
+void sbuf_u64_digits(struct sbuf *sb, uint64_t v);
+static inline void sbuf_u64(struct sbuf *sb, uint64_t v) {
+  if (v >= 10 || sb->cap - sb->len <= 1) {
+    sbuf_u64_digits(sb, v);
+    return;
+  }
+  sb->data[sb->len++] = (char)('0' + v);
+}
 /* Append v as printf's "%.1f" writes it, without printf's cost. */
 void sbuf_tenths(struct sbuf *sb, double v);
 const char *sbuf_cstr(struct sbuf *sb);
