@@ -82,9 +82,21 @@ static inline struct memstats *stats_of(struct memagg *agg, uint32_t loc) {
   return &agg->stats[loc];
 }
 
-static size_t override_home(const struct overrides *o, uint32_t site,
-                            uint32_t owner) {
-  return hash_home((uint64_t)site << 32 | owner, o->shift);
+/* A pair's site and owner as one word, as they lie at a slot's start:
+** a probe compares a slot's pair with one load. */
+static inline uint64_t slot_pair(const struct override *ov) {
+  uint64_t pair;
+  memcpy(&pair, ov, sizeof pair);
+  return pair;
+}
+
+static inline uint64_t pair_of_ids(uint32_t site, uint32_t owner) {
+  struct override ov = {site, owner, 0, 0};
+  return slot_pair(&ov);
+}
+
+static size_t override_home(const struct overrides *o, uint64_t pair) {
+  return hash_home(pair, o->shift);
 }
 
 static void grow_overrides(struct overrides *o) {
@@ -93,7 +105,7 @@ static void grow_overrides(struct overrides *o) {
   new_override_slots(o, nold * 2);
   for (size_t i = 0; i < nold; i++) {
     if (!old[i].events) continue;
-    size_t j = override_home(o, old[i].site, old[i].owner);
+    size_t j = override_home(o, slot_pair(&old[i]));
     while (o->items[j].events) j = (j + 1) & o->mask;
     o->items[j] = old[i];
   }
@@ -104,9 +116,10 @@ static void grow_overrides(struct overrides *o) {
 ALWAYS_INLINE void override_add(struct overrides *o, uint32_t site,
                                 uint32_t owner, uint64_t events,
                                 uint64_t bytes) {
-  size_t i = override_home(o, site, owner);
+  uint64_t pair = pair_of_ids(site, owner);
+  size_t i = override_home(o, pair);
   struct override *ov = &o->items[i];
-  while (ov->events && (ov->site != site || ov->owner != owner))
+  while (ov->events && slot_pair(ov) != pair)
     ov = &o->items[i = (i + 1) & o->mask];
   if (!ov->events) {
     *ov = (struct override){site, owner, events, bytes};

@@ -32,6 +32,8 @@ struct memstats {
   uint64_t live_bytes, live_blocks; /* set by memagg_finish() */
 };
 
+/* (site and owner first, side by side: a probe compares them as one
+** word.) */
 struct override {
   uint32_t site;  /* the realloc or free location */
   uint32_t owner; /* the location owning the memory it touched */
