@@ -82,13 +82,13 @@ static void read_job(struct stream_job *job, const char *file, size_t i,
   job->started = 1;
   symbols_init_threaded(&job->sym, &spare->cache);
   memagg_init(&job->memagg, &job->sym);
-  memagg_reuse_blocks(&job->memagg, &spare->memagg);
+  memagg_take_spare(&job->memagg, &spare->memagg);
   sysagg_init(&job->sysagg, &job->sym);
   sysagg_next_stream(&job->sysagg, (uint32_t)i);
   job->kind = stream_decode(fd, &job->reader, &job->sym, &job->memagg,
                             &job->sysagg, &job->meta, NULL, &limits);
   close(fd);
-  memagg_forget_blocks(&job->memagg, &spare->memagg);
+  memagg_leave_spare(&job->memagg, &spare->memagg);
   if (i > 0) symbols_pass_cache(&job->sym, &spare->cache);
 }
 

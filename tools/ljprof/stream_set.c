@@ -129,7 +129,7 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   struct memagg *mem = later ? &own : &set->memagg;
   if (later) {
     memagg_init(&own, &set->sym);
-    memagg_reuse_blocks(&own, spare);
+    memagg_take_spare(&own, spare);
   }
   struct reader r;
   enum stream_kind kind =
@@ -138,10 +138,10 @@ static int read_stream(struct stream_set *set, size_t i, const char *file,
   int status =
       add_stream(set, i, kind, &meta, samples_before, mem, later, &r, first);
   if (later) {
-    memagg_forget_blocks(&own, spare);
+    memagg_leave_spare(&own, spare);
     memagg_free(&own);
   } else if (kind == STREAM_MEMPROF && set->origins.n > 1) {
-    memagg_forget_blocks(&set->memagg, spare);
+    memagg_leave_spare(&set->memagg, spare);
   }
   reader_free(&r);
   if (!stdin_input) close(fd);

@@ -523,13 +523,13 @@ static void presize_overrides(struct overrides *o, size_t pairs) {
   new_override_slots(o, slots);
 }
 
-void memagg_reuse_blocks(struct memagg *agg, struct memagg_spare *spare) {
+void memagg_take_spare(struct memagg *agg, struct memagg_spare *spare) {
   livetab_reuse(&agg->live, &spare->blocks);
   presize_overrides(&agg->realloc_overrides, spare->realloc_pairs);
   presize_overrides(&agg->free_overrides, spare->free_pairs);
 }
 
-void memagg_forget_blocks(struct memagg *agg, struct memagg_spare *spare) {
+void memagg_leave_spare(struct memagg *agg, struct memagg_spare *spare) {
   livetab_keep(&agg->live, &spare->blocks);
   livetab_free(&agg->pair_live);
   livetab_free(&agg->scaled);

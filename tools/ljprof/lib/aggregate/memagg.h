@@ -102,7 +102,7 @@ void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
                    size_t nlocs);
 
 /* After the last event: compute live figures and totals, emptying the
-** table of live blocks on the way (memagg_forget_blocks()). */
+** table of live blocks on the way (memagg_leave_spare()). */
 void memagg_finish(struct memagg *agg);
 
 /*
@@ -142,9 +142,9 @@ struct memagg_spare {
 
 /* After memagg_finish(), for a merge: the live blocks' tables freed (the
 ** figures they gave stay), what the next stream takes left in *spare. */
-void memagg_forget_blocks(struct memagg *agg, struct memagg_spare *spare);
+void memagg_leave_spare(struct memagg *agg, struct memagg_spare *spare);
 /* Just after memagg_init(): take over what *spare holds. */
-void memagg_reuse_blocks(struct memagg *agg, struct memagg_spare *spare);
+void memagg_take_spare(struct memagg *agg, struct memagg_spare *spare);
 void memagg_spare_free(struct memagg_spare *spare);
 
 /*
