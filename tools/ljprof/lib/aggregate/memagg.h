@@ -24,12 +24,18 @@
 #include "shared/symbols.h"
 #include "shared/symimport.h"
 
+/*
+** live_bytes and live_blocks: what the location's blocks hold, kept as they
+** come and go, final once memagg_finish() ran. (Apart: side by side, GCC
+** made their two adds one vector's load, add and store.)
+*/
 struct memstats {
   uint64_t alloc_events, alloc_bytes;
+  uint64_t live_bytes;
   uint64_t realloc_events, realloc_new_bytes, realloc_old_bytes;
+  uint64_t live_blocks;
   uint64_t free_events, freed_bytes;
   uint64_t owned_frees; /* blocks owned here that some free released */
-  uint64_t live_bytes, live_blocks; /* set by memagg_finish() */
 };
 
 /* (site and owner first, side by side: a probe compares them as one
@@ -101,8 +107,7 @@ void memagg_free(struct memagg *agg);
 void memagg_events(void *ud, const struct memprof_event *evs, size_t n,
                    size_t nlocs);
 
-/* After the last event: compute live figures and totals, emptying the
-** table of live blocks on the way (memagg_leave_spare()). */
+/* After the last event: settle the live figures, compute the totals. */
 void memagg_finish(struct memagg *agg);
 
 /*

@@ -22,7 +22,8 @@
 struct live_block {
   uint64_t addr;
   uint64_t size;
-  uint32_t owner; /* location id, below UINT32_MAX */
+  uint32_t owner;  /* location id, below UINT32_MAX */
+  uint32_t charge; /* livetab_charge(size) */
 };
 
 /* A slot of an address map; value 0 marks an empty slot. */
@@ -43,7 +44,6 @@ struct addr_map {
 struct livetab {
   struct addr_map blocks;    /* address -> (owner + 1) << 32 | size */
   struct addr_map big_sizes; /* address -> size, for sizes of 4 GiB on */
-  size_t drained; /* blocks it held before livetab_emptied() */
 };
 
 void livetab_init(struct livetab *t);
@@ -53,17 +53,26 @@ void livetab_free(struct livetab *t);
 ** Streams read one after the other on a thread (a merge) reuse one table
 ** of blocks: each stream's grew and faulted in what the next one needs
 ** again, page by page. livetab_keep(): t is done with; its table of
-** blocks goes to *spare (empty: it was drained, livetab_take_slot(),
-** and held at least an eighth of what it can, so that a small stream
-** after a big one does not keep walking a big table), else it is freed;
-** the rest is freed. livetab_reuse(): t, just initialised, takes the
-** table of *spare if it holds one.
+** blocks goes to *spare, emptied, if it holds at least an eighth of what
+** it can (so that a small stream after a big one does not keep clearing
+** a big table), else it is freed; the rest is freed. livetab_reuse(): t,
+** just initialised, takes the table of *spare if it holds one.
 */
 void livetab_keep(struct livetab *t, struct livetab *spare);
 void livetab_reuse(struct livetab *t, struct livetab *spare);
 
 /* The size field of a block whose size is in big_sizes. */
 #define LIVETAB_BIG_SIZE UINT32_MAX
+
+/*
+** What a block counts in a sum of live bytes kept as blocks come and go:
+** its size, or LIVETAB_BIG_SIZE for a big one (whose real size is added
+** once at the end: livetab_next_big()). Fewer than 2^32 blocks of less
+** than 2^32 bytes each: such a sum never wraps.
+*/
+static inline uint64_t livetab_charge(uint64_t size) {
+  return size < LIVETAB_BIG_SIZE ? size : LIVETAB_BIG_SIZE;
+}
 
 /* Where the search for addr starts. */
 static inline size_t addr_map_home(const struct addr_map *m, uint64_t addr) {
@@ -134,21 +143,34 @@ static inline int livetab_is_big(uint64_t packed) {
   return (uint32_t)packed == LIVETAB_BIG_SIZE;
 }
 
-/* Add a block, replacing any block at the same address. */
-static inline void livetab_put(struct livetab *t, uint64_t addr,
-                               uint64_t size, uint32_t owner) {
-  uint64_t packed = ((uint64_t)owner + 1) << 32 |
-                    (size < LIVETAB_BIG_SIZE ? size : LIVETAB_BIG_SIZE);
+/*
+** Add a block, replacing any block at the same address. Returns the
+** replaced block's word (0: there was none), of which
+** livetab_word_owner() and livetab_word_charge() read its owner and its
+** charge.
+*/
+static inline uint64_t livetab_put(struct livetab *t, uint64_t addr,
+                                   uint64_t size, uint32_t owner) {
+  uint64_t packed = ((uint64_t)owner + 1) << 32 | livetab_charge(size);
   uint64_t replaced = addr_map_put(&t->blocks, addr, packed);
   if (livetab_is_big(packed) || (replaced && livetab_is_big(replaced)))
     livetab_put_big(t, addr, size);
+  return replaced;
+}
+
+static inline uint32_t livetab_word_owner(uint64_t word) {
+  return (uint32_t)(word >> 32) - 1;
+}
+
+static inline uint64_t livetab_word_charge(uint64_t word) {
+  return (uint32_t)word;
 }
 
 static inline void livetab_unpack(uint64_t addr, uint64_t packed,
                                   struct live_block *out) {
   out->addr = addr;
-  out->owner = (uint32_t)(packed >> 32) - 1;
-  out->size = (uint32_t)packed;
+  out->owner = livetab_word_owner(packed);
+  out->size = out->charge = (uint32_t)livetab_word_charge(packed);
 }
 
 /* Remove the block at addr into *out; 0 if there is none. */
@@ -181,13 +203,8 @@ static inline size_t livetab_count(const struct livetab *t) {
   return (t->blocks.mask + 1) / 2 - t->blocks.room;
 }
 
-/*
-** The blocks, slot by slot: livetab_slot() gives the block in slot i
-** (below livetab_slots()), 0 if it is empty; livetab_take_slot() takes it
-** out too, and once every slot has been, livetab_emptied() makes the table
-** whole again, and empty (until then, it is not to be searched). Inline: a
-** finish walks every slot.
-*/
+/* The blocks, slot by slot: livetab_slot() gives the block in slot i
+** (below livetab_slots()), 0 if it is empty. */
 static inline size_t livetab_slots(const struct livetab *t) {
   return t->blocks.mask + 1;
 }
@@ -200,15 +217,6 @@ static inline int livetab_slot(const struct livetab *t, size_t i,
   if (livetab_is_big(s->value)) out->size = livetab_big_size(t, s->addr);
   return 1;
 }
-
-static inline int livetab_take_slot(struct livetab *t, size_t i,
-                                    struct live_block *out) {
-  if (!livetab_slot(t, i, out)) return 0;
-  t->blocks.slots[i].value = 0; /* (big sizes go with livetab_emptied()) */
-  return 1;
-}
-
-void livetab_emptied(struct livetab *t);
 
 /* The blocks, in no particular order: *pos starts at 0; returns 0 when
 ** there are no more. */
@@ -223,5 +231,9 @@ static inline int livetab_next(const struct livetab *t, size_t *pos,
   *pos = livetab_slots(t);
   return 0;
 }
+
+/* The big blocks alone, as livetab_next(). */
+int livetab_next_big(const struct livetab *t, size_t *pos,
+                     struct live_block *out);
 
 #endif
