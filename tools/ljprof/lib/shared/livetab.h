@@ -84,7 +84,7 @@ ALWAYS_INLINE void livetab_prefetch(const struct livetab *t, uint64_t addr) {
   __builtin_prefetch(&t->blocks.slots[addr_map_home(&t->blocks, addr)]);
 }
 
-/* Out of the hot paths below: the table doubled, a block's big size. */
+/* Out of the hot paths below: the table grown, a block's big size. */
 void addr_map_grow(struct addr_map *m);
 void livetab_put_big(struct livetab *t, uint64_t addr, uint64_t size);
 uint64_t livetab_take_big(struct livetab *t, uint64_t addr);
