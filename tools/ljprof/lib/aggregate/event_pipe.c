@@ -11,7 +11,7 @@
 ** A chunk is some hundreds of microseconds of aggregation: handing one over
 ** costs little next to it, and the ring stays well inside the caches.
 */
-#define CHUNK_EVENTS (64 * MEMPROF_BATCH)
+#define CHUNK_EVENTS 4096 /* a multiple of MEMPROF_BATCH */
 #define RING_CHUNKS 4
 
 struct chunk {
