@@ -154,6 +154,10 @@ typedef struct Sysprof {
   uint8_t *exittraces;		/* A bit per trace with counts pending. */
   uint32_t nexits;
   _Atomic int exits_due;
+  /* The trace the compiler began last, which its samples name once
+  ** J->cur.traceno no longer does: trace_save() and an abort clear it
+  ** before the compiler is done (the profilers are told of the trace). */
+  uint32_t compiling;
   ProfWalk walk;		/* The handler's; the drain adds code. */
   /* v4: the label sets the stream announced, mode D's samples by set. */
   ProfLabels labels;

@@ -130,6 +130,7 @@ void lj_sysprof_jitstart(jit_State *J)
     uint32_t from = kind == LJP_TRACE_SIDE ? J->parent :
 		    kind == LJP_TRACE_STITCH ? J->exitno : 0;
     J2G(J)->prof.flushwhy = LJ_PROF_FLUSH_ASKED;
+    sp->compiling = J->cur.traceno;
     JIT_RECORD(sp, u,
       if (exits_pending(sp, J->cur.traceno))  /* Counts of the old one. */
 	exits_write(sp, &u.out);
@@ -317,6 +318,7 @@ static void jit_begin(Sysprof *sp)
   sp->exittraces = (uint8_t *)(sp->exits + EXIT_SLOTS);
   sp->nexits = 0;
   atomic_store(&sp->exits_due, 0);
+  sp->compiling = J->cur.traceno;
 }
 
 static void jit_on(Sysprof *sp)

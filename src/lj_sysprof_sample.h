@@ -188,7 +188,8 @@ static void sample_hostbacktrace(Sysprof *sp, Sample *s, int32_t st,
 
 /* A sample in a trace exit or in the compiler says which trace exits, or
 ** is being compiled: the exit handler publishes the trace and exit just
-** after the state, the compiler has its trace number from the start. */
+** after the state, the compiler has its trace number from the start (and
+** once the trace is saved or aborted, sp->compiling has it). */
 static void sample_jit(Sysprof *sp, Sample *s, uint32_t vs)
 {
 #if LJ_HASJIT
@@ -202,7 +203,7 @@ static void sample_jit(Sysprof *sp, Sample *s, uint32_t vs)
   } else if (vs == LJ_VMST_RECORD || vs == LJ_VMST_OPT ||
 	     vs == LJ_VMST_ASM) {
     s->p[-1] |= LJP_SAMPLE_JIT;
-    sample_uleb(s, J->cur.traceno);
+    sample_uleb(s, J->cur.traceno ? J->cur.traceno : sp->compiling);
     sample_uleb(s, 0);
   }
 #else
