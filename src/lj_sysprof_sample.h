@@ -17,14 +17,17 @@
 /* A sample writes the VM state and the walk's frame tags as they are, the
 ** config record the API's mode and format and the timer's clock: each is
 ** the stream's number. */
-LJ_STATIC_ASSERT(LJ_VMST_INTERP == LJP_VMST_INTERP &&
-		 LJ_VMST_LFUNC == LJP_VMST_LFUNC &&
-		 LJ_VMST_FFUNC == LJP_VMST_FFUNC &&
-		 LJ_VMST_CFUNC == LJP_VMST_CFUNC && LJ_VMST_GC == LJP_VMST_GC &&
-		 LJ_VMST_EXIT == LJP_VMST_EXIT &&
-		 LJ_VMST_RECORD == LJP_VMST_RECORD &&
-		 LJ_VMST_OPT == LJP_VMST_OPT && LJ_VMST_ASM == LJP_VMST_ASM &&
-		 LJ_VMST_TRACE == LJP_VMST_TRACE);
+/* (The VM's states as ints: two enums compared draw -Wenum-compare.) */
+LJ_STATIC_ASSERT((int)LJ_VMST_INTERP == LJP_VMST_INTERP &&
+		 (int)LJ_VMST_LFUNC == LJP_VMST_LFUNC &&
+		 (int)LJ_VMST_FFUNC == LJP_VMST_FFUNC &&
+		 (int)LJ_VMST_CFUNC == LJP_VMST_CFUNC &&
+		 (int)LJ_VMST_GC == LJP_VMST_GC &&
+		 (int)LJ_VMST_EXIT == LJP_VMST_EXIT &&
+		 (int)LJ_VMST_RECORD == LJP_VMST_RECORD &&
+		 (int)LJ_VMST_OPT == LJP_VMST_OPT &&
+		 (int)LJ_VMST_ASM == LJP_VMST_ASM &&
+		 (int)LJ_VMST_TRACE == LJP_VMST_TRACE);
 LJ_STATIC_ASSERT(FR_LUA == LJP_FRAME_LUA && FR_CFUNC == LJP_FRAME_CFUNC &&
 		 FR_FFUNC == LJP_FRAME_FFUNC && FR_NATIVE == LJP_FRAME_NATIVE &&
 		 FR_TRACE == LJP_FRAME_TRACE &&
