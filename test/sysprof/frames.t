@@ -29,7 +29,11 @@ sub profile {
 
 sub unknown { my ($f) = @_; return scalar grep { /\(line \?\)$/ } @$f }
 
-# At most 0.1% of the samples with a line unknown; the first few shown.
+# At most 0.5% of the samples with a line unknown (the gap `left` was made
+# for took 2.5%); the first few shown. OpenResty's tree has a few of
+# esc()'s samples at "line ?", entered by lua_call from string.gsub with
+# the JIT off: 0 or 1 of 2000 on an idle machine, 3 once under CI's load,
+# past the 0.1% this took before.
 sub lines_known {
   my ($name, $stacks, $all) = @_;
   my @lost;
@@ -37,7 +41,7 @@ sub lines_known {
     my $bad = unknown($_[0]);
     push @lost, join(';', @{$_[0]}) if $bad;
     return $bad });
-  cmp_ok($u, '<=', 0.001 * $all, "$name: line unknown in at most 0.1% ($u of $all)")
+  cmp_ok($u, '<=', 0.005 * $all, "$name: line unknown in at most 0.5% ($u of $all)")
     or diag(join "\n", @lost[0 .. ($#lost < 4 ? $#lost : 4)]);
 }
 
