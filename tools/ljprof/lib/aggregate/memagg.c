@@ -236,6 +236,11 @@ static void count_heap(struct memagg *agg, const struct memprof_event *ev,
 ** every slot at the end took 11 M instructions of typical's 243 M; this
 ** costs 6.6 M, and the figures are there at any time.)
 */
+ALWAYS_INLINE void live_add(struct memstats *st, uint64_t charge) {
+  st->live_bytes += charge;
+  st->live_blocks++;
+}
+
 ALWAYS_INLINE void live_sub(struct memstats *st, uint64_t charge) {
   st->live_bytes -= charge;
   st->live_blocks--;
@@ -246,8 +251,7 @@ ALWAYS_INLINE void live_sub(struct memstats *st, uint64_t charge) {
 ALWAYS_INLINE void put_live(struct memagg *agg,
                             const struct memprof_event *ev, uint32_t owner) {
   uint64_t replaced = livetab_put(&agg->live, ev->naddr, ev->nsize, owner);
-  agg->stats[owner].live_bytes += livetab_charge(ev->nsize);
-  agg->stats[owner].live_blocks++;
+  live_add(&agg->stats[owner], livetab_charge(ev->nsize));
   if (__builtin_expect(replaced != 0, 0))
     live_sub(&agg->stats[livetab_word_owner(replaced)],
              livetab_word_charge(replaced));
